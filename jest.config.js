@@ -1,11 +1,22 @@
-/** Unit tests run everywhere; integration/e2e tests start real Temporal and MinIO servers (see test/support). */
+/**
+ * Two projects: `unit` (pure code, no servers) and `integration` (real Temporal dev server, real MinIO and
+ * real HTTP servers, started by the global setup unless TEMPORAL_ADDRESS / S3_ENDPOINT name running ones).
+ */
+const transform = { '^.+\\.ts$': ['@swc/jest'] };
+
 /** @type {import('jest').Config} */
 module.exports = {
-  testEnvironment: 'node',
-  transform: { '^.+\\.ts$': ['@swc/jest'] },
-  testMatch: ['<rootDir>/test/**/*.test.ts'],
-  globalSetup: '<rootDir>/test/support/global-setup.ts',
-  globalTeardown: '<rootDir>/test/support/global-teardown.ts',
-  testTimeout: 120000,
+  testTimeout: 180000,
   maxWorkers: 2,
+  projects: [
+    { displayName: 'unit', testEnvironment: 'node', transform, testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
+    {
+      displayName: 'integration',
+      testEnvironment: 'node',
+      transform,
+      testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
+      globalSetup: '<rootDir>/test/support/global-setup.ts',
+      globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+    },
+  ],
 };

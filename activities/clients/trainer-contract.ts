@@ -1,0 +1,91 @@
+/**
+ * The training kernel's HTTP contract, version 1. The update stage sends a batch by reference; the kernel
+ * applies each idempotency key at most once and answers a repeated key with the first result.
+ *
+ *   POST {trainerUrl}/v1/train/step   TrainStepRequest -> 200 TrainStepResponse
+ *   GET  {trainerUrl}/v1/policies/{policy}             -> 200 PolicyState
+ *
+ * Errors are JSON `{ "error": { "type": string, "message": string } }`: 4xx for requests that cannot succeed
+ * (malformed batch, unknown policy, version conflict), 5xx for failures worth retrying.
+ */
+
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+}
+
+/** One trajectory of a training batch: a JSONL line of the batch object. */
+export interface TrainingRow {
+  messages: ChatMessage[];
+  completion: string;
+  /** The recipe role that produced the completion, e.g. `challenger` or `reasoner`. */
+  role: string;
+  /** The advantage group, e.g. `challenger/doc-0017`. */
+  group: string;
+  reward: number;
+  advantage: number;
+  /** Behaviour-policy log-probabilities of the completion's tokens, when the sampler returned them. */
+  behaviourLogprobs?: number[];
+  /** Character spans of the completion excluded from the loss (e.g. retrieved text), [start, end). */
+  lossMaskSpans?: Array<[number, number]>;
+}
+
+export interface LossSpec {
+  /** PPO-clip surrogate on the ratio to behaviour log-probs, or plain REINFORCE. */
+  type: 'ppo_clip' | 'reinforce';
+  /** dr_grpo: token sum / constant; token_mean: GRPO's mean over tokens; sequence_mean: mean per sequence. */
+  normalization: 'dr_grpo' | 'token_mean' | 'sequence_mean';
+  /** Dr.GRPO's constant (the generation length budget). */
+  normalizerConstant: number;
+  clipLow: number;
+  clipHigh: number;
+  klCoef: number;
+}
+
+export interface OptimizerSpec {
+  learningRate: number;
+  schedule: 'constant' | 'warmup_constant';
+  warmupSteps: number;
+  maxGradNorm: number;
+  weightDecay: number;
+}
+
+export interface TrainStepRequest {
+  /** `{runId}/iter-{n}/{policy}`: the kernel applies it at most once. */
+  idempotencyKey: string;
+  runId: string;
+  iteration: number;
+  policy: string;
+  /** The policy version the batch was sampled from; the kernel refuses a batch for another version (409). */
+  baseVersion: number;
+  batch: { uri: string; rows: number; sha256: string };
+  loss: LossSpec;
+  optimizer: OptimizerSpec;
+}
+
+export interface TrainStepMetrics {
+  loss: number;
+  kl: number;
+  clipFraction: number;
+  gradNorm: number;
+  tokens: number;
+  seconds: number;
+}
+
+export interface TrainStepResponse {
+  idempotencyKey: string;
+  /** False when the key had been applied before and this is the first result again. */
+  applied: boolean;
+  /** The policy version after the step. */
+  policyVersion: number;
+  metrics: TrainStepMetrics;
+}
+
+export interface PolicyState {
+  policy: string;
+  policyVersion: number;
+}
+
+export interface TrainerError {
+  error: { type: string; message: string };
+}
