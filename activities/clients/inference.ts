@@ -1,0 +1,165 @@
+import OpenAI from 'openai';
+import type { ChatMessage } from './trainer-contract';
+import { CALL_HEADER, ROLE_HEADER } from './llm-protocol';
+import { WeightedSemaphore } from '../lib/weighted-semaphore';
+import { backoffMs, delay } from '../lib/backoff';
+import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
+
+/**
+ * OpenAI-compatible inference (vLLM, SGLang, the project's kernel) through the `openai` package, with what a
+ * multi-day run needs around it: bounded concurrency counted in completions, a deadline per request,
+ * retries with backoff on timeouts, 5xx, 429 and connection resets, and clear non-retryable errors for
+ * requests that cannot succeed (unknown model, bad request, auth).
+ */
+
+export interface EndpointSettings {
+  baseUrl: string;
+  model: string;
+  apiKey: string;
+  /** The most completions this client keeps in flight at this endpoint. */
+  maxConcurrentCompletions: number;
+  supportsN: boolean;
+  requestTimeoutMs: number;
+  maxRetries: number;
+}
+
+export interface ChatRequest {
+  /** Recipe role (challenger, reasoner, ...) and the call it makes; sent as headers for logs and test servers. */
+  role: string;
+  call: string;
+  messages: ChatMessage[];
+  n: number;
+  /** Request seed: a retried shard sends the same seeds, so a deterministic server answers the same. */
+  seed: number;
+  temperature: number;
+  topP: number;
+  maxTokens: number;
+  signal?: AbortSignal;
+}
+
+export interface ChatSample {
+  content: string;
+  finishReason: string;
+}
+
+export interface LlmCaller {
+  chat(request: ChatRequest): Promise<ChatSample[]>;
+}
+
+export class InferenceEndpoint implements LlmCaller {
+  private readonly client: OpenAI;
+  private readonly slots: WeightedSemaphore;
+
+  constructor(readonly settings: EndpointSettings) {
+    this.client = new OpenAI({
+      baseURL: settings.baseUrl,
+      apiKey: settings.apiKey,
+      timeout: settings.requestTimeoutMs,
+      maxRetries: 0, // retries are ours, so they share the backoff and the error classification below
+    });
+    this.slots = new WeightedSemaphore(settings.maxConcurrentCompletions);
+  }
+
+  async chat(request: ChatRequest): Promise<ChatSample[]> {
+    if (this.settings.supportsN || request.n === 1) return this.send(request);
+    // One request per sample, seeds seed..seed+n-1, so the answers stay deterministic.
+    const parts = await Promise.all(
+      Array.from({ length: request.n }, (_, i) => this.send({ ...request, n: 1, seed: (request.seed + i) >>> 0 })),
+    );
+    return parts.flat();
+  }
+
+  private async send(request: ChatRequest): Promise<ChatSample[]> {
+    for (let attempt = 0; ; attempt++) {
+      const release = await this.slots.acquire(request.n);
+      try {
+        return await this.once(request);
+      } catch (err) {
+        if (!isRetryable(err)) throw classify(err, this.settings);
+        if (attempt >= this.settings.maxRetries) {
+          throw new Error(`${describe(this.settings)}: ${errorText(err)} (gave up after ${attempt + 1} attempts)`);
+        }
+      } finally {
+        release();
+      }
+      await delay(backoffMs(attempt), request.signal);
+    }
+  }
+
+  private async once(request: ChatRequest): Promise<ChatSample[]> {
+    const response = await this.client.chat.completions.create(
+      {
+        model: this.settings.model,
+        messages: request.messages,
+        n: request.n,
+        seed: request.seed,
+        temperature: request.temperature,
+        top_p: request.topP,
+        max_tokens: request.maxTokens,
+      },
+      {
+        headers: { [ROLE_HEADER]: request.role, [CALL_HEADER]: request.call },
+        ...(request.signal ? { signal: request.signal } : {}),
+      },
+    );
+    const choices = Array.isArray(response?.choices) ? response.choices : [];
+    if (choices.length !== request.n) {
+      throw new MalformedResponse(`expected ${request.n} choices, got ${choices.length}`);
+    }
+    return [...choices]
+      .sort((a, b) => a.index - b.index)
+      .map((c) => ({
+        content: typeof c.message?.content === 'string' ? c.message.content : '',
+        finishReason: String(c.finish_reason ?? 'unknown'),
+      }));
+  }
+}
+
+/** A 200 answer that is not a chat completion: a proxy or server fault, worth retrying. */
+class MalformedResponse extends Error {}
+
+function isRetryable(err: unknown): boolean {
+  if (err instanceof OpenAI.APIError && typeof err.status === 'number') {
+    return err.status === 408 || err.status === 409 || err.status === 429 || err.status >= 500;
+  }
+  // Connection errors, timeouts, resets, bodies that are not JSON: transient until proven otherwise.
+  return !(err instanceof Error && err.name === 'AbortError');
+}
+
+function classify(err: unknown, settings: EndpointSettings): Error {
+  if (err instanceof OpenAI.APIError && err.status === 404) {
+    return nonRetryable(
+      NON_RETRYABLE.unknownModel,
+      `${describe(settings)}: the server does not know model "${settings.model}" (404). ` +
+        `Check inference.default.model / SELFPLAY_INFERENCE_MODEL against GET ${settings.baseUrl}/models.`,
+    );
+  }
+  if (err instanceof OpenAI.APIError && (err.status === 401 || err.status === 403)) {
+    return nonRetryable(
+      NON_RETRYABLE.invalidConfig,
+      `${describe(settings)}: authentication refused (${err.status}); set SELFPLAY_INFERENCE_API_KEY on the worker.`,
+    );
+  }
+  if (err instanceof OpenAI.APIError) {
+    return nonRetryable(NON_RETRYABLE.invalidInput, `${describe(settings)}: request rejected: ${errorText(err)}`);
+  }
+  return err instanceof Error ? err : new Error(String(err));
+}
+
+const describe = (s: EndpointSettings): string => `inference ${s.baseUrl} (${s.model})`;
+const errorText = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+
+/** One endpoint object per (baseUrl, model): endpoints, and so their concurrency limits, are shared by all shards. */
+export class InferencePool {
+  private readonly endpoints = new Map<string, InferenceEndpoint>();
+
+  endpoint(settings: EndpointSettings): InferenceEndpoint {
+    const key = `${settings.baseUrl}\u0000${settings.model}`;
+    let ep = this.endpoints.get(key);
+    if (!ep) {
+      ep = new InferenceEndpoint(settings);
+      this.endpoints.set(key, ep);
+    }
+    return ep;
+  }
+}

@@ -1,0 +1,71 @@
+import type { PolicyState, TrainStepRequest, TrainStepResponse, TrainerError } from './trainer-contract';
+import { backoffMs, delay } from '../lib/backoff';
+import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
+
+/**
+ * Client of the training kernel's HTTP contract (trainer-contract.ts). A step is safe to resend: the kernel
+ * applies an idempotency key at most once, so connection errors and 5xx are retried; 4xx are not.
+ */
+export class TrainerClient {
+  constructor(
+    private readonly baseUrl: string,
+    private readonly options: { timeoutMs: number; maxRetries: number },
+  ) {}
+
+  trainStep(request: TrainStepRequest, signal?: AbortSignal): Promise<TrainStepResponse> {
+    return this.call<TrainStepResponse>('POST', '/v1/train/step', request, signal);
+  }
+
+  policyState(policy: string, signal?: AbortSignal): Promise<PolicyState> {
+    return this.call<PolicyState>('GET', `/v1/policies/${encodeURIComponent(policy)}`, undefined, signal);
+  }
+
+  private async call<T>(method: string, path: string, body: unknown, signal?: AbortSignal): Promise<T> {
+    const url = `${this.baseUrl.replace(/\/+$/, '')}${path}`;
+    for (let attempt = 0; ; attempt++) {
+      let failure: string;
+      try {
+        const response = await fetch(url, {
+          method,
+          headers: body === undefined ? {} : { 'content-type': 'application/json' },
+          body: body === undefined ? undefined : JSON.stringify(body),
+          signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(this.options.timeoutMs)]) : AbortSignal.timeout(this.options.timeoutMs),
+        });
+        const text = await response.text();
+        if (response.ok) return parseJson<T>(text, url);
+        const message = errorMessage(text) ?? `HTTP ${response.status}`;
+        if (response.status === 409) {
+          throw nonRetryable(NON_RETRYABLE.versionConflict, `trainer ${url}: ${message}`);
+        }
+        if (response.status >= 400 && response.status < 500 && response.status !== 408 && response.status !== 429) {
+          throw nonRetryable(NON_RETRYABLE.contractViolation, `trainer ${url} refused the request: ${message}`);
+        }
+        failure = `HTTP ${response.status}: ${message}`;
+      } catch (err) {
+        if (signal?.aborted || (err instanceof Error && err.name === 'ApplicationFailure')) throw err;
+        failure = err instanceof Error ? err.message : String(err);
+      }
+      if (attempt >= this.options.maxRetries) {
+        throw new Error(`trainer ${url}: ${failure} (gave up after ${attempt + 1} attempts)`);
+      }
+      await delay(backoffMs(attempt), signal);
+    }
+  }
+}
+
+function parseJson<T>(text: string, url: string): T {
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    throw new Error(`trainer ${url} answered 200 with a body that is not JSON: ${text.slice(0, 200)}`);
+  }
+}
+
+function errorMessage(text: string): string | undefined {
+  try {
+    const parsed = JSON.parse(text) as Partial<TrainerError>;
+    return parsed.error ? `${parsed.error.type}: ${parsed.error.message}` : undefined;
+  } catch {
+    return text.slice(0, 300) || undefined;
+  }
+}

@@ -1,0 +1,33 @@
+import type { Rng } from '../lib/rng';
+
+/**
+ * `count` items drawn uniformly by a seeded stream (`seededRng(seed, iteration, 'propose', shard)`), so a
+ * retried shard picks the same segments.
+ *
+ * Without replacement while `count <= items.length` (a partial Fisher-Yates, O(count) however large the
+ * corpus). When `count` exceeds the pool, items repeat as evenly as possible: whole shuffled passes over the
+ * pool, then a without-replacement draw for the remainder, so no item appears twice before every item has
+ * appeared once.
+ */
+export function sampleSegments<T>(items: readonly T[], count: number, rng: Rng): T[] {
+  if (!Number.isInteger(count) || count < 0) throw new RangeError(`count must be a non-negative integer, got ${count}`);
+  if (count === 0) return [];
+  if (items.length === 0) throw new RangeError(`cannot sample ${count} segments from an empty corpus`);
+  const out: T[] = [];
+  for (let left = count; left > 0; left -= items.length) out.push(...drawDistinct(items, Math.min(left, items.length), rng));
+  return out;
+}
+
+/** Partial Fisher-Yates over a sparse view of the indices: only swapped positions are stored. */
+function drawDistinct<T>(items: readonly T[], k: number, rng: Rng): T[] {
+  const swapped = new Map<number, number>();
+  const at = (i: number): number => swapped.get(i) ?? i;
+  const out: T[] = [];
+  for (let i = 0; i < k; i++) {
+    const j = i + rng.int(items.length - i);
+    const picked = at(j);
+    swapped.set(j, at(i));
+    out.push(items[picked] as T);
+  }
+  return out;
+}

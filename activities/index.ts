@@ -1,0 +1,21 @@
+import type { ActivityDeps } from './stages/deps';
+import { planActivities } from './stages/plan';
+import { shardStageActivities } from './stages/shard-stages';
+import { filterActivities } from './stages/filter';
+import { updateActivities } from './stages/update';
+import { commitActivities } from './stages/commit';
+
+export type { ActivityDeps } from './stages/deps';
+
+/** Every activity, built around one worker's dependencies. Workflows import only the type. */
+export function createActivities(deps: ActivityDeps) {
+  return {
+    ...planActivities(deps),
+    ...shardStageActivities(deps),
+    ...filterActivities(deps),
+    ...updateActivities(deps),
+    ...commitActivities(deps),
+  };
+}
+
+export type Activities = ReturnType<typeof createActivities>;

@@ -1,0 +1,8 @@
+import type { AnyRecipe } from './types';
+import type { RecipeName } from '../../config/schema';
+import { spiceRecipe } from './spice';
+
+/** Every recipe a worker can run. A new recipe is one folder here plus its preset in config/presets. */
+export const RECIPES: Record<RecipeName, AnyRecipe> = {
+  spice: spiceRecipe,
+};

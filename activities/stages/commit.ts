@@ -1,0 +1,111 @@
+import { createHash } from 'node:crypto';
+import type { CommitInput, CommitResult, Manifest, RunStart } from '../../workflows/contracts';
+import type { RunConfig } from '../../config/schema';
+import type { ActivityDeps } from './deps';
+import { getJson, putJson } from '../clients/storage/codec';
+import { latestKey, manifestKey, metricsKey } from '../clients/storage/keys';
+import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
+
+/** `runs/{runId}/latest.json`: the newest committed iteration. Written only after its manifest. */
+export interface LatestPointer {
+  iteration: number;
+  manifestKey: string;
+  policyVersion: number;
+}
+
+export function configHash(config: RunConfig): string {
+  return createHash('sha256').update(JSON.stringify(config)).digest('hex').slice(0, 16);
+}
+
+/**
+ * The end of an iteration: the manifest first, then the `latest` pointer. An iteration without a manifest
+ * did not happen; a crash between the two leaves the pointer one behind, which the next commit or a resume
+ * repairs. Orchestrator pool.
+ */
+export function commitActivities(deps: ActivityDeps) {
+  const { store } = deps;
+
+  async function readManifest(runId: string, iteration: number): Promise<Manifest | undefined> {
+    return getJson<Manifest>(store, manifestKey(runId, iteration));
+  }
+
+  return {
+    async commit(input: CommitInput): Promise<CommitResult> {
+      const key = manifestKey(input.runId, input.iteration);
+      if (!(await readManifest(input.runId, input.iteration))) {
+        const manifest: Manifest = {
+          v: 1,
+          runId: input.runId,
+          iteration: input.iteration,
+          recipe: input.config.recipe,
+          policyVersion: input.policyVersion,
+          ...(input.recipeStateKey ? { recipeStateKey: input.recipeStateKey } : {}),
+          configHash: configHash(input.config),
+          metrics: input.metrics,
+          artifacts: input.artifacts,
+          committedAt: new Date().toISOString(),
+        };
+        await putJson(store, metricsKey(input.runId, input.iteration), input.metrics);
+        await putJson(store, key, manifest);
+      }
+      const latest = await getJson<LatestPointer>(store, latestKey(input.runId));
+      if (!latest || latest.iteration < input.iteration) {
+        await putJson(store, latestKey(input.runId), {
+          iteration: input.iteration,
+          manifestKey: key,
+          policyVersion: input.policyVersion,
+        } satisfies LatestPointer);
+      }
+      return { manifestKey: key };
+    },
+
+    /** Where a run starts: after its own last commit, or after the commit named by `resumeFrom`. */
+    async loadRunStart(input: { runId: string; config: RunConfig }): Promise<RunStart> {
+      const { runId, config } = input;
+      const ownLatest = await getJson<LatestPointer>(store, latestKey(runId));
+      const from = config.resumeFrom;
+      if (!from || (from.runId === runId && from.iteration === undefined)) {
+        if (!ownLatest) {
+          if (from) throw nonRetryable(NON_RETRYABLE.invalidConfig, `resumeFrom: run "${from.runId}" has no committed iteration in ${store.root}`);
+          return { nextIteration: 1, policyVersion: 0 };
+        }
+        return startAfter(await mustRead(runId, ownLatest.iteration), runId !== from?.runId ? undefined : from.runId);
+      }
+      if (from.runId === runId) {
+        throw nonRetryable(
+          NON_RETRYABLE.invalidConfig,
+          `resumeFrom.iteration: run "${runId}" cannot restart from its own iteration ${from.iteration}; ` +
+            `start a new runId with resumeFrom {"runId":"${runId}","iteration":${from.iteration}} to fork it`,
+        );
+      }
+      if (ownLatest) {
+        throw nonRetryable(
+          NON_RETRYABLE.invalidConfig,
+          `runId: run "${runId}" already has commits up to iteration ${ownLatest.iteration}; choose a new runId to resume "${from.runId}"`,
+        );
+      }
+      const iteration = from.iteration ?? (await getJson<LatestPointer>(store, latestKey(from.runId)))?.iteration;
+      if (iteration === undefined) {
+        throw nonRetryable(NON_RETRYABLE.invalidConfig, `resumeFrom: run "${from.runId}" has no committed iteration in ${store.root}`);
+      }
+      return startAfter(await mustRead(from.runId, iteration), from.runId);
+    },
+  };
+
+  async function mustRead(runId: string, iteration: number): Promise<Manifest> {
+    const manifest = await readManifest(runId, iteration);
+    if (!manifest) {
+      throw nonRetryable(NON_RETRYABLE.invalidConfig, `resumeFrom: run "${runId}" has no committed iteration ${iteration} (${store.uri(manifestKey(runId, iteration))})`);
+    }
+    return manifest;
+  }
+}
+
+function startAfter(manifest: Manifest, resumedFromRun: string | undefined): RunStart {
+  return {
+    nextIteration: manifest.iteration + 1,
+    policyVersion: manifest.policyVersion,
+    ...(manifest.recipeStateKey ? { recipeStateKey: manifest.recipeStateKey } : {}),
+    ...(resumedFromRun ? { resumedFrom: { runId: resumedFromRun, iteration: manifest.iteration } } : {}),
+  };
+}

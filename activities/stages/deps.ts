@@ -1,0 +1,42 @@
+import type { ObjectStore } from '../clients/storage/types';
+import type { WorkerEnv } from '../../config/env';
+import { endpointFor, MissingSetting } from '../../config/env';
+import type { InferencePool } from '../clients/inference';
+import type { RunConfig } from '../../config/schema';
+import type { AnyRecipe, RecipeContext } from '../recipes/types';
+import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
+
+/** What every activity is built with: one per worker process, shared by all concurrent activities. */
+export interface ActivityDeps {
+  store: ObjectStore;
+  env: WorkerEnv;
+  inference: InferencePool;
+  recipes: Readonly<Record<string, AnyRecipe>>;
+}
+
+export function recipeFor(deps: ActivityDeps, config: RunConfig): AnyRecipe {
+  const recipe = deps.recipes[config.recipe];
+  if (!recipe) {
+    throw nonRetryable(NON_RETRYABLE.invalidConfig, `this worker has no recipe "${config.recipe}"; it has ${Object.keys(deps.recipes).join(', ')}`);
+  }
+  return recipe;
+}
+
+export function recipeContext(
+  deps: ActivityDeps,
+  input: { config: RunConfig; runId: string; iteration: number; shard: number; policyVersion: number },
+  signal: AbortSignal,
+): RecipeContext {
+  return {
+    ...input,
+    signal,
+    llm: (role) => {
+      try {
+        return deps.inference.endpoint(endpointFor(role, input.config, deps.env));
+      } catch (err) {
+        if (err instanceof MissingSetting) throw nonRetryable(NON_RETRYABLE.invalidConfig, err.message);
+        throw err;
+      }
+    },
+  };
+}

@@ -1,0 +1,69 @@
+import { Context } from '@temporalio/activity';
+import type { ObjectStore } from '../clients/storage/types';
+import { getJson, getJsonl, putJson, putJsonl } from '../clients/storage/codec';
+import { shardKey, unitKey } from '../clients/storage/keys';
+import type { Unit } from '../recipes/types';
+
+/**
+ * Runs one stage over the units of a shard so that no finished work is ever redone:
+ * - a shard whose output object exists is returned as it is (a retried or replayed activity);
+ * - otherwise each unit's result is written as its own object the moment it finishes, and a retried
+ *   attempt (after a worker crash, say) loads those and computes only the missing units;
+ * - the shard object is written last, from the units in order, so its content does not depend on timing.
+ * Progress is heartbeated after every unit, which is how Temporal notices a dead worker.
+ */
+export interface ShardUnitsSpec<I extends Unit, O extends Unit> {
+  store: ObjectStore;
+  runId: string;
+  iteration: number;
+  stage: string;
+  shard: number;
+  inputs: readonly I[];
+  work: (input: I) => Promise<O>;
+}
+
+export interface ShardUnitsResult<O> {
+  key: string;
+  records: O[];
+  reusedUnits: number;
+}
+
+export async function runShardUnits<I extends Unit, O extends Unit>(spec: ShardUnitsSpec<I, O>): Promise<ShardUnitsResult<O>> {
+  const { store, runId, iteration, stage, shard, inputs } = spec;
+  const key = shardKey(runId, iteration, stage, shard);
+  const done = await getJsonl<O>(store, key);
+  if (done) return { key, records: done, reusedUnits: done.length };
+
+  const partKeys = new Set(await store.list(`${key.replace(/\.jsonl\.gz$/, '')}/`));
+  const results = new Map<number, O>();
+  let reusedUnits = 0;
+  const heartbeat = (): void => Context.current().heartbeat({ stage, shard, done: results.size, total: inputs.length });
+
+  await Promise.all(
+    inputs.map(async (input) => {
+      const partKey = unitKey(runId, iteration, stage, shard, input.unit);
+      const saved = partKeys.has(partKey) ? await getJson<O>(store, partKey) : undefined;
+      if (saved) {
+        reusedUnits++;
+        results.set(input.unit, saved);
+      } else {
+        const output = await spec.work(input);
+        await putJson(store, partKey, output);
+        results.set(input.unit, output);
+      }
+      heartbeat();
+    }),
+  );
+
+  const records = inputs.map((input) => results.get(input.unit) as O);
+  await putJsonl(store, key, records);
+  return { key, records, reusedUnits };
+}
+
+/** Reads a shard output another stage wrote; its absence means the workflow ran stages out of order. */
+export async function readShard<T>(store: ObjectStore, runId: string, iteration: number, stage: string, shard: number): Promise<T[]> {
+  const key = shardKey(runId, iteration, stage, shard);
+  const rows = await getJsonl<T>(store, key);
+  if (!rows) throw new Error(`${store.uri(key)} is missing: stage "${stage}" has not finished shard ${shard}`);
+  return rows;
+}

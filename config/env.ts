@@ -1,0 +1,74 @@
+import type { RunConfig } from './schema';
+import type { EndpointSettings } from '../activities/clients/inference';
+
+/**
+ * What a worker takes from its environment: where storage lives, default inference and trainer endpoints,
+ * and every secret. None of it travels through Temporal.
+ *
+ *   SELFPLAY_STORAGE                 s3://bucket/prefix or a local directory (default .selfplay/storage)
+ *   SELFPLAY_INFERENCE_URL           default OpenAI-compatible base URL, e.g. http://vllm:8000/v1
+ *   SELFPLAY_INFERENCE_MODEL         default model name
+ *   SELFPLAY_INFERENCE_API_KEY       API key (or OPENAI_API_KEY); "EMPTY" when unset, as vLLM expects
+ *   SELFPLAY_INFERENCE_CONCURRENCY   completions in flight per endpoint from this worker (default 64)
+ *   SELFPLAY_TRAINER_URL             the training kernel
+ *   S3_ENDPOINT, AWS_*               S3-compatible server and credentials
+ */
+export interface WorkerEnv {
+  storageUri: string;
+  inferenceUrl?: string;
+  inferenceModel?: string;
+  inferenceApiKey: string;
+  inferenceConcurrency: number;
+  trainerUrl?: string;
+}
+
+export function loadWorkerEnv(env: NodeJS.ProcessEnv = process.env): WorkerEnv {
+  const concurrency = Number(env.SELFPLAY_INFERENCE_CONCURRENCY ?? 64);
+  if (!Number.isInteger(concurrency) || concurrency <= 0) {
+    throw new Error(`SELFPLAY_INFERENCE_CONCURRENCY must be a positive integer, got ${env.SELFPLAY_INFERENCE_CONCURRENCY}`);
+  }
+  return {
+    storageUri: env.SELFPLAY_STORAGE || '.selfplay/storage',
+    inferenceUrl: env.SELFPLAY_INFERENCE_URL || undefined,
+    inferenceModel: env.SELFPLAY_INFERENCE_MODEL || undefined,
+    inferenceApiKey: env.SELFPLAY_INFERENCE_API_KEY || env.OPENAI_API_KEY || 'EMPTY',
+    inferenceConcurrency: concurrency,
+    trainerUrl: env.SELFPLAY_TRAINER_URL || undefined,
+  };
+}
+
+/** A role's endpoint: the config's role entry, then its default entry, then the worker environment. */
+export function endpointFor(role: string, config: RunConfig, env: WorkerEnv): EndpointSettings {
+  const fromRole = config.inference.roles[role] ?? {};
+  const fromDefault = config.inference.default;
+  const baseUrl = fromRole.baseUrl ?? fromDefault.baseUrl ?? env.inferenceUrl;
+  const model = fromRole.model ?? fromDefault.model ?? env.inferenceModel;
+  if (!baseUrl || !model) {
+    throw new MissingSetting(
+      `no inference endpoint for role "${role}": set inference.default.baseUrl/model in the run config ` +
+        `or SELFPLAY_INFERENCE_URL and SELFPLAY_INFERENCE_MODEL on the rollout workers`,
+    );
+  }
+  return {
+    baseUrl,
+    model,
+    apiKey: env.inferenceApiKey,
+    maxConcurrentCompletions: env.inferenceConcurrency,
+    supportsN: fromRole.supportsN ?? fromDefault.supportsN ?? true,
+    requestTimeoutMs: config.inference.requestTimeoutSeconds * 1000,
+    maxRetries: config.inference.maxRetries,
+  };
+}
+
+export function trainerUrlFor(config: RunConfig, env: WorkerEnv): string {
+  const url = config.training.trainerUrl ?? env.trainerUrl;
+  if (!url) {
+    throw new MissingSetting('no training kernel: set training.trainerUrl in the run config or SELFPLAY_TRAINER_URL on the trainer workers');
+  }
+  return url;
+}
+
+/** A setting the operator must supply; raised as a non-retryable InvalidConfig by the activities. */
+export class MissingSetting extends Error {
+  override name = 'MissingSetting';
+}

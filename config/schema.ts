@@ -1,0 +1,164 @@
+import { z } from 'zod';
+import { spicePreset } from './presets/spice';
+
+/**
+ * The run configuration: ONE plain-JSON object, the only argument of `selfPlayRun`, so a run can be started
+ * from the Temporal Web UI. Every field but `recipe` is optional; defaults come from the recipe's preset.
+ * Unknown fields are errors (a typo must not silently fall back to a default). Secrets never live here:
+ * API keys and S3 credentials come from the worker's environment.
+ */
+
+const id = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, 'letters, digits, ".", "_" or "-" (max 128)');
+const positiveInt = z.number().int().positive();
+/** Each shard adds a few activities to an iteration's history; this keeps it far below Temporal's limits. */
+export const MAX_SHARDS = 64;
+const probability = z.number().min(0).max(1);
+
+const endpoint = z.strictObject({
+  baseUrl: z.url().optional(),
+  model: z.string().min(1).optional(),
+  /** Whether the server honours `n` (vLLM and SGLang do); otherwise n requests are sent. */
+  supportsN: z.boolean().optional(),
+});
+
+const spiceParams = z.strictObject({
+  maxAttempts: positiveInt.max(100_000),
+  invalidPenalty: z.number().max(0),
+  challengerReward: z.enum(['gaussian', 'absolute_zero', 'threshold', 'r_zero']),
+  tau: z.number().positive(),
+  targetVariance: z.number().positive().max(0.25),
+  /** mixed: the type-selection call decides; mcq / free_form force one format. */
+  taskFormats: z.enum(['mixed', 'mcq', 'free_form']),
+  reasonerTemplate: z.enum(['qwen', 'octothinker']),
+  typeSelectionAttempts: positiveInt.max(10),
+  /** Zero-advantage rows add nothing under Dr.GRPO's constant normaliser; dropping them only saves compute. */
+  dropZeroAdvantage: z.boolean(),
+});
+
+const runConfig = z.strictObject({
+  recipe: z.literal('spice'),
+  /** Storage prefix and child-workflow ids; defaults to the workflow id. */
+  runId: id.optional(),
+  seed: z.number().int().min(0).max(2 ** 31 - 1),
+  iterations: positiveInt.max(1_000_000),
+  /** B: documents per iteration. */
+  batchSize: positiveInt.max(100_000),
+  /** G: group size for every role. */
+  groupSize: z.number().int().min(2).max(256),
+  /** Documents per shard; shards flow through propose → gate → solve → judge independently. */
+  shardSize: positiveInt.max(10_000),
+  corpus: z.strictObject({
+    uri: z.string().min(1),
+    maxSegmentChars: positiveInt,
+    maxDocumentChars: positiveInt,
+  }),
+  sampling: z.strictObject({
+    temperature: z.number().min(0).max(5),
+    topP: z.number().gt(0).max(1),
+    maxTokens: positiveInt.max(1_000_000),
+  }),
+  inference: z.strictObject({
+    /** Endpoint for every role unless a role overrides it; unset fields come from the worker environment. */
+    default: endpoint,
+    roles: z.record(z.string(), endpoint),
+    requestTimeoutSeconds: z.number().positive(),
+    maxRetries: z.number().int().min(0).max(20),
+  }),
+  training: z.strictObject({
+    policy: id,
+    trainerUrl: z.url().optional(),
+    estimator: z.enum(['dr_grpo', 'grpo', 'rloo', 'reinforce', 'reinforce_pp']),
+    loss: z.strictObject({
+      type: z.enum(['ppo_clip', 'reinforce']),
+      normalization: z.enum(['dr_grpo', 'token_mean', 'sequence_mean']),
+      normalizerConstant: z.number().positive(),
+      clipLow: probability,
+      clipHigh: z.number().min(0),
+      klCoef: z.number().min(0),
+    }),
+    optimizer: z.strictObject({
+      learningRate: z.number().positive().max(1),
+      schedule: z.enum(['constant', 'warmup_constant']),
+      warmupSteps: z.number().int().min(0),
+      maxGradNorm: z.number().positive(),
+      weightDecay: z.number().min(0),
+    }),
+  }),
+  spice: spiceParams,
+  /** Where the judge stage runs: rule verifiers on the orchestrator pool, LLM judges on the rollout pool. */
+  judgePool: z.enum(['orchestrator', 'rollout']),
+  /** Task queues of the three worker pools. */
+  pools: z.strictObject({ orchestrator: z.string().min(1), rollout: z.string().min(1), trainer: z.string().min(1) }),
+  timeouts: z.strictObject({
+    /** Per attempt of a rollout shard (propose, solve, LLM judges). */
+    rolloutShardMinutes: z.number().positive(),
+    trainStepMinutes: z.number().positive(),
+    /** A worker that stops heartbeating for this long is presumed dead and its shard is retried elsewhere. */
+    heartbeatSeconds: z.number().positive(),
+    activityMaxAttempts: z.number().int().min(1).max(1000),
+  }),
+  /** The parent continues-as-new after this many iterations (or sooner when Temporal suggests it). */
+  continueAsNewEvery: positiveInt.max(1000),
+  /** Continue a run from its last (or a given) committed iteration: `"runId"` or `{runId, iteration}`. */
+  resumeFrom: z
+    .union([id, z.strictObject({ runId: id, iteration: z.number().int().min(0).optional() })])
+    .transform((v) => (typeof v === 'string' ? { runId: v } : v))
+    .optional(),
+}).refine((c) => Math.ceil(c.batchSize / c.shardSize) <= MAX_SHARDS, {
+  path: ['shardSize'],
+  message: `batchSize / shardSize must give at most ${MAX_SHARDS} shards, so an iteration's history stays small; raise shardSize`,
+});
+
+export type RunConfig = z.output<typeof runConfig>;
+export type RecipeName = RunConfig['recipe'];
+export const RECIPES = ['spice'] as const satisfies readonly RecipeName[];
+
+/** Defaults shared by every recipe; a preset overrides them. */
+const commonDefaults = {
+  seed: 0,
+  shardSize: 32,
+  corpus: { uri: 'test/fixtures/corpus/small.jsonl', maxSegmentChars: 24_000, maxDocumentChars: 2_000_000 },
+  inference: { default: {}, roles: {}, requestTimeoutSeconds: 600, maxRetries: 5 },
+  training: { policy: 'policy' },
+  pools: { orchestrator: 'selfplay-orchestrator', rollout: 'selfplay-rollout', trainer: 'selfplay-trainer' },
+  timeouts: { rolloutShardMinutes: 240, trainStepMinutes: 120, heartbeatSeconds: 120, activityMaxAttempts: 10 },
+  continueAsNewEvery: 10,
+  judgePool: 'rollout',
+};
+
+const presets: Record<RecipeName, object> = { spice: spicePreset };
+
+export type ConfigResult = { ok: true; config: RunConfig } | { ok: false; problems: string[] };
+
+/** Merges the user's object over the recipe preset and validates it; every problem names its field path. */
+export function resolveRunConfig(input: unknown): ConfigResult {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+    return { ok: false, problems: ['config: expected a JSON object such as {"recipe":"spice"}'] };
+  }
+  const recipe = (input as { recipe?: unknown }).recipe;
+  if (typeof recipe !== 'string' || !(RECIPES as readonly string[]).includes(recipe)) {
+    return {
+      ok: false,
+      problems: [`recipe: expected one of ${RECIPES.map((r) => JSON.stringify(r)).join(', ')}, got ${JSON.stringify(recipe)}`],
+    };
+  }
+  const merged = deepMerge(deepMerge(commonDefaults, presets[recipe as RecipeName]), input);
+  const parsed = runConfig.safeParse(merged);
+  if (parsed.success) return { ok: true, config: parsed.data };
+  return {
+    ok: false,
+    problems: parsed.error.issues.map((issue) => `${issue.path.map(String).join('.') || 'config'}: ${issue.message}`),
+  };
+}
+
+/** Plain-object deep merge: `over` wins; arrays and scalars are replaced, not merged. */
+function deepMerge(base: unknown, over: unknown): unknown {
+  if (!isPlainObject(base) || !isPlainObject(over)) return over === undefined ? base : over;
+  const out: Record<string, unknown> = { ...base };
+  for (const [key, value] of Object.entries(over)) out[key] = deepMerge(base[key], value);
+  return out;
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}

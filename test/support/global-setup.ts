@@ -1,0 +1,77 @@
+/**
+ * Integration tests run against real servers: a Temporal dev server and MinIO, started here unless
+ * TEMPORAL_ADDRESS / S3_ENDPOINT name running ones. Test workers inherit the connection details through
+ * process.env; the handles stay in this (the runner's) process for the teardown.
+ */
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Connection } from '@temporalio/client';
+import { ensureSearchAttributes } from '../../infra/temporal/search-attributes';
+import { ensureBucket } from '../../infra/local/create-bucket';
+import { createS3Client } from '../../activities/clients/storage/s3';
+import { stopServers } from './global-teardown';
+import { startMinio } from './minio-server';
+import { startTemporalDevServer } from './temporal-server';
+
+export interface StartedServers {
+  stops: Array<() => Promise<void>>;
+  tempDir: string;
+}
+
+declare global {
+  var __selfplayServers: StartedServers | undefined;
+}
+
+export default async function globalSetup(): Promise<void> {
+  const tempDir = mkdtempSync(path.join(os.tmpdir(), 'selfplay-it-'));
+  const started: StartedServers = { stops: [], tempDir };
+  globalThis.__selfplayServers = started;
+  process.env.AWS_REGION ??= 'us-east-1';
+  const results = await Promise.allSettled([setUpTemporal(started), setUpStorage(started)]);
+  const failures = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
+  if (failures.length > 0) {
+    // Jest skips the teardown when the setup throws: clean up here.
+    globalThis.__selfplayServers = undefined;
+    await stopServers(started);
+    throw failures[0];
+  }
+}
+
+async function setUpTemporal(started: StartedServers): Promise<void> {
+  const existing = process.env.TEMPORAL_ADDRESS;
+  if (existing) {
+    const connection = await Connection.connect({ address: existing, connectTimeout: '10s' });
+    try {
+      await ensureSearchAttributes(connection, process.env.TEMPORAL_NAMESPACE ?? 'default');
+    } finally {
+      await connection.close();
+    }
+    return;
+  }
+  const server = await startTemporalDevServer({ dbFile: path.join(started.tempDir, 'temporal.db') });
+  started.stops.push(() => server.stop());
+  process.env.TEMPORAL_ADDRESS = server.address;
+}
+
+async function setUpStorage(started: StartedServers): Promise<void> {
+  const existing = process.env.S3_ENDPOINT;
+  if (existing) {
+    const bucket = (process.env.SELFPLAY_TEST_BUCKET ??= 'selfplay-test');
+    const client = createS3Client({ endpoint: existing, region: process.env.AWS_REGION, maxAttempts: 3 });
+    try {
+      await ensureBucket(client, bucket);
+    } finally {
+      client.destroy();
+    }
+    return;
+  }
+  const minio = await startMinio({ dataDir: path.join(started.tempDir, 'minio') });
+  started.stops.push(() => minio.stop());
+  Object.assign(process.env, {
+    S3_ENDPOINT: minio.endpoint,
+    SELFPLAY_TEST_BUCKET: minio.bucket,
+    AWS_ACCESS_KEY_ID: minio.accessKey,
+    AWS_SECRET_ACCESS_KEY: minio.secretKey,
+  });
+}

@@ -1,0 +1,76 @@
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { fieldPath } from '../http-json';
+
+/**
+ * The body of `POST /v1/chat/completions` as OpenAI documents it (the fields the project uses, checked;
+ * other fields tolerated, as vLLM does), and the fingerprint that tells two identical requests apart from
+ * two different ones.
+ */
+
+const textPart = z.object({ type: z.literal('text'), text: z.string() });
+
+const message = z.object({
+  role: z.enum(['system', 'developer', 'user', 'assistant', 'tool']),
+  content: z.union([z.string(), z.array(textPart)]),
+});
+
+export const chatRequestSchema = z.looseObject({
+  model: z.string().min(1),
+  messages: z.array(message).min(1),
+  n: z.number().int().min(1).max(128).default(1),
+  temperature: z.number().min(0).max(2).optional(),
+  top_p: z.number().gt(0).max(1).optional(),
+  max_tokens: z.number().int().min(1).optional(),
+  seed: z.number().int().optional(),
+  stop: z.union([z.string(), z.array(z.string()).max(4)]).optional(),
+  stream: z.boolean().optional(),
+});
+
+export interface ChatTurn {
+  role: string;
+  content: string;
+}
+
+export interface ChatRequest {
+  model: string;
+  messages: ChatTurn[];
+  n: number;
+  temperature: number | undefined;
+  maxTokens: number | undefined;
+  seed: number | undefined;
+  stop: string[];
+  stream: boolean;
+}
+
+/** The validated request with text parts joined, or the first problem as `field: message`. */
+export function parseChatRequest(body: unknown): { ok: true; request: ChatRequest } | { ok: false; error: string } {
+  const parsed = chatRequestSchema.safeParse(body);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return { ok: false, error: `${fieldPath(issue?.path ?? [])}: ${issue?.message ?? 'invalid request'}` };
+  }
+  const r = parsed.data;
+  return {
+    ok: true,
+    request: {
+      model: r.model,
+      messages: r.messages.map((m) => ({
+        role: m.role,
+        content: typeof m.content === 'string' ? m.content : m.content.map((p) => p.text).join(''),
+      })),
+      n: r.n,
+      temperature: r.temperature,
+      maxTokens: r.max_tokens,
+      seed: r.seed,
+      stop: r.stop === undefined ? [] : typeof r.stop === 'string' ? [r.stop] : r.stop,
+      stream: r.stream ?? false,
+    },
+  };
+}
+
+/** sha256 of what decides an answer: call kind, messages, seed and n. A client retry has the same one. */
+export function fingerprintOf(call: string, messages: readonly ChatTurn[], seed: number | undefined, n: number): string {
+  const canonical = JSON.stringify([call, messages.map((m) => [m.role, m.content]), seed ?? null, n]);
+  return createHash('sha256').update(canonical).digest('hex');
+}

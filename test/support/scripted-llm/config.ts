@@ -1,0 +1,128 @@
+import { z } from 'zod';
+
+/**
+ * What a test can turn on the scripted LLM server: the model's behaviour (how often tasks are MCQ, how hard
+ * they are, how often the challenger writes garbage), the engine's shape (capacity, latency) and transient
+ * faults. Everything is validated, because a typo in a test's patch should fail loudly, not silently.
+ */
+
+export const FAULT_KINDS = ['http500', 'timeout', 'malformedJson', 'missingBoxed', 'garbageContent'] as const;
+export type FaultKind = (typeof FAULT_KINDS)[number];
+export type FaultRates = Record<FaultKind, number>;
+
+export const ANSWER_TYPES = ['Integer', 'Expression', 'String'] as const;
+export type AnswerType = (typeof ANSWER_TYPES)[number];
+
+/** The part of the configuration the behaviours read. */
+export interface BehaviourSettings {
+  /** Probability that type selection picks MCQ over free-form. */
+  mcqFraction: number;
+  /** Relative weights of the free-form answer types type selection picks. */
+  answerTypeWeights: Record<AnswerType, number>;
+  /** Each task's pass rate p is drawn uniformly from [min, max] by a hash of its question. */
+  passRate: { min: number; max: number };
+  /** Probability that a challenger completion is an invalid task. */
+  invalidTaskRate: number;
+}
+
+/** Overrides for one call kind (a CALL_HEADER value). */
+export interface CallSettings {
+  latencyMs?: number;
+  faults?: Partial<FaultRates>;
+}
+
+export interface ScriptedLlmConfig extends BehaviourSettings {
+  /** Model ids the server serves; a request for another one gets 404, as from a real engine. */
+  models: string[];
+  /** The most completions worked on at once; more wait in a FIFO queue. */
+  capacity: number;
+  /** Time each completion holds its slot. */
+  latencyMs: number;
+  /** How long a `timeout` fault holds the response before dropping the connection. */
+  timeoutHoldMs: number;
+  /** Fault rates for every call kind; `calls[kind].faults` overrides them per kind. */
+  faults: FaultRates;
+  calls: Record<string, CallSettings>;
+}
+
+export const DEFAULT_CONFIG: ScriptedLlmConfig = {
+  models: ['scripted-policy'],
+  capacity: 64,
+  latencyMs: 0,
+  timeoutHoldMs: 60_000,
+  faults: { http500: 0, timeout: 0, malformedJson: 0, missingBoxed: 0, garbageContent: 0 },
+  calls: {},
+  mcqFraction: 0.5,
+  answerTypeWeights: { Integer: 0.7, Expression: 0.15, String: 0.15 },
+  passRate: { min: 0, max: 1 },
+  invalidTaskRate: 0.2,
+};
+
+const rate = z.number().min(0).max(1);
+const faultRates = z.strictObject({
+  http500: rate,
+  timeout: rate,
+  malformedJson: rate,
+  missingBoxed: rate,
+  garbageContent: rate,
+});
+const weight = z.number().min(0);
+
+export const configPatchSchema = z.strictObject({
+  models: z.array(z.string().min(1)).min(1).optional(),
+  capacity: z.number().int().min(1).optional(),
+  latencyMs: z.number().min(0).optional(),
+  timeoutHoldMs: z.number().min(0).optional(),
+  faults: faultRates.partial().optional(),
+  calls: z
+    .record(
+      z.string().min(1),
+      z.strictObject({ latencyMs: z.number().min(0).optional(), faults: faultRates.partial().optional() }),
+    )
+    .optional(),
+  mcqFraction: rate.optional(),
+  answerTypeWeights: z.strictObject({ Integer: weight, Expression: weight, String: weight }).partial().optional(),
+  passRate: z.strictObject({ min: rate, max: rate }).partial().optional(),
+  invalidTaskRate: rate.optional(),
+  /** Admin switch: the next `count` chat requests fail with HTTP 500, whatever their body. */
+  failNext: z.strictObject({ count: z.number().int().min(0), kind: z.literal('http500') }).optional(),
+});
+/** A patch as a test writes it. */
+export type ConfigPatch = z.input<typeof configPatchSchema>;
+export type ParsedPatch = z.output<typeof configPatchSchema>;
+
+/** The merged configuration (nested objects merge key by key); throws when the result is inconsistent. */
+export function applyPatch(config: ScriptedLlmConfig, patch: ParsedPatch): ScriptedLlmConfig {
+  const calls = { ...config.calls };
+  for (const [kind, settings] of Object.entries(patch.calls ?? {})) {
+    const before = calls[kind] ?? {};
+    calls[kind] = { ...before, ...settings, faults: { ...before.faults, ...settings.faults } };
+  }
+  const merged: ScriptedLlmConfig = {
+    models: patch.models ?? config.models,
+    capacity: patch.capacity ?? config.capacity,
+    latencyMs: patch.latencyMs ?? config.latencyMs,
+    timeoutHoldMs: patch.timeoutHoldMs ?? config.timeoutHoldMs,
+    faults: { ...config.faults, ...patch.faults },
+    calls,
+    mcqFraction: patch.mcqFraction ?? config.mcqFraction,
+    answerTypeWeights: { ...config.answerTypeWeights, ...patch.answerTypeWeights },
+    passRate: { ...config.passRate, ...patch.passRate },
+    invalidTaskRate: patch.invalidTaskRate ?? config.invalidTaskRate,
+  };
+  if (merged.passRate.min > merged.passRate.max) {
+    throw new Error(`passRate.min (${merged.passRate.min}) exceeds passRate.max (${merged.passRate.max})`);
+  }
+  if (Object.values(merged.answerTypeWeights).every((w) => w === 0)) {
+    throw new Error('answerTypeWeights: at least one weight must be positive');
+  }
+  return merged;
+}
+
+export function latencyFor(config: ScriptedLlmConfig, call: string): number {
+  return config.calls[call]?.latencyMs ?? config.latencyMs;
+}
+
+export function faultRatesFor(config: ScriptedLlmConfig, call: string): FaultRates {
+  return { ...config.faults, ...config.calls[call]?.faults };
+}

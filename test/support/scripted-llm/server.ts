@@ -1,0 +1,282 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { setTimeout as delay } from 'node:timers/promises';
+import { ZodError } from 'zod';
+import { CALL_HEADER } from '../../../activities/clients/llm-protocol';
+import { BodyError, closeServer, fieldPath, listen, readJson, sendJson } from '../http-json';
+import { BEHAVIOURS, type CallBehaviour } from './behaviour';
+import { fingerprintOf, parseChatRequest, type ChatRequest } from './chat-request';
+import {
+  applyPatch,
+  configPatchSchema,
+  DEFAULT_CONFIG,
+  FAULT_KINDS,
+  faultRatesFor,
+  latencyFor,
+  type ConfigPatch,
+  type FaultKind,
+} from './config';
+import { chooseFault, MALFORMED_BODY } from './faults';
+import { Slots } from './slots';
+
+/**
+ * An OpenAI-compatible server whose model is a script (see behaviour.ts) and whose engine is a FIFO scheduler
+ * with a fixed capacity and latency, with transient faults on demand and the counts a test needs to prove
+ * that the client never repeated a request, never exceeded the capacity and recovered from every fault.
+ */
+
+export interface ScriptedLlmOptions extends ConfigPatch {
+  /** 0 (the default) lets the OS pick a free port. */
+  port?: number;
+  host?: string;
+}
+
+export interface ScriptedStats {
+  requests: number;
+  completions: number;
+  byCall: Record<string, { requests: number; completions: number }>;
+  /** Requests answered 4xx before reaching a behaviour. */
+  badRequests: number;
+  /** Completions holding a slot now, and waiting for one. */
+  inFlight: number;
+  queued: number;
+  /** The most completions that ran at once. */
+  maxConcurrency: number;
+  faults: Record<FaultKind, number>;
+  /** Fingerprints seen more than once, with their counts. */
+  duplicates: Record<string, number>;
+  fingerprintCounts: Record<string, number>;
+}
+
+export interface ScriptedLlm {
+  /** Base URL for an OpenAI client, ending in `/v1`. */
+  url: string;
+  port: number;
+  stats(): ScriptedStats;
+  /** Merges a patch into the configuration; throws when the patch is invalid. */
+  configure(patch: ConfigPatch): void;
+  /** Forgets every request seen (counts, fingerprints, pending failNext); the configuration stays. */
+  reset(): void;
+  close(): Promise<void>;
+}
+
+const BODY_LIMIT_BYTES = 32 * 1024 * 1024;
+const approxTokens = (text: string): number => Math.ceil(text.length / 4);
+
+interface Completion {
+  content: string;
+  finishReason: 'stop' | 'length';
+}
+
+/** Applies the request's stop strings and max_tokens, as an engine would. */
+function truncate(content: string, request: ChatRequest): Completion {
+  const cut = Math.min(...request.stop.map((s) => content.indexOf(s)).filter((i) => i >= 0), content.length);
+  const stopped = content.slice(0, cut);
+  if (request.maxTokens !== undefined && approxTokens(stopped) > request.maxTokens) {
+    return { content: stopped.slice(0, request.maxTokens * 4), finishReason: 'length' };
+  }
+  return { content: stopped, finishReason: 'stop' };
+}
+
+function openAiError(res: ServerResponse, status: number, message: string, code: string): void {
+  const type = status >= 500 ? 'server_error' : 'invalid_request_error';
+  sendJson(res, status, { error: { message, type, code } });
+}
+
+function describe(err: unknown): string {
+  if (err instanceof ZodError) return err.issues.map((i) => `${fieldPath(i.path)}: ${i.message}`).join('; ');
+  return err instanceof Error ? err.message : String(err);
+}
+
+export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promise<ScriptedLlm> {
+  const { port: wantedPort = 0, host = '127.0.0.1', ...patch } = options;
+  const initial = configPatchSchema.parse(patch);
+  let config = applyPatch(DEFAULT_CONFIG, initial);
+  let failNext = initial.failNext?.count ?? 0;
+  const slots = new Slots(config.capacity);
+  const fingerprints = new Map<string, number>();
+  const byCall = new Map<string, { requests: number; completions: number }>();
+  let faults = Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>;
+  let badRequests = 0;
+  const lifetime = new AbortController();
+
+  const countsFor = (call: string): { requests: number; completions: number } => {
+    const counts = byCall.get(call) ?? { requests: 0, completions: 0 };
+    byCall.set(call, counts);
+    return counts;
+  };
+
+  const configure = (input: ConfigPatch): void => {
+    const parsed = configPatchSchema.parse(input);
+    config = applyPatch(config, parsed);
+    slots.setCapacity(config.capacity);
+    if (parsed.failNext) failNext = parsed.failNext.count;
+  };
+
+  const stats = (): ScriptedStats => {
+    const calls = Object.fromEntries([...byCall].map(([call, c]) => [call, { ...c }]));
+    const counts = Object.fromEntries(fingerprints);
+    return {
+      requests: [...byCall.values()].reduce((sum, c) => sum + c.requests, 0),
+      completions: [...byCall.values()].reduce((sum, c) => sum + c.completions, 0),
+      byCall: calls,
+      badRequests,
+      inFlight: slots.inUse,
+      queued: slots.waiting,
+      maxConcurrency: slots.maxInUse,
+      faults: { ...faults },
+      duplicates: Object.fromEntries(Object.entries(counts).filter(([, n]) => n > 1)),
+      fingerprintCounts: counts,
+    };
+  };
+
+  const reset = (): void => {
+    fingerprints.clear();
+    byCall.clear();
+    faults = Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>;
+    badRequests = 0;
+    failNext = 0;
+    slots.resetPeak();
+  };
+
+  /** Runs the n completions through the scheduler; each holds a slot for the call's latency. */
+  const complete = (
+    call: string,
+    behaviour: CallBehaviour,
+    request: ChatRequest,
+    fault: FaultKind | undefined,
+    signal: AbortSignal,
+  ): Promise<Completion[]> => {
+    const write = behaviour.fault && fault === behaviour.fault.kind ? behaviour.fault.write : behaviour.answer;
+    return Promise.all(
+      Array.from({ length: request.n }, async (_, index) => {
+        const release = await slots.acquire(signal);
+        try {
+          await delay(latencyFor(config, call), undefined, { signal });
+        } finally {
+          release();
+        }
+        countsFor(call).completions++;
+        const ctx = { messages: request.messages, seed: request.seed, temperature: request.temperature, index };
+        return truncate(write({ ...ctx, settings: config }), request);
+      }),
+    );
+  };
+
+  const chat = async (req: IncomingMessage, res: ServerResponse, signal: AbortSignal): Promise<void> => {
+    const bad = (status: number, message: string, code: string): void => {
+      badRequests++;
+      openAiError(res, status, message, code);
+    };
+    const parsed = parseChatRequest(await readJson(req, BODY_LIMIT_BYTES));
+    if (!parsed.ok) return bad(400, parsed.error, 'invalid_request');
+    const request = parsed.request;
+    if (request.stream) return bad(400, 'stream: streaming is not supported by the scripted server', 'invalid_request');
+    if (!config.models.includes(request.model)) {
+      return bad(404, `The model '${request.model}' does not exist`, 'model_not_found');
+    }
+    const call = req.headers[CALL_HEADER];
+    if (typeof call !== 'string' || call === '') return bad(400, `missing header ${CALL_HEADER}`, 'unknown_call');
+    const behaviour = BEHAVIOURS[call];
+    if (!behaviour) {
+      const known = Object.keys(BEHAVIOURS).join(', ');
+      return bad(400, `unknown call "${call}" in header ${CALL_HEADER}; known calls: ${known}`, 'unknown_call');
+    }
+
+    countsFor(call).requests++;
+    const fingerprint = fingerprintOf(call, request.messages, request.seed, request.n);
+    const seen = (fingerprints.get(fingerprint) ?? 0) + 1;
+    fingerprints.set(fingerprint, seen);
+    let fault: FaultKind | undefined;
+    if (failNext > 0) {
+      failNext--;
+      fault = 'http500';
+    } else if (seen === 1) {
+      fault = chooseFault(fingerprint, faultRatesFor(config, call), behaviour.fault?.kind);
+    }
+    if (fault) faults[fault]++;
+
+    if (fault === 'http500') return openAiError(res, 500, 'scripted fault: internal server error', 'scripted_fault');
+    if (fault === 'timeout') {
+      await delay(config.timeoutHoldMs, undefined, { signal }).catch(() => undefined);
+      res.destroy();
+      return;
+    }
+    const completions = await complete(call, behaviour, request, fault, signal);
+    if (fault === 'malformedJson') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(MALFORMED_BODY);
+      return;
+    }
+    const promptTokens = request.messages.reduce((sum, m) => sum + approxTokens(m.content), 0);
+    const completionTokens = completions.reduce((sum, c) => sum + approxTokens(c.content), 0);
+    sendJson(res, 200, {
+      id: `chatcmpl-${fingerprint.slice(0, 24)}`,
+      object: 'chat.completion',
+      created: Math.floor(Date.now() / 1000),
+      model: request.model,
+      choices: completions.map((c, index) => ({
+        index,
+        message: { role: 'assistant', content: c.content },
+        logprobs: null,
+        finish_reason: c.finishReason,
+      })),
+      usage: { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens },
+    });
+  };
+
+  const route = async (req: IncomingMessage, res: ServerResponse, signal: AbortSignal): Promise<void> => {
+    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+    const endpoint = `${req.method ?? 'GET'} ${path}`;
+    switch (endpoint) {
+      case 'GET /v1/models':
+        return sendJson(res, 200, {
+          object: 'list',
+          data: config.models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'scripted' })),
+        });
+      case 'POST /v1/chat/completions':
+        return chat(req, res, signal);
+      case 'GET /admin/stats':
+        return sendJson(res, 200, stats());
+      case 'POST /admin/configure':
+        try {
+          configure((await readJson(req, BODY_LIMIT_BYTES)) as ConfigPatch);
+        } catch (err) {
+          if (err instanceof BodyError) throw err;
+          return openAiError(res, 400, describe(err), 'invalid_config');
+        }
+        return sendJson(res, 200, { ok: true });
+      case 'POST /admin/reset':
+        reset();
+        return sendJson(res, 200, { ok: true });
+      default:
+        return openAiError(res, 404, `no route for ${endpoint}`, 'not_found');
+    }
+  };
+
+  const server = createServer((req, res) => {
+    // A request ends early when its client goes away (as in a real engine) or when the server closes.
+    const clientGone = new AbortController();
+    res.on('close', () => {
+      if (!res.writableFinished) clientGone.abort();
+    });
+    const signal = AbortSignal.any([lifetime.signal, clientGone.signal]);
+    route(req, res, signal).catch((err: unknown) => {
+      if (signal.aborted) res.destroy();
+      else if (err instanceof BodyError) openAiError(res, err.status, err.message, 'invalid_request');
+      else openAiError(res, 500, `scripted server bug: ${describe(err)}`, 'internal');
+    });
+  });
+  const port = await listen(server, wantedPort, host);
+
+  return {
+    url: `http://${host}:${port}/v1`,
+    port,
+    stats,
+    configure,
+    reset,
+    close: async () => {
+      lifetime.abort();
+      await closeServer(server);
+    },
+  };
+}

@@ -1,0 +1,71 @@
+/**
+ * The scheduler of a pretend inference engine: at most `capacity` completions run at once and the rest wait
+ * in arrival order, as sequences do in vLLM's scheduler. Each completion holds one slot, so a request with
+ * n=8 occupies 8 slots and a request larger than the capacity still finishes, part by part.
+ */
+export class Slots {
+  private active = 0;
+  private peak = 0;
+  private readonly queue: Array<() => void> = [];
+
+  constructor(private capacity: number) {}
+
+  /** Completions running now. */
+  get inUse(): number {
+    return this.active;
+  }
+
+  /** Completions waiting for a slot. */
+  get waiting(): number {
+    return this.queue.length;
+  }
+
+  /** The most completions that ran at once since the last `resetPeak`. */
+  get maxInUse(): number {
+    return this.peak;
+  }
+
+  resetPeak(): void {
+    this.peak = this.active;
+  }
+
+  setCapacity(capacity: number): void {
+    this.capacity = capacity;
+    this.admit();
+  }
+
+  /** Waits for a slot (FIFO) and resolves with its release; an abort while waiting leaves the queue. */
+  acquire(signal: AbortSignal): Promise<() => void> {
+    signal.throwIfAborted();
+    return new Promise((resolve, reject) => {
+      const onAbort = (): void => {
+        const at = this.queue.indexOf(grant);
+        if (at >= 0) this.queue.splice(at, 1);
+        reject(signal.reason);
+      };
+      const grant = (): void => {
+        signal.removeEventListener('abort', onAbort);
+        this.active++;
+        this.peak = Math.max(this.peak, this.active);
+        let released = false;
+        resolve(() => {
+          if (released) return;
+          released = true;
+          this.active--;
+          this.admit();
+        });
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.queue.push(grant);
+      this.admit();
+    });
+  }
+
+  private admit(): void {
+    while (this.active < this.capacity) {
+      const next = this.queue.shift();
+      if (!next) return;
+      next();
+    }
+  }
+}

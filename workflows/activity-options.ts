@@ -1,0 +1,36 @@
+import { proxyActivities, type ActivityOptions } from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import type { RunConfig } from '../config/schema';
+
+/** Errors no retry can fix: they fail the stage at once, with the activity's message. */
+const nonRetryableErrorTypes = ['InvalidConfig', 'InvalidInput', 'UnknownModel', 'ContractViolation', 'VersionConflict'];
+
+/** Activity stubs for the three pools, with timeouts and retries taken from the run config. */
+export function poolActivities(config: RunConfig) {
+  const retry = (attempts: number): ActivityOptions['retry'] => ({
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '1 minute',
+    maximumAttempts: attempts,
+    nonRetryableErrorTypes,
+  });
+  const t = config.timeouts;
+  const orchestrator = proxyActivities<Activities>({
+    taskQueue: config.pools.orchestrator,
+    startToCloseTimeout: '30 minutes',
+    retry: retry(t.activityMaxAttempts),
+  });
+  const rollout = proxyActivities<Activities>({
+    taskQueue: config.pools.rollout,
+    startToCloseTimeout: `${t.rolloutShardMinutes} minutes`,
+    heartbeatTimeout: `${t.heartbeatSeconds} seconds`,
+    retry: retry(t.activityMaxAttempts),
+  });
+  const trainer = proxyActivities<Activities>({
+    taskQueue: config.pools.trainer,
+    startToCloseTimeout: `${t.trainStepMinutes} minutes`,
+    heartbeatTimeout: `${t.heartbeatSeconds} seconds`,
+    retry: retry(t.activityMaxAttempts),
+  });
+  return { orchestrator, rollout, trainer, judge: config.judgePool === 'rollout' ? rollout : orchestrator };
+}

@@ -1,0 +1,169 @@
+import type { RunConfig } from '../config/schema';
+
+/**
+ * Messages that cross the workflow boundary, version 1. Only references (storage keys) and small summaries
+ * travel here; anything large lives in storage. A breaking change adds a new version beside this one.
+ */
+
+export type StageName = 'plan' | 'propose' | 'gate' | 'solve' | 'judge' | 'filter' | 'update' | 'commit';
+
+export interface IterationInput {
+  v: 1;
+  runId: string;
+  iteration: number;
+  config: RunConfig;
+  /** The policy version rollouts sample from (the last committed one). */
+  policyVersion: number;
+  /** Key of the recipe's persistent state as committed by the previous iteration, if any. */
+  recipeStateKey?: string;
+}
+
+export interface PlanResult {
+  shards: Array<{ shard: number; documents: number }>;
+  corpus: { segments: number; skipped: Record<string, number> };
+  seconds: number;
+}
+
+export interface ShardStageInput {
+  runId: string;
+  iteration: number;
+  shard: number;
+  config: RunConfig;
+  policyVersion: number;
+}
+
+export interface ShardStageResult {
+  stage: StageName;
+  shard: number;
+  /** The shard's output object. */
+  key: string;
+  units: number;
+  /** Units taken from storage instead of recomputed (a retried or replayed shard). */
+  reusedUnits: number;
+  seconds: number;
+  metrics: Record<string, number>;
+}
+
+export interface IterationStageInput {
+  runId: string;
+  iteration: number;
+  config: RunConfig;
+  policyVersion: number;
+  shards: number[];
+  recipeStateKey?: string;
+}
+
+/** What the filter stage measured, per iteration; kept small on purpose (it is part of the child's result). */
+export interface RecipeMetrics {
+  documents: number;
+  /** Share of Challenger/proposer trajectories whose task passed every check. */
+  validTaskRate: number;
+  invalidReasons: Record<string, number>;
+  /** passRateHistogram[k] = tasks whose G answers had k correct. */
+  passRateHistogram: number[];
+  zeroAdvantageFraction: number;
+  meanRewardByRole: Record<string, number>;
+  rowsByRole: Record<string, number>;
+  extra: Record<string, number>;
+}
+
+export interface FilterResult {
+  batchKey: string;
+  batchUri: string;
+  rows: number;
+  sha256: string;
+  recipeStateKey?: string;
+  metrics: RecipeMetrics;
+  seconds: number;
+}
+
+export interface UpdateInput {
+  runId: string;
+  iteration: number;
+  config: RunConfig;
+  policyVersion: number;
+  batchUri: string;
+  rows: number;
+  sha256: string;
+}
+
+export interface UpdateResult {
+  policyVersion: number;
+  applied: boolean;
+  skipped?: 'empty_batch';
+  train: Record<string, number>;
+  seconds: number;
+}
+
+export interface StageTiming {
+  /** From the first shard's start to the last shard's end, in workflow time. */
+  wallSeconds: number;
+  /** Sum of the stage's activity durations. */
+  busySeconds: number;
+}
+
+export interface IterationMetrics {
+  recipe: RecipeMetrics;
+  train: Record<string, number>;
+  stages: Partial<Record<StageName, StageTiming>>;
+  reusedUnits: number;
+}
+
+export interface CommitInput {
+  runId: string;
+  iteration: number;
+  config: RunConfig;
+  policyVersion: number;
+  recipeStateKey?: string;
+  metrics: IterationMetrics;
+  artifacts: Record<string, string[]>;
+}
+
+export interface CommitResult {
+  manifestKey: string;
+}
+
+/** The child's result: small enough to keep the last few in the parent's state. */
+export interface IterationResult {
+  iteration: number;
+  policyVersion: number;
+  manifestKey: string;
+  recipeStateKey?: string;
+  summary: IterationSummary;
+}
+
+export interface IterationSummary {
+  validTaskRate: number;
+  meanReward: number;
+  meanRewardByRole: Record<string, number>;
+  zeroAdvantageFraction: number;
+  rows: number;
+  seconds: number;
+}
+
+/** What a committed manifest says; written by `commit`, read on resume. */
+export interface Manifest {
+  v: 1;
+  runId: string;
+  iteration: number;
+  recipe: string;
+  policyVersion: number;
+  recipeStateKey?: string;
+  configHash: string;
+  metrics: IterationMetrics;
+  artifacts: Record<string, string[]>;
+  committedAt: string;
+}
+
+/** Where a run starts: after the last committed iteration of itself or of the run it resumes. */
+export interface RunStart {
+  nextIteration: number;
+  policyVersion: number;
+  recipeStateKey?: string;
+  resumedFrom?: { runId: string; iteration: number };
+}
+
+/** State carried across continue-as-new. */
+export interface RunCarry extends RunStart {
+  recent: IterationResult[];
+}

@@ -1,0 +1,2 @@
+export { selfPlayRun } from './selfPlayRun';
+export { selfPlayIteration } from './selfPlayIteration';

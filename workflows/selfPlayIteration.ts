@@ -1,0 +1,121 @@
+import type {
+  IterationInput,
+  IterationMetrics,
+  IterationResult,
+  ShardStageResult,
+  StageName,
+  StageTiming,
+} from './contracts';
+import { poolActivities } from './activity-options';
+
+/**
+ * One self-play iteration: propose → gate → solve ×G → judge → filter → update → commit.
+ * The first four stages flow per shard, so a shard's tasks go on to solve as soon as its gate passes and
+ * inference never waits for the slowest shard; only filter and update wait for every shard. Every activity
+ * reads and writes storage by key, so a retried or replayed iteration redoes nothing that was finished.
+ */
+export async function selfPlayIteration(input: IterationInput): Promise<IterationResult> {
+  const { config, runId, iteration, policyVersion } = input;
+  const pools = poolActivities(config);
+  const timer = new StageTimer();
+  const started = Date.now();
+
+  const plan = await timer.time('plan', () => pools.orchestrator.plan({ runId, iteration, config, policyVersion }));
+  const shardResults = await Promise.all(
+    plan.shards.map(async ({ shard }) => {
+      const stageInput = { runId, iteration, shard, config, policyVersion };
+      const propose = await timer.time('propose', () => pools.rollout.propose(stageInput));
+      const gate = await timer.time('gate', () => pools.orchestrator.gate(stageInput));
+      const solve = await timer.time('solve', () => pools.rollout.solve(stageInput));
+      const judge = await timer.time('judge', () => pools.judge.judge(stageInput));
+      return [propose, gate, solve, judge];
+    }),
+  );
+  const shards = plan.shards.map((s) => s.shard);
+  const filtered = await timer.time('filter', () =>
+    pools.orchestrator.filter({ runId, iteration, config, policyVersion, shards, ...recipeState(input) }),
+  );
+  const updated = await timer.time('update', () =>
+    pools.trainer.update({
+      runId,
+      iteration,
+      config,
+      policyVersion,
+      batchUri: filtered.batchUri,
+      rows: filtered.rows,
+      sha256: filtered.sha256,
+    }),
+  );
+
+  const stageResults: ShardStageResult[] = shardResults.flat();
+  const metrics: IterationMetrics = {
+    recipe: filtered.metrics,
+    train: updated.train,
+    stages: timer.timings(),
+    reusedUnits: stageResults.reduce((sum, r) => sum + r.reusedUnits, 0),
+  };
+  const recipeStateKey = filtered.recipeStateKey ?? input.recipeStateKey;
+  const { manifestKey } = await timer.time('commit', () =>
+    pools.orchestrator.commit({
+      runId,
+      iteration,
+      config,
+      policyVersion: updated.policyVersion,
+      ...(recipeStateKey ? { recipeStateKey } : {}),
+      metrics,
+      artifacts: artifactKeys(stageResults, filtered.batchKey),
+    }),
+  );
+
+  const roles = Object.values(filtered.metrics.meanRewardByRole);
+  return {
+    iteration,
+    policyVersion: updated.policyVersion,
+    manifestKey,
+    ...(recipeStateKey ? { recipeStateKey } : {}),
+    summary: {
+      validTaskRate: filtered.metrics.validTaskRate,
+      meanReward: roles.length ? roles.reduce((a, b) => a + b, 0) / roles.length : 0,
+      meanRewardByRole: filtered.metrics.meanRewardByRole,
+      zeroAdvantageFraction: filtered.metrics.zeroAdvantageFraction,
+      rows: filtered.rows,
+      seconds: (Date.now() - started) / 1000,
+    },
+  };
+}
+
+const recipeState = (input: IterationInput): { recipeStateKey?: string } =>
+  input.recipeStateKey ? { recipeStateKey: input.recipeStateKey } : {};
+
+function artifactKeys(results: ShardStageResult[], batchKey: string): Record<string, string[]> {
+  const out: Record<string, string[]> = { batch: [batchKey] };
+  for (const r of results) (out[r.stage] ??= []).push(r.key);
+  for (const keys of Object.values(out)) keys.sort();
+  return out;
+}
+
+/** Wall span and busy time per stage, in workflow time (deterministic on replay). */
+class StageTimer {
+  private readonly spans = new Map<StageName, { first: number; last: number; busy: number }>();
+
+  async time<T>(stage: StageName, run: () => Promise<T>): Promise<T> {
+    const start = Date.now();
+    const value = await run();
+    const end = Date.now();
+    const span = this.spans.get(stage);
+    if (span) {
+      span.first = Math.min(span.first, start);
+      span.last = Math.max(span.last, end);
+      span.busy += end - start;
+    } else {
+      this.spans.set(stage, { first: start, last: end, busy: end - start });
+    }
+    return value;
+  }
+
+  timings(): Partial<Record<StageName, StageTiming>> {
+    const out: Partial<Record<StageName, StageTiming>> = {};
+    for (const [stage, s] of this.spans) out[stage] = { wallSeconds: (s.last - s.first) / 1000, busySeconds: s.busy / 1000 };
+    return out;
+  }
+}

@@ -1,0 +1,120 @@
+import {
+  ApplicationFailure,
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  executeChild,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import { resolveRunConfig, type RunConfig } from '../config/schema';
+import type { IterationResult, RunCarry, RunStart } from './contracts';
+import { progressQuery, type RunProgress } from './messages';
+import { poolActivities } from './activity-options';
+import { selfPlayIteration } from './selfPlayIteration';
+import { ITERATION, MEAN_REWARD, RECIPE, RUN_STATE, VALID_TASK_RATE } from './search-attributes';
+
+/** Results kept in the parent's state (and so in continue-as-new input): the most recent few only. */
+const RECENT = 5;
+
+export interface RunOutcome {
+  runId: string;
+  lastCommitted: number;
+  policyVersion: number;
+  recent: IterationResult[];
+}
+
+/**
+ * A training run: ONE plain-JSON argument (so the Web UI can start it), e.g. `{"recipe":"spice"}`.
+ * Each iteration is a child workflow `{runId}/iter-{n}`; the run records each committed iteration and
+ * continues-as-new every `continueAsNewEvery` iterations (or when Temporal suggests it), after its children
+ * and handlers have finished. `carry` is internal: the state handed over by continue-as-new.
+ */
+export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<RunOutcome> {
+  const resolved = resolveRunConfig(input);
+  if (!resolved.ok) {
+    throw ApplicationFailure.create({
+      type: 'InvalidConfig',
+      nonRetryable: true,
+      message: `invalid run config:\n- ${resolved.problems.join('\n- ')}`,
+      details: [resolved.problems],
+    });
+  }
+  const config = resolved.config;
+  const runId = config.runId ?? workflowInfo().workflowId;
+  const progress: RunProgress = {
+    runId,
+    recipe: config.recipe,
+    state: 'starting',
+    iteration: 0,
+    iterations: config.iterations,
+    lastCommitted: 0,
+    policyVersion: 0,
+    recent: [],
+  };
+  setHandler(progressQuery, () => progress);
+
+  const start: RunStart = carry ?? (await poolActivities(config).orchestrator.loadRunStart({ runId, config }));
+  const recent: IterationResult[] = carry?.recent ?? [];
+  let policyVersion = start.policyVersion;
+  let recipeStateKey = start.recipeStateKey;
+  Object.assign(progress, {
+    state: 'running',
+    iteration: start.nextIteration,
+    lastCommitted: start.nextIteration - 1,
+    policyVersion,
+    ...(start.resumedFrom ? { resumedFrom: start.resumedFrom } : {}),
+  });
+  upsertSearchAttributes([
+    { key: RECIPE, value: config.recipe },
+    { key: RUN_STATE, value: 'running' },
+    { key: ITERATION, value: start.nextIteration - 1 },
+  ]);
+
+  let sinceStart = 0;
+  for (let n = start.nextIteration; n <= config.iterations; n++) {
+    progress.iteration = n;
+    const result = await executeChild(selfPlayIteration, {
+      workflowId: `${runId}/iter-${String(n).padStart(6, '0')}`,
+      taskQueue: config.pools.orchestrator,
+      args: [{ v: 1, runId, iteration: n, config, policyVersion, ...(recipeStateKey ? { recipeStateKey } : {}) }],
+    });
+    policyVersion = result.policyVersion;
+    recipeStateKey = result.recipeStateKey;
+    recent.push(result);
+    if (recent.length > RECENT) recent.shift();
+    recordCommitted(progress, result);
+    sinceStart++;
+
+    const more = n < config.iterations;
+    if (more && (sinceStart >= config.continueAsNewEvery || workflowInfo().continueAsNewSuggested)) {
+      await condition(allHandlersFinished);
+      const next: RunCarry = { nextIteration: n + 1, policyVersion, recent, ...(recipeStateKey ? { recipeStateKey } : {}) };
+      if (start.resumedFrom) next.resumedFrom = start.resumedFrom;
+      return continueAsNew<typeof selfPlayRun>(configForContinuation(config), next);
+    }
+  }
+
+  progress.state = 'completed';
+  upsertSearchAttributes([{ key: RUN_STATE, value: 'completed' }]);
+  await condition(allHandlersFinished);
+  return { runId, lastCommitted: progress.lastCommitted, policyVersion, recent };
+}
+
+function recordCommitted(progress: RunProgress, result: IterationResult): void {
+  progress.lastCommitted = result.iteration;
+  progress.policyVersion = result.policyVersion;
+  progress.recent = [...progress.recent, { iteration: result.iteration, ...result.summary }].slice(-RECENT);
+  upsertSearchAttributes([
+    { key: ITERATION, value: result.iteration },
+    { key: MEAN_REWARD, value: result.summary.meanReward },
+    { key: VALID_TASK_RATE, value: result.summary.validTaskRate },
+  ]);
+}
+
+/** The resolved config, pinned: a continued run keeps its settings even if presets change in a new release. */
+function configForContinuation(config: RunConfig): RunConfig {
+  const { resumeFrom: _resumed, ...rest } = config;
+  return { ...rest, runId: config.runId ?? workflowInfo().workflowId };
+}
