@@ -79,7 +79,10 @@ export function forgetCorpora(): void {
  * binary-looking text, and duplicates (same normalised text, or an id seen before, since segment ids must
  * be unique). Blank lines are ignored without counting.
  */
-export async function readCorpus(source: AsyncIterable<string>, options: CorpusOptions = {}): Promise<Corpus> {
+export async function readCorpus(
+  source: AsyncIterable<string>,
+  options: CorpusOptions = {},
+): Promise<Corpus> {
   const { maxSegmentChars, maxDocumentChars } = { ...DEFAULTS, ...options };
   const skipped = { empty: 0, binary: 0, duplicate: 0, oversized: 0, malformed: 0 };
   const seenIds = new Set<string>();
@@ -110,7 +113,9 @@ export async function readCorpus(source: AsyncIterable<string>, options: CorpusO
   return { segments, stats: { documents, segments: segments.length, skipped } };
 }
 
-function parseDocument(line: string): { id: string; text: string; metadata: Record<string, unknown> } | undefined {
+function parseDocument(
+  line: string,
+): { id: string; text: string; metadata: Record<string, unknown> } | undefined {
   let value: unknown;
   try {
     value = JSON.parse(line);

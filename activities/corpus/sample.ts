@@ -10,11 +10,13 @@ import type { Rng } from '../lib/rng';
  * appeared once.
  */
 export function sampleSegments<T>(items: readonly T[], count: number, rng: Rng): T[] {
-  if (!Number.isInteger(count) || count < 0) throw new RangeError(`count must be a non-negative integer, got ${count}`);
+  if (!Number.isInteger(count) || count < 0)
+    throw new RangeError(`count must be a non-negative integer, got ${count}`);
   if (count === 0) return [];
   if (items.length === 0) throw new RangeError(`cannot sample ${count} segments from an empty corpus`);
   const out: T[] = [];
-  for (let left = count; left > 0; left -= items.length) out.push(...drawDistinct(items, Math.min(left, items.length), rng));
+  for (let left = count; left > 0; left -= items.length)
+    out.push(...drawDistinct(items, Math.min(left, items.length), rng));
   return out;
 }
 

@@ -24,7 +24,8 @@ export async function ensureBucket(client: S3Client, bucket: string): Promise<'c
 async function main(): Promise<void> {
   const bucket = process.argv[2];
   const endpoint = process.env.S3_ENDPOINT;
-  if (!bucket || !endpoint) throw new Error('usage: S3_ENDPOINT=http://host:port tsx infra/local/create-bucket.ts BUCKET');
+  if (!bucket || !endpoint)
+    throw new Error('usage: S3_ENDPOINT=http://host:port tsx infra/local/create-bucket.ts BUCKET');
   const client = createS3Client({ endpoint, region: process.env.AWS_REGION, maxAttempts: 3 });
   console.log(`bucket ${bucket} at ${endpoint}: ${await ensureBucket(client, bucket)}`);
 }

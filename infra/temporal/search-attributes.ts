@@ -1,6 +1,9 @@
 import type { Connection } from '@temporalio/client';
-import type { SearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes';
+import type { SearchAttributeType } from '@temporalio/common';
+import {
+  encodeSearchAttributeIndexedValueType,
+  type SearchAttributeKey,
+} from '@temporalio/common/lib/search-attributes';
 import { ALL_SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
 
 type Key = SearchAttributeKey<SearchAttributeType>;
@@ -35,7 +38,7 @@ export async function ensureSearchAttributes(
   try {
     await connection.operatorService.addSearchAttributes({
       namespace,
-      searchAttributes: Object.fromEntries(missing.map((k) => [k.name, encodeSearchAttributeIndexedValueType(k.type)])),
+      searchAttributes: Object.fromEntries(missing.map((k) => [k.name, indexedValueType(k)])),
     });
   } catch (err) {
     // Another worker may have registered them between our list and add; only a remaining gap is an error.
@@ -58,7 +61,7 @@ async function missingAttributes(
   return keys.filter((key) => {
     const existing = customAttributes[key.name];
     if (existing === undefined) return true;
-    if (existing !== encodeSearchAttributeIndexedValueType(key.type)) {
+    if (existing !== indexedValueType(key)) {
       throw new Error(
         `search attribute ${key.name} exists in namespace ${namespace} with another type than ${key.type}; ` +
           `remove it (temporal operator search-attribute remove --name ${key.name}) or use another namespace`,
@@ -66,4 +69,10 @@ async function missingAttributes(
     }
     return false;
   });
+}
+
+function indexedValueType(key: Key): NonNullable<ReturnType<typeof encodeSearchAttributeIndexedValueType>> {
+  const encoded = encodeSearchAttributeIndexedValueType(key.type);
+  if (encoded === undefined) throw new Error(`search attribute ${key.name} has an unknown type ${key.type}`);
+  return encoded;
 }

@@ -35,13 +35,15 @@ const local = (): Harness => {
 
 const s3 = (): Harness => ({
   name: 'S3Store (MinIO)',
-  open: async () => {
+  open: () => {
     const bucket = process.env.SELFPLAY_TEST_BUCKET;
-    if (!bucket || !process.env.S3_ENDPOINT) throw new Error('the integration global setup did not provide S3');
+    if (!bucket || !process.env.S3_ENDPOINT) {
+      return Promise.reject(new Error('the integration global setup did not provide S3'));
+    }
     // A fresh prefix per run keeps reruns against a long-lived server independent.
-    return new S3Store({ bucket, prefix: `it-${randomBytes(6).toString('hex')}` });
+    return Promise.resolve(new S3Store({ bucket, prefix: `it-${randomBytes(6).toString('hex')}` }));
   },
-  close: async () => undefined,
+  close: () => Promise.resolve(),
 });
 
 describe.each([local(), s3()])('$name contract', (harness) => {
@@ -75,14 +77,22 @@ describe.each([local(), s3()])('$name contract', (harness) => {
   });
 
   test('list is recursive, sorted and matches partial prefixes', async () => {
-    const keys = ['l/r1/iter-000002/m.json', 'l/r1/iter-000001/s/shard-0001.jsonl.gz', 'l/r1/latest.json', 'l/r2/x'];
+    const keys = [
+      'l/r1/iter-000002/m.json',
+      'l/r1/iter-000001/s/shard-0001.jsonl.gz',
+      'l/r1/latest.json',
+      'l/r2/x',
+    ];
     for (const key of keys) await store.put(key, key);
     expect(await store.list('l/r1/')).toEqual([
       'l/r1/iter-000001/s/shard-0001.jsonl.gz',
       'l/r1/iter-000002/m.json',
       'l/r1/latest.json',
     ]);
-    expect(await store.list('l/r1/iter-')).toEqual(['l/r1/iter-000001/s/shard-0001.jsonl.gz', 'l/r1/iter-000002/m.json']);
+    expect(await store.list('l/r1/iter-')).toEqual([
+      'l/r1/iter-000001/s/shard-0001.jsonl.gz',
+      'l/r1/iter-000002/m.json',
+    ]);
     expect(await store.list('l/r')).toEqual([...keys].sort());
     expect(await store.list('')).toEqual(expect.arrayContaining(keys));
   });

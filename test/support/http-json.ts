@@ -55,12 +55,17 @@ export function listen(server: Server, port: number, host: string): Promise<numb
   });
 }
 
-/** Stops accepting, drops every open connection (keep-alive ones included) and waits for the close. */
-export function closeServer(server: Server): Promise<void> {
-  return new Promise((resolve, reject) => {
-    server.close((err) => (err ? reject(err) : resolve()));
-    server.closeAllConnections();
-  });
+/**
+ * A close for the server: stops accepting, drops every open connection (keep-alive ones included) and waits
+ * for the close. Calling it again returns the same promise, so a test may close a server it already closed.
+ */
+export function closer(server: Server): () => Promise<void> {
+  let closing: Promise<void> | undefined;
+  return () =>
+    (closing ??= new Promise((resolve, reject) => {
+      server.close((err) => (err ? reject(err) : resolve()));
+      server.closeAllConnections();
+    }));
 }
 
 /** A zod issue path such as `['batch', 'sha256']` as `batch.sha256`, so an error names the bad field. */

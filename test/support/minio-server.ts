@@ -31,7 +31,14 @@ export async function startMinio(options: MinioOptions = {}): Promise<MinioServe
   const bucket = options.bucket ?? 'selfplay-test';
   const accessKey = 'selfplay-test';
   const secretKey = randomBytes(16).toString('hex');
-  const args = ['server', dataDir, '--address', `127.0.0.1:${port}`, '--console-address', `127.0.0.1:${consolePort}`];
+  const args = [
+    'server',
+    dataDir,
+    '--address',
+    `127.0.0.1:${port}`,
+    '--console-address',
+    `127.0.0.1:${consolePort}`,
+  ];
   const env = {
     ...process.env,
     MINIO_ROOT_USER: accessKey,

@@ -11,7 +11,9 @@ export function toolBinary(name: 'temporal' | 'minio'): string {
   const dir = process.env.SELFPLAY_TOOLS_DIR ?? path.join(REPO_ROOT, '.tools');
   const file = path.join(dir, 'bin', name);
   if (!existsSync(file)) {
-    throw new Error(`${name} not found at ${file}: run \`bash infra/local/tools.sh\` (needs Go and the module proxy)`);
+    throw new Error(
+      `${name} not found at ${file}: run \`bash infra/local/tools.sh\` (needs Go and the module proxy)`,
+    );
   }
   return file;
 }
@@ -22,6 +24,8 @@ export function tempDirForProcess(prefix: string): string {
   process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
   return dir;
 }
+
+type Unrefable = { unref(): void };
 
 /** A server child process whose recent output is kept for error messages. */
 export class ServerProcess {
@@ -52,7 +56,9 @@ export class ServerProcess {
         resolve();
       });
     });
-    // A crashed test runner must not leave servers behind.
+    // A server a test forgot to stop must neither keep the runner alive nor outlive it.
+    for (const handle of [this.child, this.child.stdout, this.child.stderr])
+      (handle as Unrefable | null)?.unref();
     const killOnExit = (): void => void this.child.kill('SIGKILL');
     process.once('exit', killOnExit);
     void this.exited.then(() => process.off('exit', killOnExit));
@@ -69,7 +75,8 @@ export class ServerProcess {
       } catch (err) {
         lastError = String(err);
       }
-      if (Date.now() > deadline) throw this.failure(`not ready after ${timeoutMs} ms (last probe: ${lastError})`);
+      if (Date.now() > deadline)
+        throw this.failure(`not ready after ${timeoutMs} ms (last probe: ${lastError})`);
       await sleep(150);
     }
   }

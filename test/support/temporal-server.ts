@@ -27,7 +27,9 @@ export interface TemporalDevServer {
 }
 
 /** A real Temporal dev server (the Go-built CLI), with the project's search attributes registered. */
-export async function startTemporalDevServer(options: TemporalDevServerOptions = {}): Promise<TemporalDevServer> {
+export async function startTemporalDevServer(
+  options: TemporalDevServerOptions = {},
+): Promise<TemporalDevServer> {
   const binary = toolBinary('temporal');
   const port = options.port ?? (await freePort());
   const address = `127.0.0.1:${port}`;
@@ -75,7 +77,9 @@ async function isReady(address: string): Promise<boolean> {
   try {
     return await connection.withDeadline(Date.now() + 3_000, async () => {
       await connection.workflowService.describeNamespace({ namespace: 'default' });
-      const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace: 'default' });
+      const { customAttributes } = await connection.operatorService.listSearchAttributes({
+        namespace: 'default',
+      });
       return ALL_SEARCH_ATTRIBUTES.every((key) => key.name in customAttributes);
     });
   } finally {

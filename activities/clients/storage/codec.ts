@@ -8,7 +8,8 @@ const gunzipAsync = promisify(gunzip);
 /** JSON (or JSON Lines) objects, gzipped when the key ends in `.gz`. Missing objects read as undefined. */
 export async function putJson(store: ObjectStore, key: string, value: unknown): Promise<void> {
   const text = JSON.stringify(value);
-  if (text === undefined) throw new Error(`cannot store ${store.uri(key)}: the value is not JSON-serialisable`);
+  if (text === undefined)
+    throw new Error(`cannot store ${store.uri(key)}: the value is not JSON-serialisable`);
   await store.put(key, await encode(key, text));
 }
 
@@ -26,7 +27,8 @@ export async function getJson<T>(store: ObjectStore, key: string): Promise<T | u
 export async function putJsonl(store: ObjectStore, key: string, rows: readonly unknown[]): Promise<void> {
   const lines = rows.map((row, i) => {
     const line = JSON.stringify(row);
-    if (line === undefined) throw new Error(`cannot store ${store.uri(key)}: row ${i} is not JSON-serialisable`);
+    if (line === undefined)
+      throw new Error(`cannot store ${store.uri(key)}: row ${i} is not JSON-serialisable`);
     return `${line}\n`;
   });
   await store.put(key, await encode(key, lines.join('')));

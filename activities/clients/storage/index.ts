@@ -28,7 +28,8 @@ export async function readObjectAtUri(uri: string): Promise<Buffer> {
     const { bucket, rest } = splitS3Uri(uri);
     if (rest === '') throw new Error(`${uri} names a bucket, not an object`);
     const body = await new S3Store({ bucket }).get(rest);
-    if (body === undefined) throw new Error(`no object at ${uri}: the key does not exist in bucket ${bucket}`);
+    if (body === undefined)
+      throw new Error(`no object at ${uri}: the key does not exist in bucket ${bucket}`);
     return body;
   }
   const file = localPath(uri);
@@ -36,7 +37,8 @@ export async function readObjectAtUri(uri: string): Promise<Buffer> {
     return await readFile(file);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') throw new Error(`no object at ${uri}: ${file} does not exist`);
+    if (code === 'ENOENT' || code === 'ENOTDIR')
+      throw new Error(`no object at ${uri}: ${file} does not exist`);
     throw new Error(`cannot read ${uri}: ${String(err)}`, { cause: err });
   }
 }
@@ -52,7 +54,9 @@ function splitS3Uri(uri: string): { bucket: string; rest: string } {
 function localPath(uri: string): string {
   if (uri.startsWith('file:')) return fileURLToPath(uri);
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(uri)) {
-    throw new Error(`unsupported storage URI ${uri}: use s3://bucket/prefix, file:///abs/dir or a local path`);
+    throw new Error(
+      `unsupported storage URI ${uri}: use s3://bucket/prefix, file:///abs/dir or a local path`,
+    );
   }
   return path.resolve(uri);
 }

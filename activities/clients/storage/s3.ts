@@ -76,7 +76,9 @@ export class S3Store implements ObjectStore {
 
   constructor(options: S3StoreOptions) {
     if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(options.bucket)) {
-      throw new Error(`S3 bucket name ${JSON.stringify(options.bucket)} is invalid (3-63 chars: a-z, 0-9, '.', '-')`);
+      throw new Error(
+        `S3 bucket name ${JSON.stringify(options.bucket)} is invalid (3-63 chars: a-z, 0-9, '.', '-')`,
+      );
     }
     const prefix = (options.prefix ?? '').replace(/^\/+|\/+$/g, '');
     if (prefix !== '') assertValidPrefix(prefix);
@@ -88,7 +90,9 @@ export class S3Store implements ObjectStore {
 
   async get(key: string): Promise<Buffer | undefined> {
     try {
-      const res = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key) }));
+      const res = await this.client.send(
+        new GetObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key) }),
+      );
       return res.Body ? Buffer.from(await res.Body.transformToByteArray()) : Buffer.alloc(0);
     } catch (err) {
       if (isNotFound(err, 'NoSuchKey')) return undefined;
@@ -99,7 +103,9 @@ export class S3Store implements ObjectStore {
   async put(key: string, body: Buffer | string): Promise<void> {
     const bytes = typeof body === 'string' ? Buffer.from(body) : body;
     try {
-      await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key), Body: bytes }));
+      await this.client.send(
+        new PutObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key), Body: bytes }),
+      );
     } catch (err) {
       throw this.failure('PutObject', key, err);
     }
@@ -158,7 +164,9 @@ export class S3Store implements ObjectStore {
     const hint =
       name === 'NoSuchBucket'
         ? ` (create bucket ${this.bucket}; locally 'bash infra/local/minio.sh start' does)`
-        : name === 'InvalidAccessKeyId' || name === 'SignatureDoesNotMatch' || name === 'CredentialsProviderError'
+        : name === 'InvalidAccessKeyId' ||
+            name === 'SignatureDoesNotMatch' ||
+            name === 'CredentialsProviderError'
           ? ' (check AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY in the worker environment)'
           : '';
     return new Error(`S3 ${operation} ${JSON.stringify(key)} in ${this.root} failed: ${String(err)}${hint}`, {

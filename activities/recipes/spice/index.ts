@@ -14,7 +14,7 @@ export const spiceRecipe: Recipe<SpiceProposal, SpiceGated, SpiceSolved, SpiceJu
   solve: solveSpice,
   judge: async (_ctx, gated, solved) => judgeSpice(gated, solved),
   filter: filterSpice,
-  summarize(stage, records) {
+  summarize(stage, records): Record<string, number> {
     switch (stage) {
       case 'propose': {
         const r = records as SpiceProposal[];

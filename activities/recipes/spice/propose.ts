@@ -34,7 +34,11 @@ export async function proposeSpice(ctx: RecipeContext, doc: PlanDocument): Promi
       signal: ctx.signal,
     });
     for (const s of samples) {
-      attempts.push({ ...s, valid: judgeAttempt(s.content, s.finishReason, request).valid });
+      attempts.push({
+        completion: s.content,
+        finishReason: s.finishReason,
+        valid: judgeAttempt(s.content, s.finishReason, request).valid,
+      });
     }
     if (attempts.some((a) => a.valid)) break;
   }

@@ -23,10 +23,12 @@ export interface CompletionContext {
 /** Faults that change what the model writes, as opposed to how the server answers. */
 export type ContentFaultKind = Extract<FaultKind, 'missingBoxed' | 'garbageContent'>;
 
+export type Writer = (ctx: CompletionContext) => string;
+
 export interface CallBehaviour {
-  answer(ctx: CompletionContext): string;
+  answer: Writer;
   /** What the model writes instead when a content fault hits this call kind; kinds without one never get it. */
-  fault?: { kind: ContentFaultKind; write(ctx: CompletionContext): string };
+  fault?: { kind: ContentFaultKind; write: Writer };
 }
 
 /** A random stream for one completion: greedy decoding (temperature 0) gives every choice the same one. */
@@ -41,7 +43,7 @@ const userText = (ctx: CompletionContext): string =>
     .join('\n');
 
 /** The document inside a challenger or type-selection prompt (the whole prompt when it has no wrapper). */
-export function documentOf(text: string): string {
+function documentOf(text: string): string {
   const wrapped = /\[BEGINNING OF THE DOCUMENT\]([\s\S]*?)\[END OF THE DOCUMENT\]/.exec(text);
   if (wrapped) return (wrapped[1] ?? '').trim();
   const labelled = /Document:\n([\s\S]*)/.exec(text);
@@ -155,7 +157,10 @@ function solve(ctx: CompletionContext): { working: string; answer: string } {
   const rng = sampleRng(ctx, 'reasoner', task.statement);
   const correct = rng.next() < passRateOf(task.statement, ctx.settings.passRate);
   const answer = correct ? task.gold : task.wrong(rng);
-  return { working: `Let me work through this step by step.\nCarrying out each step gives ${answer}.`, answer };
+  return {
+    working: `Let me work through this step by step.\nCarrying out each step gives ${answer}.`,
+    answer,
+  };
 }
 
 function reason(ctx: CompletionContext): string {

@@ -15,7 +15,7 @@ const message = z.object({
   content: z.union([z.string(), z.array(textPart)]),
 });
 
-export const chatRequestSchema = z.looseObject({
+const chatRequestSchema = z.looseObject({
   model: z.string().min(1),
   messages: z.array(message).min(1),
   n: z.number().int().min(1).max(128).default(1),
@@ -44,7 +44,9 @@ export interface ChatRequest {
 }
 
 /** The validated request with text parts joined, or the first problem as `field: message`. */
-export function parseChatRequest(body: unknown): { ok: true; request: ChatRequest } | { ok: false; error: string } {
+export function parseChatRequest(
+  body: unknown,
+): { ok: true; request: ChatRequest } | { ok: false; error: string } {
   const parsed = chatRequestSchema.safeParse(body);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -70,7 +72,12 @@ export function parseChatRequest(body: unknown): { ok: true; request: ChatReques
 }
 
 /** sha256 of what decides an answer: call kind, messages, seed and n. A client retry has the same one. */
-export function fingerprintOf(call: string, messages: readonly ChatTurn[], seed: number | undefined, n: number): string {
+export function fingerprintOf(
+  call: string,
+  messages: readonly ChatTurn[],
+  seed: number | undefined,
+  n: number,
+): string {
   const canonical = JSON.stringify([call, messages.map((m) => [m.role, m.content]), seed ?? null, n]);
   return createHash('sha256').update(canonical).digest('hex');
 }

@@ -81,7 +81,10 @@ export const configPatchSchema = z.strictObject({
     )
     .optional(),
   mcqFraction: rate.optional(),
-  answerTypeWeights: z.strictObject({ Integer: weight, Expression: weight, String: weight }).partial().optional(),
+  answerTypeWeights: z
+    .strictObject({ Integer: weight, Expression: weight, String: weight })
+    .partial()
+    .optional(),
   passRate: z.strictObject({ min: rate, max: rate }).partial().optional(),
   invalidTaskRate: rate.optional(),
   /** Admin switch: the next `count` chat requests fail with HTTP 500, whatever their body. */

@@ -21,4 +21,5 @@ export function chooseFault(
 }
 
 /** An HTTP 200 body that starts like a chat completion and stops mid-string: not JSON. */
-export const MALFORMED_BODY = '{"id":"chatcmpl-scripted","object":"chat.completion","choices":[{"index":0,"message":{"con';
+export const MALFORMED_BODY =
+  '{"id":"chatcmpl-scripted","object":"chat.completion","choices":[{"index":0,"message":{"con';

@@ -69,7 +69,8 @@ function formatQuadratic(coefficients: readonly number[]): string {
     if (c === 0) return;
     const power = coefficients.length - 1 - i;
     const variable = power === 0 ? '' : power === 1 ? 'x' : `x^${power}`;
-    const magnitude = Math.abs(c) === 1 && variable ? variable : variable ? `${Math.abs(c)}*${variable}` : `${Math.abs(c)}`;
+    const magnitude =
+      Math.abs(c) === 1 && variable ? variable : variable ? `${Math.abs(c)}*${variable}` : `${Math.abs(c)}`;
     terms.push(terms.length === 0 ? `${c < 0 ? '-' : ''}${magnitude}` : `${c < 0 ? '-' : '+'} ${magnitude}`);
   });
   return terms.length === 0 ? '0' : terms.join(' ');
@@ -143,14 +144,19 @@ export function composeProblem(type: AnswerType, rng: Rng, document: string): Pr
 }
 
 /** The last problem statement in `text` that one of the templates wrote, with its recomputed gold. */
-export function findProblem(text: string): { problem: Problem; template: Template } | undefined {
+function findProblem(text: string): { problem: Problem; template: Template } | undefined {
   const heads = [...text.matchAll(/Problem ([0-9a-f]{8}): /g)].reverse();
   for (const head of heads) {
     const rest = text.slice((head.index ?? 0) + head[0].length);
     for (const template of Object.values(TEMPLATES)) {
       const read = template.read(rest);
       if (read) {
-        const problem = { statement: `${head[0]}${read.body}`, body: read.body, type: template.type, gold: read.gold };
+        const problem = {
+          statement: `${head[0]}${read.body}`,
+          body: read.body,
+          type: template.type,
+          gold: read.gold,
+        };
         return { problem, template };
       }
     }
@@ -190,9 +196,16 @@ export function recogniseTask(text: string): Task | undefined {
   const found = findProblem(text);
   if (!found) return undefined;
   const { problem, template } = found;
-  const options = [...text.matchAll(/^\s*([A-D])\)\s*(.+?)\s*$/gm)].map((m) => ({ letter: m[1] as Letter, value: m[2] }));
+  const options = [...text.matchAll(/^\s*([A-D])\)\s*(.+?)\s*$/gm)].map((m) => ({
+    letter: m[1] as Letter,
+    value: m[2],
+  }));
   if (options.length === 0) {
-    return { statement: problem.statement, gold: problem.gold, wrong: (rng) => template.wrong(problem.body, rng) };
+    return {
+      statement: problem.statement,
+      gold: problem.gold,
+      wrong: (rng) => template.wrong(problem.body, rng),
+    };
   }
   const matching = options.filter((o) => o.value === problem.gold);
   const gold = matching[0]?.letter;

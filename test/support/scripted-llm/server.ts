@@ -1,8 +1,9 @@
+import { setMaxListeners } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
 import { ZodError } from 'zod';
 import { CALL_HEADER } from '../../../activities/clients/llm-protocol';
-import { BodyError, closeServer, fieldPath, listen, readJson, sendJson } from '../http-json';
+import { BodyError, closer, fieldPath, listen, readJson, sendJson } from '../http-json';
 import { BEHAVIOURS, type CallBehaviour } from './behaviour';
 import { fingerprintOf, parseChatRequest, type ChatRequest } from './chat-request';
 import {
@@ -146,7 +147,8 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
     fault: FaultKind | undefined,
     signal: AbortSignal,
   ): Promise<Completion[]> => {
-    const write = behaviour.fault && fault === behaviour.fault.kind ? behaviour.fault.write : behaviour.answer;
+    const write =
+      behaviour.fault && fault === behaviour.fault.kind ? behaviour.fault.write : behaviour.answer;
     return Promise.all(
       Array.from({ length: request.n }, async (_, index) => {
         const release = await slots.acquire(signal);
@@ -156,7 +158,12 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
           release();
         }
         countsFor(call).completions++;
-        const ctx = { messages: request.messages, seed: request.seed, temperature: request.temperature, index };
+        const ctx = {
+          messages: request.messages,
+          seed: request.seed,
+          temperature: request.temperature,
+          index,
+        };
         return truncate(write({ ...ctx, settings: config }), request);
       }),
     );
@@ -170,16 +177,22 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
     const parsed = parseChatRequest(await readJson(req, BODY_LIMIT_BYTES));
     if (!parsed.ok) return bad(400, parsed.error, 'invalid_request');
     const request = parsed.request;
-    if (request.stream) return bad(400, 'stream: streaming is not supported by the scripted server', 'invalid_request');
+    if (request.stream)
+      return bad(400, 'stream: streaming is not supported by the scripted server', 'invalid_request');
     if (!config.models.includes(request.model)) {
       return bad(404, `The model '${request.model}' does not exist`, 'model_not_found');
     }
     const call = req.headers[CALL_HEADER];
-    if (typeof call !== 'string' || call === '') return bad(400, `missing header ${CALL_HEADER}`, 'unknown_call');
+    if (typeof call !== 'string' || call === '')
+      return bad(400, `missing header ${CALL_HEADER}`, 'unknown_call');
     const behaviour = BEHAVIOURS[call];
     if (!behaviour) {
       const known = Object.keys(BEHAVIOURS).join(', ');
-      return bad(400, `unknown call "${call}" in header ${CALL_HEADER}; known calls: ${known}`, 'unknown_call');
+      return bad(
+        400,
+        `unknown call "${call}" in header ${CALL_HEADER}; known calls: ${known}`,
+        'unknown_call',
+      );
     }
 
     countsFor(call).requests++;
@@ -195,7 +208,8 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
     }
     if (fault) faults[fault]++;
 
-    if (fault === 'http500') return openAiError(res, 500, 'scripted fault: internal server error', 'scripted_fault');
+    if (fault === 'http500')
+      return openAiError(res, 500, 'scripted fault: internal server error', 'scripted_fault');
     if (fault === 'timeout') {
       await delay(config.timeoutHoldMs, undefined, { signal }).catch(() => undefined);
       res.destroy();
@@ -220,7 +234,11 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
         logprobs: null,
         finish_reason: c.finishReason,
       })),
-      usage: { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens },
+      usage: {
+        prompt_tokens: promptTokens,
+        completion_tokens: completionTokens,
+        total_tokens: promptTokens + completionTokens,
+      },
     });
   };
 
@@ -260,13 +278,17 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
       if (!res.writableFinished) clientGone.abort();
     });
     const signal = AbortSignal.any([lifetime.signal, clientGone.signal]);
+    setMaxListeners(0, signal); // each of the request's n completions listens to it
     route(req, res, signal).catch((err: unknown) => {
       if (signal.aborted) res.destroy();
-      else if (err instanceof BodyError) openAiError(res, err.status, err.message, 'invalid_request');
-      else openAiError(res, 500, `scripted server bug: ${describe(err)}`, 'internal');
+      else if (err instanceof BodyError) {
+        badRequests++;
+        openAiError(res, err.status, err.message, 'invalid_request');
+      } else openAiError(res, 500, `scripted server bug: ${describe(err)}`, 'internal');
     });
   });
   const port = await listen(server, wantedPort, host);
+  const closeServer = closer(server);
 
   return {
     url: `http://${host}:${port}/v1`,
@@ -274,9 +296,9 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
     stats,
     configure,
     reset,
-    close: async () => {
+    close: () => {
       lifetime.abort();
-      await closeServer(server);
+      return closeServer();
     },
   };
 }

@@ -41,7 +41,9 @@ export class Slots {
       const onAbort = (): void => {
         const at = this.queue.indexOf(grant);
         if (at >= 0) this.queue.splice(at, 1);
-        reject(signal.reason);
+        reject(
+          signal.reason instanceof Error ? signal.reason : new Error('aborted while waiting for a slot'),
+        );
       };
       const grant = (): void => {
         signal.removeEventListener('abort', onAbort);

@@ -1,0 +1,18 @@
+/** `npm run bench -- <name>`: runs one benchmark; each prints its figures and a final `name value` line. */
+const BENCHES: Record<string, () => Promise<void>> = {
+  pipeline: async () => (await import('./pipeline')).main(),
+};
+
+const name = process.argv[2];
+const bench = name ? BENCHES[name] : undefined;
+if (!bench) {
+  console.error(`usage: npm run bench -- <${Object.keys(BENCHES).join('|')}>`);
+  process.exit(2);
+}
+bench().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,77 @@
+import { readFileSync } from 'node:fs';
+import { Client, Connection } from '@temporalio/client';
+import { resolveRunConfig } from '../config/schema';
+import { selfPlayRun } from '../workflows';
+import { progressQuery } from '../workflows/messages';
+import { applySet, parseFlags } from './args';
+
+const USAGE = `selfplay <command>
+  start --recipe NAME [--config FILE.json] [--set key=value]... [--id RUN_ID] [--wait]
+        start a run (the config is validated here first); --wait prints each committed iteration
+  status RUN_ID     the run's progress
+Environment: TEMPORAL_ADDRESS (localhost:7233), TEMPORAL_NAMESPACE (default)`;
+
+async function main(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  const { positionals, flags, switches } = parseFlags(rest);
+  if (command === 'start') return start(flags, switches.has('--wait'));
+  if (command === 'status' && positionals[0]) return status(positionals[0]);
+  throw new UsageError(USAGE);
+}
+
+async function client(): Promise<Client> {
+  const address = process.env.TEMPORAL_ADDRESS ?? 'localhost:7233';
+  const connection = await Connection.connect({ address }).catch((err: unknown) => {
+    throw new UsageError(`cannot reach Temporal at ${address} (${String(err)}); start it with 'bash infra/local/temporal.sh start' or set TEMPORAL_ADDRESS`);
+  });
+  return new Client({ connection, namespace: process.env.TEMPORAL_NAMESPACE ?? 'default' });
+}
+
+async function start(flags: Map<string, string[]>, wait: boolean): Promise<void> {
+  const file = flags.get('--config')?.[0];
+  const config: Record<string, unknown> = file ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>) : {};
+  const recipe = flags.get('--recipe')?.[0];
+  if (recipe) config.recipe = recipe;
+  for (const s of flags.get('--set') ?? []) applySet(config, s);
+  const resolved = resolveRunConfig(config);
+  if (!resolved.ok) throw new UsageError(`invalid run config:\n  ${resolved.problems.join('\n  ')}`);
+  const runId = flags.get('--id')?.[0] ?? resolved.config.runId ?? `${resolved.config.recipe}-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+  const c = await client();
+  const handle = await c.workflow.start(selfPlayRun, { workflowId: runId, taskQueue: resolved.config.pools.orchestrator, args: [config] });
+  console.log(`started run ${runId} (${resolved.config.recipe}, ${resolved.config.iterations} iterations) on task queue ${resolved.config.pools.orchestrator}`);
+  if (!wait) return;
+  let shown = 0;
+  const result = handle.result();
+  let done = false;
+  void result.finally(() => (done = true)).catch(() => undefined);
+  while (!done) {
+    await Promise.race([result.catch(() => undefined), new Promise((r) => setTimeout(r, 1000))]);
+    const progress = await c.workflow.getHandle(runId).query(progressQuery).catch(() => undefined);
+    for (const it of progress?.recent ?? []) {
+      if (it.iteration <= shown) continue;
+      shown = it.iteration;
+      const rewards = Object.entries(it.meanRewardByRole).map(([role, r]) => `${role} ${r.toFixed(3)}`).join(', ');
+      console.log(`iteration ${it.iteration} committed: valid tasks ${(100 * it.validTaskRate).toFixed(1)}%, mean reward ${rewards}, ${it.rows} training rows, ${it.seconds.toFixed(1)} s`);
+    }
+  }
+  const outcome = await result;
+  console.log(`run ${runId} completed: ${outcome.lastCommitted} iterations committed, policy version ${outcome.policyVersion}`);
+}
+
+async function status(runId: string): Promise<void> {
+  const c = await client();
+  const handle = c.workflow.getHandle(runId);
+  const description = await handle.describe();
+  const progress = await handle.query(progressQuery).catch(() => undefined);
+  console.log(JSON.stringify({ status: description.status.name, ...progress }, null, 2));
+}
+
+class UsageError extends Error {}
+
+main(process.argv.slice(2)).then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err instanceof UsageError ? err.message : err);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,103 @@
+import { WorkflowFailedError } from '@temporalio/client';
+import { getJson, getJsonl } from '../../activities/clients/storage/codec';
+import { batchKey, latestKey, manifestKey } from '../../activities/clients/storage/keys';
+import type { TrainingRow } from '../../activities/clients/trainer-contract';
+import type { Manifest } from '../../workflows/contracts';
+import { selfPlayRun } from '../../workflows';
+import { startStack, uniqueId, type TestStack } from '../support/stack';
+
+/** A SPICE run end to end: real Temporal, real MinIO, real HTTP to the scripted LLM and recording trainer. */
+describe('SPICE run on the real stack', () => {
+  let stack: TestStack;
+  beforeAll(async () => {
+    stack = await startStack();
+  });
+  afterAll(() => stack.close());
+
+  const run = (runId: string, overrides: Record<string, unknown> = {}) =>
+    stack.client.workflow.execute(selfPlayRun, {
+      workflowId: runId,
+      taskQueue: `${stack.queuePrefix}-orchestrator`,
+      // One policy lineage per run: the shared recording trainer versions each policy separately.
+      args: [stack.runConfig({ training: { policy: runId }, ...overrides })],
+    });
+
+  test('three iterations commit, train once each, and continue-as-new on schedule', async () => {
+    const runId = uniqueId('spice');
+    const outcome = await stack.withWorkers(() => run(runId, { continueAsNewEvery: 2 }));
+
+    expect(outcome.lastCommitted).toBe(3);
+    expect(outcome.policyVersion).toBe(3);
+    const latest = await getJson<{ iteration: number }>(stack.store, latestKey(runId));
+    expect(latest?.iteration).toBe(3);
+
+    const steps = stack.trainer.stats().steps.filter((s) => s.runId === runId);
+    expect(steps.map((s) => s.iteration)).toEqual([1, 2, 3]);
+    for (const s of steps) expect(stack.trainer.stats().appliedByKey[s.key]).toBe(1);
+
+    // The first execution continued as new after 2 iterations; the second finished the run.
+    const first = await stack.client.workflow.list({ query: `WorkflowId = '${runId}'` });
+    const statuses: string[] = [];
+    for await (const info of first) statuses.push(info.status.name);
+    expect(statuses.sort()).toEqual(['COMPLETED', 'CONTINUED_AS_NEW']);
+
+    for (const iteration of [1, 2, 3]) {
+      const manifest = await getJson<Manifest>(stack.store, manifestKey(runId, iteration));
+      expect(manifest).toMatchObject({ runId, iteration, recipe: 'spice', policyVersion: iteration });
+      const m = manifest!.metrics.recipe;
+      expect(m.documents).toBe(8);
+      expect(m.passRateHistogram).toHaveLength(5);
+      expect(m.validTaskRate).toBeGreaterThan(0);
+      expect(m.validTaskRate).toBeLessThanOrEqual(1);
+      expect(Object.keys(manifest!.metrics.stages).sort()).toEqual(['filter', 'gate', 'judge', 'plan', 'propose', 'solve', 'update'].sort());
+
+      const rows = (await getJsonl<TrainingRow>(stack.store, batchKey(runId, iteration, runId)))!;
+      const challenger = rows.filter((r) => r.role === 'challenger');
+      const reasoner = rows.filter((r) => r.role === 'reasoner');
+      expect(challenger).toHaveLength(8 * 4); // G trajectories per document
+      expect(reasoner.length).toBeLessThanOrEqual(8 * 4); // one valid task per document, G answers each
+      expect(reasoner.length % 4).toBe(0);
+      // Dr.GRPO: advantages are centred in every group, with no std division.
+      const byGroup = new Map<string, TrainingRow[]>();
+      for (const r of rows) byGroup.set(r.group, [...(byGroup.get(r.group) ?? []), r]);
+      for (const group of byGroup.values()) {
+        const mean = group.reduce((s, r) => s + r.reward, 0) / group.length;
+        for (const r of group) expect(r.advantage).toBeCloseTo(r.reward - mean, 12);
+      }
+      // The Reasoner never sees the document or the MCQ answer line.
+      for (const r of reasoner) {
+        const prompt = r.messages.map((m) => m.content).join('\n');
+        expect(prompt).not.toMatch(/\[BEGINNING OF THE DOCUMENT\]/);
+        expect(prompt).not.toMatch(/^Correct:/m);
+      }
+    }
+  });
+
+  test('an invalid config fails the run at once, naming every bad field', async () => {
+    const runId = uniqueId('bad');
+    const failure = await stack
+      .withWorkers(() =>
+        stack.client.workflow.execute(selfPlayRun, {
+          workflowId: runId,
+          taskQueue: `${stack.queuePrefix}-orchestrator`,
+          args: [{ recipe: 'spice', groupSize: 1, sampling: { temprature: 0.7 }, pools: { orchestrator: `${stack.queuePrefix}-orchestrator`, rollout: 'x', trainer: 'y' } }],
+        }),
+      )
+      .catch((err: unknown) => err);
+    expect(failure).toBeInstanceOf(WorkflowFailedError);
+    const message = String((failure as WorkflowFailedError).cause?.message);
+    expect(message).toContain('groupSize');
+    expect(message).toContain('temprature');
+    expect((failure as WorkflowFailedError).cause).toMatchObject({ type: 'InvalidConfig', nonRetryable: true });
+  });
+
+  test('a new run resumes from another run’s last commit and continues its iteration count', async () => {
+    const source = uniqueId('source');
+    await stack.withWorkers(() => run(source, { iterations: 1 }));
+    const resumed = uniqueId('resumed');
+    const outcome = await stack.withWorkers(() => run(resumed, { iterations: 2, resumeFrom: source, training: { policy: source } }));
+    expect(outcome.lastCommitted).toBe(2);
+    expect(await getJson(stack.store, manifestKey(resumed, 1))).toBeUndefined();
+    expect(await getJson<Manifest>(stack.store, manifestKey(resumed, 2))).toMatchObject({ iteration: 2, policyVersion: 2 });
+  });
+});

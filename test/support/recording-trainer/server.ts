@@ -1,0 +1,179 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import type {
+  PolicyState,
+  TrainerError,
+  TrainingRow,
+  TrainStepMetrics,
+  TrainStepRequest,
+  TrainStepResponse,
+} from '../../../activities/clients/trainer-contract';
+import { BodyError, closer, fieldPath, listen, readJson, sendJson } from '../http-json';
+import { loadBatch, TrainerRefusal } from './batch';
+import { trainStepRequestSchema } from './schemas';
+import { emptyState, loadState, saveState, type StepRecord, type TrainerState } from './state';
+
+/**
+ * The training kernel's HTTP contract with the GPU work left out: it checks every request and batch as
+ * strictly as the kernel must, applies each idempotency key at most once (across its own restarts, given a
+ * state file), and records what it was asked, so a test can prove that no step was lost or applied twice.
+ */
+
+export interface RecordingTrainerOptions {
+  /** Where to persist versions and applied keys; without it the trainer forgets everything on close. */
+  stateFile?: string;
+  /** Reads a batch object by its URI (the tests read local files; the CLI reads file:// and s3://). */
+  readBatch: (uri: string) => Promise<Buffer>;
+  /** 0 (the default) lets the OS pick a free port. */
+  port?: number;
+  host?: string;
+}
+
+export interface RecordingTrainerStats {
+  appliedSteps: number;
+  /** How many times each key was applied: anything but 1 is a bug in the caller or the trainer. */
+  appliedByKey: Record<string, number>;
+  /** POST /v1/train/step requests received (since this process started). */
+  requests: number;
+  /** Requests answered with an earlier key's first response. */
+  duplicates: number;
+  /** Requests refused with an error. */
+  rejected: number;
+  steps: StepRecord[];
+}
+
+export interface RecordingTrainer {
+  url: string;
+  port: number;
+  stats(): RecordingTrainerStats;
+  close(): Promise<void>;
+}
+
+const BODY_LIMIT_BYTES = 1024 * 1024;
+
+function metricsOf(rows: readonly TrainingRow[], startedMs: number): TrainStepMetrics {
+  const mean = (values: number[]): number => values.reduce((sum, v) => sum + v, 0) / values.length;
+  const advantages = rows.map((r) => r.advantage);
+  return {
+    loss: -mean(advantages),
+    kl: 0,
+    clipFraction: 0,
+    gradNorm: Math.sqrt(mean(advantages.map((a) => a * a))),
+    tokens: Math.round(rows.reduce((sum, r) => sum + r.completion.length, 0) / 4),
+    seconds: (performance.now() - startedMs) / 1000,
+  };
+}
+
+function recordOf(request: TrainStepRequest, rows: readonly TrainingRow[]): StepRecord {
+  const roles: Record<string, number> = {};
+  for (const row of rows) roles[row.role] = (roles[row.role] ?? 0) + 1;
+  const { idempotencyKey: key, runId, iteration, policy, baseVersion } = request;
+  return { key, runId, iteration, policy, baseVersion, rows: rows.length, roles };
+}
+
+const sendError = (res: ServerResponse, status: number, type: string, message: string): void =>
+  sendJson(res, status, { error: { type, message } } satisfies TrainerError);
+
+export async function startRecordingTrainer(options: RecordingTrainerOptions): Promise<RecordingTrainer> {
+  const { stateFile, readBatch, port: wantedPort = 0, host = '127.0.0.1' } = options;
+  let state: TrainerState = stateFile ? await loadState(stateFile) : emptyState();
+  let requests = 0;
+  let duplicates = 0;
+  let rejected = 0;
+  // Steps run one at a time, as on a real trainer; it also makes "check the key, then apply" atomic.
+  let queue: Promise<unknown> = Promise.resolve();
+
+  const step = async (body: unknown): Promise<TrainStepResponse> => {
+    const parsed = trainStepRequestSchema.safeParse(body);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      const message = `${fieldPath(issue?.path ?? [])}: ${issue?.message ?? 'invalid request'}`;
+      throw new TrainerRefusal(400, 'invalid_request', message);
+    }
+    const request = parsed.data;
+    const first = state.responses[request.idempotencyKey];
+    if (first) {
+      duplicates++;
+      return { ...first, applied: false };
+    }
+    const current = state.versions[request.policy] ?? 0;
+    if (request.baseVersion !== current) {
+      throw new TrainerRefusal(
+        409,
+        'version_conflict',
+        `baseVersion: the batch was sampled from version ${request.baseVersion} of policy "${request.policy}", ` +
+          `which is at version ${current}`,
+      );
+    }
+    const started = performance.now();
+    const rows = await loadBatch(request.batch, readBatch);
+    const response: TrainStepResponse = {
+      idempotencyKey: request.idempotencyKey,
+      applied: true,
+      policyVersion: current + 1,
+      metrics: metricsOf(rows, started),
+    };
+    const next: TrainerState = {
+      versions: { ...state.versions, [request.policy]: current + 1 },
+      responses: { ...state.responses, [request.idempotencyKey]: response },
+      steps: [...state.steps, recordOf(request, rows)],
+    };
+    if (stateFile) await saveState(stateFile, next);
+    state = next;
+    return response;
+  };
+
+  const serially = <T>(work: () => Promise<T>): Promise<T> => {
+    const run = queue.then(work);
+    queue = run.catch(() => undefined);
+    return run;
+  };
+
+  const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+    const method = req.method ?? 'GET';
+    if (method === 'POST' && path === '/v1/train/step') {
+      requests++;
+      try {
+        const body = await readJson(req, BODY_LIMIT_BYTES);
+        return sendJson(res, 200, await serially(() => step(body)));
+      } catch (err) {
+        rejected++;
+        throw err;
+      }
+    }
+    const policy = /^\/v1\/policies\/(.+)$/.exec(path)?.[1];
+    if (method === 'GET' && policy !== undefined) {
+      const name = decodeURIComponent(policy);
+      return sendJson(res, 200, {
+        policy: name,
+        policyVersion: state.versions[name] ?? 0,
+      } satisfies PolicyState);
+    }
+    if (method === 'GET' && path === '/admin/stats') return sendJson(res, 200, stats());
+    return sendError(res, 404, 'not_found', `no route for ${method} ${path}`);
+  };
+
+  const stats = (): RecordingTrainerStats => {
+    const appliedByKey: Record<string, number> = {};
+    for (const s of state.steps) appliedByKey[s.key] = (appliedByKey[s.key] ?? 0) + 1;
+    return {
+      appliedSteps: state.steps.length,
+      appliedByKey,
+      requests,
+      duplicates,
+      rejected,
+      steps: [...state.steps],
+    };
+  };
+
+  const server = createServer((req, res) => {
+    route(req, res).catch((err: unknown) => {
+      if (err instanceof TrainerRefusal) sendError(res, err.status, err.type, err.message);
+      else if (err instanceof BodyError) sendError(res, err.status, 'invalid_request', err.message);
+      else sendError(res, 500, 'internal', err instanceof Error ? err.message : String(err));
+    });
+  });
+  const port = await listen(server, wantedPort, host);
+  return { url: `http://${host}:${port}`, port, stats, close: closer(server) };
+}

@@ -1,0 +1,127 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { bundleWorkflowCode, DefaultLogger, NativeConnection, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { InferencePool } from '../../activities/clients/inference';
+import { openStore, readObjectAtUri, type ObjectStore } from '../../activities/clients/storage';
+import { RECIPES } from '../../activities/recipes';
+import { createPoolWorkers, POOLS, queueNames, type Pool } from '../../workers/pools';
+import type { WorkerEnv } from '../../config/env';
+import { startScriptedLlm, type ScriptedLlm, type ScriptedLlmOptions } from './scripted-llm/server';
+import { startRecordingTrainer, type RecordingTrainer } from './recording-trainer/server';
+
+/**
+ * A whole stack for one test file, on the real servers of the global setup: Temporal, MinIO (under a
+ * fresh prefix), the scripted LLM and the recording trainer over real HTTP, and in-process workers running
+ * the real activities and workflows.
+ */
+export interface TestStack {
+  client: Client;
+  store: ObjectStore;
+  storageUri: string;
+  llm: ScriptedLlm;
+  trainer: RecordingTrainer;
+  queuePrefix: string;
+  /** The environment a worker process of this stack needs (for tests that spawn real worker processes). */
+  workerEnv: Record<string, string>;
+  /** A run config for this stack: pools, endpoints and small defaults, overridden by `overrides`. */
+  runConfig(overrides?: Record<string, unknown>): Record<string, unknown>;
+  /** Runs in-process workers for the given pools until `fn` settles. */
+  withWorkers<T>(fn: () => Promise<T>, pools?: readonly Pool[]): Promise<T>;
+  close(): Promise<void>;
+}
+
+let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
+/** Bundling the workflows takes seconds; do it once per test process. */
+export const workflowBundle = (): Promise<WorkflowBundleWithSourceMap> =>
+  (bundle ??= bundleWorkflowCode({
+    workflowsPath: require.resolve('../../workflows'),
+    logger: new DefaultLogger('WARN'),
+  }));
+
+export async function startStack(
+  options: { llm?: ScriptedLlmOptions; storage?: 's3' | 'local'; localDir?: string } = {},
+): Promise<TestStack> {
+  const address = required('TEMPORAL_ADDRESS');
+  const suffix = randomUUID().slice(0, 8);
+  const storageUri =
+    options.storage === 'local'
+      ? (options.localDir ?? mkdtempSync(path.join(os.tmpdir(), 'selfplay-store-')))
+      : `s3://${required('SELFPLAY_TEST_BUCKET')}/it-${suffix}`;
+  const store = openStore(storageUri);
+  const llm = await startScriptedLlm(options.llm ?? {});
+  const trainer = await startRecordingTrainer({ readBatch: readObjectAtUri });
+  const connection = await Connection.connect({ address });
+  const client = new Client({ connection });
+  const queuePrefix = `it-${suffix}`;
+  const env: WorkerEnv = {
+    storageUri,
+    inferenceUrl: llm.url,
+    inferenceModel: 'scripted-policy',
+    inferenceApiKey: 'EMPTY',
+    inferenceConcurrency: 64,
+    trainerUrl: trainer.url,
+  };
+
+  return {
+    client,
+    store,
+    storageUri,
+    llm,
+    trainer,
+    queuePrefix,
+    workerEnv: {
+      TEMPORAL_ADDRESS: address,
+      SELFPLAY_QUEUE_PREFIX: queuePrefix,
+      SELFPLAY_STORAGE: storageUri,
+      SELFPLAY_INFERENCE_URL: llm.url,
+      SELFPLAY_INFERENCE_MODEL: 'scripted-policy',
+      SELFPLAY_TRAINER_URL: trainer.url,
+    },
+    runConfig: (overrides = {}) => ({
+      recipe: 'spice',
+      batchSize: 8,
+      shardSize: 4,
+      groupSize: 4,
+      iterations: 3,
+      corpus: { uri: 'test/fixtures/corpus/small.jsonl' },
+      sampling: { maxTokens: 2048 },
+      pools: queueNames(queuePrefix),
+      inference: { requestTimeoutSeconds: 10, maxRetries: 3 },
+      timeouts: { heartbeatSeconds: 10, activityMaxAttempts: 5 },
+      ...overrides,
+    }),
+    async withWorkers(fn, pools = POOLS) {
+      const nativeConnection = await NativeConnection.connect({ address });
+      const workers = await createPoolWorkers({
+        connection: nativeConnection,
+        namespace: 'default',
+        pools,
+        queues: queueNames(queuePrefix),
+        deps: { store, env, inference: new InferencePool(), recipes: RECIPES },
+        workflowBundle: await workflowBundle(),
+      });
+      const running = workers.map((w) => w.run());
+      try {
+        return await fn();
+      } finally {
+        workers.forEach((w) => w.shutdown());
+        await Promise.all(running);
+        await nativeConnection.close();
+      }
+    },
+    async close() {
+      await Promise.all([llm.close(), trainer.close(), connection.close()]);
+    },
+  };
+}
+
+export const uniqueId = (prefix: string): string => `${prefix}-${randomUUID().slice(0, 8)}`;
+
+function required(name: string): string {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set: run the integration tests through jest's global setup`);
+  return value;
+}

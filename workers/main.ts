@@ -1,0 +1,48 @@
+import os from 'node:os';
+import { NativeConnection } from '@temporalio/worker';
+import { createPoolWorkers, POOLS, queueNames, type Pool } from './pools';
+import { depsFromEnv } from './deps';
+import { ensureSearchAttributes } from '../infra/temporal/search-attributes';
+
+/**
+ * Worker process: `tsx workers/main.ts [orchestrator,rollout,trainer]` (default: all three, for a local run).
+ *   TEMPORAL_ADDRESS (localhost:7233), TEMPORAL_NAMESPACE (default), SELFPLAY_QUEUE_PREFIX (selfplay),
+ *   SELFPLAY_POOLS (alternative to the argument), plus the storage/inference/trainer variables of config/env.ts.
+ * SIGINT/SIGTERM drain the workers: running activities finish or heartbeat out, nothing is lost.
+ */
+async function main(): Promise<void> {
+  const pools = parsePools(process.argv[2] ?? process.env.SELFPLAY_POOLS ?? POOLS.join(','));
+  const address = process.env.TEMPORAL_ADDRESS ?? 'localhost:7233';
+  const namespace = process.env.TEMPORAL_NAMESPACE ?? 'default';
+  const deps = depsFromEnv();
+  const connection = await NativeConnection.connect({ address });
+  if (pools.includes('orchestrator')) await ensureSearchAttributes(connection, namespace);
+  const workers = await createPoolWorkers({
+    connection,
+    namespace,
+    pools,
+    queues: queueNames(process.env.SELFPLAY_QUEUE_PREFIX),
+    deps,
+    identity: `${os.hostname()}:${process.pid}`,
+  });
+  console.log(`selfplay worker ${process.pid}: pools ${pools.join(', ')} on ${address}/${namespace}, storage ${deps.store.root}`);
+  try {
+    await Promise.all(workers.map((w) => w.run()));
+  } finally {
+    await connection.close();
+  }
+}
+
+function parsePools(spec: string): Pool[] {
+  const names = spec.split(',').map((s) => s.trim()).filter(Boolean);
+  const unknown = names.filter((n) => !(POOLS as readonly string[]).includes(n));
+  if (unknown.length || names.length === 0) {
+    throw new Error(`unknown pool(s) ${unknown.join(', ') || '(none given)'}: choose from ${POOLS.join(', ')}`);
+  }
+  return names as Pool[];
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
