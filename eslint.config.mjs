@@ -24,7 +24,10 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            { group: ['node:*', 'fs', 'path', 'crypto', 'http', 'https', 'os', 'child_process'], message: 'No Node APIs in workflows.' },
+            {
+              group: ['node:*', 'fs', 'path', 'crypto', 'http', 'https', 'os', 'child_process'],
+              message: 'No Node APIs in workflows.',
+            },
             { group: ['openai', '@aws-sdk/*', '**/clients/**'], message: 'No I/O clients in workflows.' },
           ],
         },
@@ -35,5 +38,9 @@ export default tseslint.config(
   {
     files: ['**/*.mjs', '**/*.js'],
     ...tseslint.configs.disableTypeChecked,
+  },
+  {
+    files: ['**/*.js'],
+    languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } },
   },
 );

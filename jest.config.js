@@ -9,7 +9,12 @@ module.exports = {
   testTimeout: 180000,
   maxWorkers: 2,
   projects: [
-    { displayName: 'unit', testEnvironment: 'node', transform, testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
+    {
+      displayName: 'unit',
+      testEnvironment: 'node',
+      transform,
+      testMatch: ['<rootDir>/test/unit/**/*.test.ts'],
+    },
     {
       displayName: 'integration',
       testEnvironment: 'node',

@@ -68,7 +68,11 @@ export async function main(): Promise<void> {
       pools: queues,
     };
     const t0 = performance.now();
-    await new Client({ connection }).workflow.execute(selfPlayRun, { workflowId: runId, taskQueue: queues.orchestrator, args: [config] });
+    await new Client({ connection }).workflow.execute(selfPlayRun, {
+      workflowId: runId,
+      taskQueue: queues.orchestrator,
+      args: [config],
+    });
     const wallSeconds = (performance.now() - t0) / 1000;
 
     const { completions, maxConcurrency } = llm.stats();
@@ -76,10 +80,16 @@ export async function main(): Promise<void> {
     const achieved = completions / wallSeconds;
     const busySeconds = completions / ideal;
     const manifest = await getJson<Manifest>(store, manifestKey(runId, 1));
-    console.log(`server: capacity ${CAPACITY} completions, ${LATENCY_MS} ms each -> at most ${ideal.toFixed(1)} completions/s`);
-    console.log(`iteration: ${completions} completions in ${wallSeconds.toFixed(2)} s (max concurrency seen ${maxConcurrency})`);
+    console.log(
+      `server: capacity ${CAPACITY} completions, ${LATENCY_MS} ms each -> at most ${ideal.toFixed(1)} completions/s`,
+    );
+    console.log(
+      `iteration: ${completions} completions in ${wallSeconds.toFixed(2)} s (max concurrency seen ${maxConcurrency})`,
+    );
     for (const [stage, t] of Object.entries(manifest?.metrics.stages ?? {})) {
-      console.log(`  ${stage.padEnd(8)} wall ${t.wallSeconds.toFixed(2)} s, busy ${t.busySeconds.toFixed(2)} s`);
+      console.log(
+        `  ${stage.padEnd(8)} wall ${t.wallSeconds.toFixed(2)} s, busy ${t.busySeconds.toFixed(2)} s`,
+      );
     }
     console.log(`achieved ${achieved.toFixed(1)} completions/s`);
     console.log(`orchestration_overhead_s ${(wallSeconds - busySeconds).toFixed(2)}`);

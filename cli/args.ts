@@ -23,7 +23,11 @@ export function applySet(config: Record<string, unknown>, assignment: string): v
 }
 
 /** Minimal flag parser: `--flag value`, repeated flags collect, bare words are positionals. */
-export function parseFlags(argv: string[]): { positionals: string[]; flags: Map<string, string[]>; switches: Set<string> } {
+export function parseFlags(argv: string[]): {
+  positionals: string[];
+  flags: Map<string, string[]>;
+  switches: Set<string>;
+} {
   const positionals: string[] = [];
   const flags = new Map<string, string[]>();
   const switches = new Set<string>();

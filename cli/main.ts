@@ -22,23 +22,36 @@ async function main(argv: string[]): Promise<void> {
 async function client(): Promise<Client> {
   const address = process.env.TEMPORAL_ADDRESS ?? 'localhost:7233';
   const connection = await Connection.connect({ address }).catch((err: unknown) => {
-    throw new UsageError(`cannot reach Temporal at ${address} (${String(err)}); start it with 'bash infra/local/temporal.sh start' or set TEMPORAL_ADDRESS`);
+    throw new UsageError(
+      `cannot reach Temporal at ${address} (${String(err)}); start it with 'bash infra/local/temporal.sh start' or set TEMPORAL_ADDRESS`,
+    );
   });
   return new Client({ connection, namespace: process.env.TEMPORAL_NAMESPACE ?? 'default' });
 }
 
 async function start(flags: Map<string, string[]>, wait: boolean): Promise<void> {
   const file = flags.get('--config')?.[0];
-  const config: Record<string, unknown> = file ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>) : {};
+  const config: Record<string, unknown> = file
+    ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>)
+    : {};
   const recipe = flags.get('--recipe')?.[0];
   if (recipe) config.recipe = recipe;
   for (const s of flags.get('--set') ?? []) applySet(config, s);
   const resolved = resolveRunConfig(config);
   if (!resolved.ok) throw new UsageError(`invalid run config:\n  ${resolved.problems.join('\n  ')}`);
-  const runId = flags.get('--id')?.[0] ?? resolved.config.runId ?? `${resolved.config.recipe}-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+  const runId =
+    flags.get('--id')?.[0] ??
+    resolved.config.runId ??
+    `${resolved.config.recipe}-${new Date().toISOString().replace(/[:.]/g, '-')}`;
   const c = await client();
-  const handle = await c.workflow.start(selfPlayRun, { workflowId: runId, taskQueue: resolved.config.pools.orchestrator, args: [config] });
-  console.log(`started run ${runId} (${resolved.config.recipe}, ${resolved.config.iterations} iterations) on task queue ${resolved.config.pools.orchestrator}`);
+  const handle = await c.workflow.start(selfPlayRun, {
+    workflowId: runId,
+    taskQueue: resolved.config.pools.orchestrator,
+    args: [config],
+  });
+  console.log(
+    `started run ${runId} (${resolved.config.recipe}, ${resolved.config.iterations} iterations) on task queue ${resolved.config.pools.orchestrator}`,
+  );
   if (!wait) return;
   let shown = 0;
   const result = handle.result();
@@ -46,16 +59,25 @@ async function start(flags: Map<string, string[]>, wait: boolean): Promise<void>
   void result.finally(() => (done = true)).catch(() => undefined);
   while (!done) {
     await Promise.race([result.catch(() => undefined), new Promise((r) => setTimeout(r, 1000))]);
-    const progress = await c.workflow.getHandle(runId).query(progressQuery).catch(() => undefined);
+    const progress = await c.workflow
+      .getHandle(runId)
+      .query(progressQuery)
+      .catch(() => undefined);
     for (const it of progress?.recent ?? []) {
       if (it.iteration <= shown) continue;
       shown = it.iteration;
-      const rewards = Object.entries(it.meanRewardByRole).map(([role, r]) => `${role} ${r.toFixed(3)}`).join(', ');
-      console.log(`iteration ${it.iteration} committed: valid tasks ${(100 * it.validTaskRate).toFixed(1)}%, mean reward ${rewards}, ${it.rows} training rows, ${it.seconds.toFixed(1)} s`);
+      const rewards = Object.entries(it.meanRewardByRole)
+        .map(([role, r]) => `${role} ${r.toFixed(3)}`)
+        .join(', ');
+      console.log(
+        `iteration ${it.iteration} committed: valid tasks ${(100 * it.validTaskRate).toFixed(1)}%, mean reward ${rewards}, ${it.rows} training rows, ${it.seconds.toFixed(1)} s`,
+      );
     }
   }
   const outcome = await result;
-  console.log(`run ${runId} completed: ${outcome.lastCommitted} iterations committed, policy version ${outcome.policyVersion}`);
+  console.log(
+    `run ${runId} completed: ${outcome.lastCommitted} iterations committed, policy version ${outcome.policyVersion}`,
+  );
 }
 
 async function status(runId: string): Promise<void> {

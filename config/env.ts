@@ -25,7 +25,9 @@ export interface WorkerEnv {
 export function loadWorkerEnv(env: NodeJS.ProcessEnv = process.env): WorkerEnv {
   const concurrency = Number(env.SELFPLAY_INFERENCE_CONCURRENCY ?? 64);
   if (!Number.isInteger(concurrency) || concurrency <= 0) {
-    throw new Error(`SELFPLAY_INFERENCE_CONCURRENCY must be a positive integer, got ${env.SELFPLAY_INFERENCE_CONCURRENCY}`);
+    throw new Error(
+      `SELFPLAY_INFERENCE_CONCURRENCY must be a positive integer, got ${env.SELFPLAY_INFERENCE_CONCURRENCY}`,
+    );
   }
   return {
     storageUri: env.SELFPLAY_STORAGE || '.selfplay/storage',
@@ -63,7 +65,9 @@ export function endpointFor(role: string, config: RunConfig, env: WorkerEnv): En
 export function trainerUrlFor(config: RunConfig, env: WorkerEnv): string {
   const url = config.training.trainerUrl ?? env.trainerUrl;
   if (!url) {
-    throw new MissingSetting('no training kernel: set training.trainerUrl in the run config or SELFPLAY_TRAINER_URL on the trainer workers');
+    throw new MissingSetting(
+      'no training kernel: set training.trainerUrl in the run config or SELFPLAY_TRAINER_URL on the trainer workers',
+    );
   }
   return url;
 }

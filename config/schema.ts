@@ -8,7 +8,9 @@ import { spicePreset } from './presets/spice';
  * API keys and S3 credentials come from the worker's environment.
  */
 
-const id = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, 'letters, digits, ".", "_" or "-" (max 128)');
+const id = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, 'letters, digits, ".", "_" or "-" (max 128)');
 const positiveInt = z.number().int().positive();
 /** Each shard adds a few activities to an iteration's history; this keeps it far below Temporal's limits. */
 export const MAX_SHARDS = 64;
@@ -35,79 +37,89 @@ const spiceParams = z.strictObject({
   dropZeroAdvantage: z.boolean(),
 });
 
-const runConfig = z.strictObject({
-  recipe: z.literal('spice'),
-  /** Storage prefix and child-workflow ids; defaults to the workflow id. */
-  runId: id.optional(),
-  seed: z.number().int().min(0).max(2 ** 31 - 1),
-  iterations: positiveInt.max(1_000_000),
-  /** B: documents per iteration. */
-  batchSize: positiveInt.max(100_000),
-  /** G: group size for every role. */
-  groupSize: z.number().int().min(2).max(256),
-  /** Documents per shard; shards flow through propose → gate → solve → judge independently. */
-  shardSize: positiveInt.max(10_000),
-  corpus: z.strictObject({
-    uri: z.string().min(1),
-    maxSegmentChars: positiveInt,
-    maxDocumentChars: positiveInt,
-  }),
-  sampling: z.strictObject({
-    temperature: z.number().min(0).max(5),
-    topP: z.number().gt(0).max(1),
-    maxTokens: positiveInt.max(1_000_000),
-  }),
-  inference: z.strictObject({
-    /** Endpoint for every role unless a role overrides it; unset fields come from the worker environment. */
-    default: endpoint,
-    roles: z.record(z.string(), endpoint),
-    requestTimeoutSeconds: z.number().positive(),
-    maxRetries: z.number().int().min(0).max(20),
-  }),
-  training: z.strictObject({
-    policy: id,
-    trainerUrl: z.url().optional(),
-    estimator: z.enum(['dr_grpo', 'grpo', 'rloo', 'reinforce', 'reinforce_pp']),
-    loss: z.strictObject({
-      type: z.enum(['ppo_clip', 'reinforce']),
-      normalization: z.enum(['dr_grpo', 'token_mean', 'sequence_mean']),
-      normalizerConstant: z.number().positive(),
-      clipLow: probability,
-      clipHigh: z.number().min(0),
-      klCoef: z.number().min(0),
+const runConfig = z
+  .strictObject({
+    recipe: z.literal('spice'),
+    /** Storage prefix and child-workflow ids; defaults to the workflow id. */
+    runId: id.optional(),
+    seed: z
+      .number()
+      .int()
+      .min(0)
+      .max(2 ** 31 - 1),
+    iterations: positiveInt.max(1_000_000),
+    /** B: documents per iteration. */
+    batchSize: positiveInt.max(100_000),
+    /** G: group size for every role. */
+    groupSize: z.number().int().min(2).max(256),
+    /** Documents per shard; shards flow through propose → gate → solve → judge independently. */
+    shardSize: positiveInt.max(10_000),
+    corpus: z.strictObject({
+      uri: z.string().min(1),
+      maxSegmentChars: positiveInt,
+      maxDocumentChars: positiveInt,
     }),
-    optimizer: z.strictObject({
-      learningRate: z.number().positive().max(1),
-      schedule: z.enum(['constant', 'warmup_constant']),
-      warmupSteps: z.number().int().min(0),
-      maxGradNorm: z.number().positive(),
-      weightDecay: z.number().min(0),
+    sampling: z.strictObject({
+      temperature: z.number().min(0).max(5),
+      topP: z.number().gt(0).max(1),
+      maxTokens: positiveInt.max(1_000_000),
     }),
-  }),
-  spice: spiceParams,
-  /** Where the judge stage runs: rule verifiers on the orchestrator pool, LLM judges on the rollout pool. */
-  judgePool: z.enum(['orchestrator', 'rollout']),
-  /** Task queues of the three worker pools. */
-  pools: z.strictObject({ orchestrator: z.string().min(1), rollout: z.string().min(1), trainer: z.string().min(1) }),
-  timeouts: z.strictObject({
-    /** Per attempt of a rollout shard (propose, solve, LLM judges). */
-    rolloutShardMinutes: z.number().positive(),
-    trainStepMinutes: z.number().positive(),
-    /** A worker that stops heartbeating for this long is presumed dead and its shard is retried elsewhere. */
-    heartbeatSeconds: z.number().positive(),
-    activityMaxAttempts: z.number().int().min(1).max(1000),
-  }),
-  /** The parent continues-as-new after this many iterations (or sooner when Temporal suggests it). */
-  continueAsNewEvery: positiveInt.max(1000),
-  /** Continue a run from its last (or a given) committed iteration: `"runId"` or `{runId, iteration}`. */
-  resumeFrom: z
-    .union([id, z.strictObject({ runId: id, iteration: z.number().int().min(0).optional() })])
-    .transform((v) => (typeof v === 'string' ? { runId: v } : v))
-    .optional(),
-}).refine((c) => Math.ceil(c.batchSize / c.shardSize) <= MAX_SHARDS, {
-  path: ['shardSize'],
-  message: `batchSize / shardSize must give at most ${MAX_SHARDS} shards, so an iteration's history stays small; raise shardSize`,
-});
+    inference: z.strictObject({
+      /** Endpoint for every role unless a role overrides it; unset fields come from the worker environment. */
+      default: endpoint,
+      roles: z.record(z.string(), endpoint),
+      requestTimeoutSeconds: z.number().positive(),
+      maxRetries: z.number().int().min(0).max(20),
+    }),
+    training: z.strictObject({
+      policy: id,
+      trainerUrl: z.url().optional(),
+      estimator: z.enum(['dr_grpo', 'grpo', 'rloo', 'reinforce', 'reinforce_pp']),
+      loss: z.strictObject({
+        type: z.enum(['ppo_clip', 'reinforce']),
+        normalization: z.enum(['dr_grpo', 'token_mean', 'sequence_mean']),
+        normalizerConstant: z.number().positive(),
+        clipLow: probability,
+        clipHigh: z.number().min(0),
+        klCoef: z.number().min(0),
+      }),
+      optimizer: z.strictObject({
+        learningRate: z.number().positive().max(1),
+        schedule: z.enum(['constant', 'warmup_constant']),
+        warmupSteps: z.number().int().min(0),
+        maxGradNorm: z.number().positive(),
+        weightDecay: z.number().min(0),
+      }),
+    }),
+    spice: spiceParams,
+    /** Where the judge stage runs: rule verifiers on the orchestrator pool, LLM judges on the rollout pool. */
+    judgePool: z.enum(['orchestrator', 'rollout']),
+    /** Task queues of the three worker pools. */
+    pools: z.strictObject({
+      orchestrator: z.string().min(1),
+      rollout: z.string().min(1),
+      trainer: z.string().min(1),
+    }),
+    timeouts: z.strictObject({
+      /** Per attempt of a rollout shard (propose, solve, LLM judges). */
+      rolloutShardMinutes: z.number().positive(),
+      trainStepMinutes: z.number().positive(),
+      /** A worker that stops heartbeating for this long is presumed dead and its shard is retried elsewhere. */
+      heartbeatSeconds: z.number().positive(),
+      activityMaxAttempts: z.number().int().min(1).max(1000),
+    }),
+    /** The parent continues-as-new after this many iterations (or sooner when Temporal suggests it). */
+    continueAsNewEvery: positiveInt.max(1000),
+    /** Continue a run from its last (or a given) committed iteration: `"runId"` or `{runId, iteration}`. */
+    resumeFrom: z
+      .union([id, z.strictObject({ runId: id, iteration: z.number().int().min(0).optional() })])
+      .transform((v) => (typeof v === 'string' ? { runId: v } : v))
+      .optional(),
+  })
+  .refine((c) => Math.ceil(c.batchSize / c.shardSize) <= MAX_SHARDS, {
+    path: ['shardSize'],
+    message: `batchSize / shardSize must give at most ${MAX_SHARDS} shards, so an iteration's history stays small; raise shardSize`,
+  });
 
 export type RunConfig = z.output<typeof runConfig>;
 export type RecipeName = RunConfig['recipe'];
@@ -121,7 +133,12 @@ const commonDefaults = {
   inference: { default: {}, roles: {}, requestTimeoutSeconds: 600, maxRetries: 5 },
   training: { policy: 'policy' },
   pools: { orchestrator: 'selfplay-orchestrator', rollout: 'selfplay-rollout', trainer: 'selfplay-trainer' },
-  timeouts: { rolloutShardMinutes: 240, trainStepMinutes: 120, heartbeatSeconds: 120, activityMaxAttempts: 10 },
+  timeouts: {
+    rolloutShardMinutes: 240,
+    trainStepMinutes: 120,
+    heartbeatSeconds: 120,
+    activityMaxAttempts: 10,
+  },
   continueAsNewEvery: 10,
   judgePool: 'rollout',
 };
@@ -139,7 +156,9 @@ export function resolveRunConfig(input: unknown): ConfigResult {
   if (typeof recipe !== 'string' || !(RECIPES as readonly string[]).includes(recipe)) {
     return {
       ok: false,
-      problems: [`recipe: expected one of ${RECIPES.map((r) => JSON.stringify(r)).join(', ')}, got ${JSON.stringify(recipe)}`],
+      problems: [
+        `recipe: expected one of ${RECIPES.map((r) => JSON.stringify(r)).join(', ')}, got ${JSON.stringify(recipe)}`,
+      ],
     };
   }
   const merged = deepMerge(deepMerge(commonDefaults, presets[recipe as RecipeName]), input);
@@ -147,7 +166,9 @@ export function resolveRunConfig(input: unknown): ConfigResult {
   if (parsed.success) return { ok: true, config: parsed.data };
   return {
     ok: false,
-    problems: parsed.error.issues.map((issue) => `${issue.path.map(String).join('.') || 'config'}: ${issue.message}`),
+    problems: parsed.error.issues.map(
+      (issue) => `${issue.path.map(String).join('.') || 'config'}: ${issue.message}`,
+    ),
   };
 }
 

@@ -25,7 +25,9 @@ async function main(): Promise<void> {
     deps,
     identity: `${os.hostname()}:${process.pid}`,
   });
-  console.log(`selfplay worker ${process.pid}: pools ${pools.join(', ')} on ${address}/${namespace}, storage ${deps.store.root}`);
+  console.log(
+    `selfplay worker ${process.pid}: pools ${pools.join(', ')} on ${address}/${namespace}, storage ${deps.store.root}`,
+  );
   try {
     await Promise.all(workers.map((w) => w.run()));
   } finally {
@@ -34,10 +36,15 @@ async function main(): Promise<void> {
 }
 
 function parsePools(spec: string): Pool[] {
-  const names = spec.split(',').map((s) => s.trim()).filter(Boolean);
+  const names = spec
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const unknown = names.filter((n) => !(POOLS as readonly string[]).includes(n));
   if (unknown.length || names.length === 0) {
-    throw new Error(`unknown pool(s) ${unknown.join(', ') || '(none given)'}: choose from ${POOLS.join(', ')}`);
+    throw new Error(
+      `unknown pool(s) ${unknown.join(', ') || '(none given)'}: choose from ${POOLS.join(', ')}`,
+    );
   }
   return names as Pool[];
 }

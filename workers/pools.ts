@@ -6,7 +6,11 @@ export type Pool = (typeof POOLS)[number];
 
 /** Task queue names: `{prefix}-orchestrator` etc. They must match the run config's `pools` (same defaults). */
 export function queueNames(prefix = 'selfplay'): Record<Pool, string> {
-  return { orchestrator: `${prefix}-orchestrator`, rollout: `${prefix}-rollout`, trainer: `${prefix}-trainer` };
+  return {
+    orchestrator: `${prefix}-orchestrator`,
+    rollout: `${prefix}-rollout`,
+    trainer: `${prefix}-trainer`,
+  };
 }
 
 export interface PoolWorkersOptions {

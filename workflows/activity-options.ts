@@ -3,7 +3,13 @@ import type { Activities } from '../activities';
 import type { RunConfig } from '../config/schema';
 
 /** Errors no retry can fix: they fail the stage at once, with the activity's message. */
-const nonRetryableErrorTypes = ['InvalidConfig', 'InvalidInput', 'UnknownModel', 'ContractViolation', 'VersionConflict'];
+const nonRetryableErrorTypes = [
+  'InvalidConfig',
+  'InvalidInput',
+  'UnknownModel',
+  'ContractViolation',
+  'VersionConflict',
+];
 
 /** Activity stubs for the three pools, with timeouts and retries taken from the run config. */
 export function poolActivities(config: RunConfig) {

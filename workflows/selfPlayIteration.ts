@@ -20,7 +20,9 @@ export async function selfPlayIteration(input: IterationInput): Promise<Iteratio
   const timer = new StageTimer();
   const started = Date.now();
 
-  const plan = await timer.time('plan', () => pools.orchestrator.plan({ runId, iteration, config, policyVersion }));
+  const plan = await timer.time('plan', () =>
+    pools.orchestrator.plan({ runId, iteration, config, policyVersion }),
+  );
   const shardResults = await Promise.all(
     plan.shards.map(async ({ shard }) => {
       const stageInput = { runId, iteration, shard, config, policyVersion };
@@ -115,7 +117,8 @@ class StageTimer {
 
   timings(): Partial<Record<StageName, StageTiming>> {
     const out: Partial<Record<StageName, StageTiming>> = {};
-    for (const [stage, s] of this.spans) out[stage] = { wallSeconds: (s.last - s.first) / 1000, busySeconds: s.busy / 1000 };
+    for (const [stage, s] of this.spans)
+      out[stage] = { wallSeconds: (s.last - s.first) / 1000, busySeconds: s.busy / 1000 };
     return out;
   }
 }

@@ -55,7 +55,8 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
   };
   setHandler(progressQuery, () => progress);
 
-  const start: RunStart = carry ?? (await poolActivities(config).orchestrator.loadRunStart({ runId, config }));
+  const start: RunStart =
+    carry ?? (await poolActivities(config).orchestrator.loadRunStart({ runId, config }));
   const recent: IterationResult[] = carry?.recent ?? [];
   let policyVersion = start.policyVersion;
   let recipeStateKey = start.recipeStateKey;
@@ -78,7 +79,9 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
     const result = await executeChild(selfPlayIteration, {
       workflowId: `${runId}/iter-${String(n).padStart(6, '0')}`,
       taskQueue: config.pools.orchestrator,
-      args: [{ v: 1, runId, iteration: n, config, policyVersion, ...(recipeStateKey ? { recipeStateKey } : {}) }],
+      args: [
+        { v: 1, runId, iteration: n, config, policyVersion, ...(recipeStateKey ? { recipeStateKey } : {}) },
+      ],
     });
     policyVersion = result.policyVersion;
     recipeStateKey = result.recipeStateKey;
@@ -90,7 +93,12 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
     const more = n < config.iterations;
     if (more && (sinceStart >= config.continueAsNewEvery || workflowInfo().continueAsNewSuggested)) {
       await condition(allHandlersFinished);
-      const next: RunCarry = { nextIteration: n + 1, policyVersion, recent, ...(recipeStateKey ? { recipeStateKey } : {}) };
+      const next: RunCarry = {
+        nextIteration: n + 1,
+        policyVersion,
+        recent,
+        ...(recipeStateKey ? { recipeStateKey } : {}),
+      };
       if (start.resumedFrom) next.resumedFrom = start.resumedFrom;
       return continueAsNew<typeof selfPlayRun>(configForContinuation(config), next);
     }

@@ -64,7 +64,9 @@ export class InferenceEndpoint implements LlmCaller {
     if (this.settings.supportsN || request.n === 1) return this.send(request);
     // One request per sample, seeds seed..seed+n-1, so the answers stay deterministic.
     const parts = await Promise.all(
-      Array.from({ length: request.n }, (_, i) => this.send({ ...request, n: 1, seed: (request.seed + i) >>> 0 })),
+      Array.from({ length: request.n }, (_, i) =>
+        this.send({ ...request, n: 1, seed: (request.seed + i) >>> 0 }),
+      ),
     );
     return parts.flat();
   }
@@ -77,7 +79,9 @@ export class InferenceEndpoint implements LlmCaller {
       } catch (err) {
         if (!isRetryable(err)) throw classify(err, this.settings);
         if (attempt >= this.settings.maxRetries) {
-          throw new Error(`${describe(this.settings)}: ${errorText(err)} (gave up after ${attempt + 1} attempts)`);
+          throw new Error(
+            `${describe(this.settings)}: ${errorText(err)} (gave up after ${attempt + 1} attempts)`,
+          );
         }
       } finally {
         release();
@@ -141,7 +145,10 @@ function classify(err: unknown, settings: EndpointSettings): Error {
     );
   }
   if (err instanceof OpenAI.APIError) {
-    return nonRetryable(NON_RETRYABLE.invalidInput, `${describe(settings)}: request rejected: ${errorText(err)}`);
+    return nonRetryable(
+      NON_RETRYABLE.invalidInput,
+      `${describe(settings)}: request rejected: ${errorText(err)}`,
+    );
   }
   return err instanceof Error ? err : new Error(String(err));
 }

@@ -29,7 +29,9 @@ export class TrainerClient {
           method,
           headers: body === undefined ? {} : { 'content-type': 'application/json' },
           body: body === undefined ? undefined : JSON.stringify(body),
-          signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(this.options.timeoutMs)]) : AbortSignal.timeout(this.options.timeoutMs),
+          signal: signal
+            ? AbortSignal.any([signal, AbortSignal.timeout(this.options.timeoutMs)])
+            : AbortSignal.timeout(this.options.timeoutMs),
         });
         const text = await response.text();
         if (response.ok) return parseJson<T>(text, url);
@@ -37,8 +39,16 @@ export class TrainerClient {
         if (response.status === 409) {
           throw nonRetryable(NON_RETRYABLE.versionConflict, `trainer ${url}: ${message}`);
         }
-        if (response.status >= 400 && response.status < 500 && response.status !== 408 && response.status !== 429) {
-          throw nonRetryable(NON_RETRYABLE.contractViolation, `trainer ${url} refused the request: ${message}`);
+        if (
+          response.status >= 400 &&
+          response.status < 500 &&
+          response.status !== 408 &&
+          response.status !== 429
+        ) {
+          throw nonRetryable(
+            NON_RETRYABLE.contractViolation,
+            `trainer ${url} refused the request: ${message}`,
+          );
         }
         failure = `HTTP ${response.status}: ${message}`;
       } catch (err) {

@@ -7,7 +7,8 @@ export class WeightedSemaphore {
   private readonly waiters: Array<{ weight: number; wake: () => void }> = [];
 
   constructor(readonly capacity: number) {
-    if (!Number.isInteger(capacity) || capacity <= 0) throw new RangeError(`capacity must be a positive integer`);
+    if (!Number.isInteger(capacity) || capacity <= 0)
+      throw new RangeError(`capacity must be a positive integer`);
     this.available = capacity;
   }
 

@@ -66,10 +66,17 @@ export function commitActivities(deps: ActivityDeps) {
       const from = config.resumeFrom;
       if (!from || (from.runId === runId && from.iteration === undefined)) {
         if (!ownLatest) {
-          if (from) throw nonRetryable(NON_RETRYABLE.invalidConfig, `resumeFrom: run "${from.runId}" has no committed iteration in ${store.root}`);
+          if (from)
+            throw nonRetryable(
+              NON_RETRYABLE.invalidConfig,
+              `resumeFrom: run "${from.runId}" has no committed iteration in ${store.root}`,
+            );
           return { nextIteration: 1, policyVersion: 0 };
         }
-        return startAfter(await mustRead(runId, ownLatest.iteration), runId !== from?.runId ? undefined : from.runId);
+        return startAfter(
+          await mustRead(runId, ownLatest.iteration),
+          runId !== from?.runId ? undefined : from.runId,
+        );
       }
       if (from.runId === runId) {
         throw nonRetryable(
@@ -84,9 +91,13 @@ export function commitActivities(deps: ActivityDeps) {
           `runId: run "${runId}" already has commits up to iteration ${ownLatest.iteration}; choose a new runId to resume "${from.runId}"`,
         );
       }
-      const iteration = from.iteration ?? (await getJson<LatestPointer>(store, latestKey(from.runId)))?.iteration;
+      const iteration =
+        from.iteration ?? (await getJson<LatestPointer>(store, latestKey(from.runId)))?.iteration;
       if (iteration === undefined) {
-        throw nonRetryable(NON_RETRYABLE.invalidConfig, `resumeFrom: run "${from.runId}" has no committed iteration in ${store.root}`);
+        throw nonRetryable(
+          NON_RETRYABLE.invalidConfig,
+          `resumeFrom: run "${from.runId}" has no committed iteration in ${store.root}`,
+        );
       }
       return startAfter(await mustRead(from.runId, iteration), from.runId);
     },
@@ -95,7 +106,10 @@ export function commitActivities(deps: ActivityDeps) {
   async function mustRead(runId: string, iteration: number): Promise<Manifest> {
     const manifest = await readManifest(runId, iteration);
     if (!manifest) {
-      throw nonRetryable(NON_RETRYABLE.invalidConfig, `resumeFrom: run "${runId}" has no committed iteration ${iteration} (${store.uri(manifestKey(runId, iteration))})`);
+      throw nonRetryable(
+        NON_RETRYABLE.invalidConfig,
+        `resumeFrom: run "${runId}" has no committed iteration ${iteration} (${store.uri(manifestKey(runId, iteration))})`,
+      );
     }
     return manifest;
   }

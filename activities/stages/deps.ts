@@ -17,7 +17,10 @@ export interface ActivityDeps {
 export function recipeFor(deps: ActivityDeps, config: RunConfig): AnyRecipe {
   const recipe = deps.recipes[config.recipe];
   if (!recipe) {
-    throw nonRetryable(NON_RETRYABLE.invalidConfig, `this worker has no recipe "${config.recipe}"; it has ${Object.keys(deps.recipes).join(', ')}`);
+    throw nonRetryable(
+      NON_RETRYABLE.invalidConfig,
+      `this worker has no recipe "${config.recipe}"; it has ${Object.keys(deps.recipes).join(', ')}`,
+    );
   }
   return recipe;
 }

@@ -29,21 +29,33 @@ export function planActivities(deps: ActivityDeps) {
         maxSegmentChars: config.corpus.maxSegmentChars,
         maxDocumentChars: config.corpus.maxDocumentChars,
       }).catch((err: unknown) => {
-        throw nonRetryable(NON_RETRYABLE.invalidConfig, `corpus.uri ${config.corpus.uri}: ${err instanceof Error ? err.message : String(err)}`);
+        throw nonRetryable(
+          NON_RETRYABLE.invalidConfig,
+          `corpus.uri ${config.corpus.uri}: ${err instanceof Error ? err.message : String(err)}`,
+        );
       });
       if (corpus.segments.length === 0) {
-        throw nonRetryable(NON_RETRYABLE.invalidConfig, `corpus.uri ${config.corpus.uri} has no usable documents (skipped: ${JSON.stringify(corpus.stats.skipped)})`);
+        throw nonRetryable(
+          NON_RETRYABLE.invalidConfig,
+          `corpus.uri ${config.corpus.uri} has no usable documents (skipped: ${JSON.stringify(corpus.stats.skipped)})`,
+        );
       }
-      const sampled = sampleSegments(corpus.segments, config.batchSize, seededRng(config.seed, iteration, 'plan'));
+      const sampled = sampleSegments(
+        corpus.segments,
+        config.batchSize,
+        seededRng(config.seed, iteration, 'plan'),
+      );
       const shards: PlanResult['shards'] = [];
       for (let shard = 0; shard < count; shard++) {
-        const docs: PlanDocument[] = sampled.slice(shard * config.shardSize, (shard + 1) * config.shardSize).map((segment, unit) => ({
-          unit,
-          docIndex: shard * config.shardSize + unit,
-          segmentId: segment.id,
-          docId: segment.docId,
-          text: segment.text,
-        }));
+        const docs: PlanDocument[] = sampled
+          .slice(shard * config.shardSize, (shard + 1) * config.shardSize)
+          .map((segment, unit) => ({
+            unit,
+            docIndex: shard * config.shardSize + unit,
+            segmentId: segment.id,
+            docId: segment.docId,
+            text: segment.text,
+          }));
         const key = shardKey(runId, iteration, 'plan', shard);
         if (!(await getJsonl(deps.store, key))) await putJsonl(deps.store, key, docs);
         shards.push({ shard, documents: docs.length });

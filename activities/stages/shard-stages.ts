@@ -14,7 +14,12 @@ import type { PlanDocument, Unit } from '../recipes/types';
 export function shardStageActivities(deps: ActivityDeps) {
   const { store } = deps;
   const started = (): number => Date.now();
-  const result = (stage: ShardStageResult['stage'], input: ShardStageInput, t0: number, out: { key: string; records: Unit[]; reusedUnits: number }): ShardStageResult => ({
+  const result = (
+    stage: ShardStageResult['stage'],
+    input: ShardStageInput,
+    t0: number,
+    out: { key: string; records: Unit[]; reusedUnits: number },
+  ): ShardStageResult => ({
     stage,
     shard: input.shard,
     key: out.key,
@@ -24,7 +29,8 @@ export function shardStageActivities(deps: ActivityDeps) {
     metrics: recipeFor(deps, input.config).summarize(stage as 'propose', out.records),
   });
   const ctxFor = (input: ShardStageInput) => recipeContext(deps, input, Context.current().cancellationSignal);
-  const read = <T>(input: ShardStageInput, stage: string) => readShard<T>(store, input.runId, input.iteration, stage, input.shard);
+  const read = <T>(input: ShardStageInput, stage: string) =>
+    readShard<T>(store, input.runId, input.iteration, stage, input.shard);
 
   return {
     /** The policy writes tasks from each sampled document. Rollout pool. */
@@ -33,7 +39,13 @@ export function shardStageActivities(deps: ActivityDeps) {
       const recipe = recipeFor(deps, input.config);
       const ctx = ctxFor(input);
       const plan = await read<PlanDocument>(input, 'plan');
-      const out = await runShardUnits({ store, ...input, stage: 'propose', inputs: plan, work: (doc) => recipe.propose(ctx, doc) });
+      const out = await runShardUnits({
+        store,
+        ...input,
+        stage: 'propose',
+        inputs: plan,
+        work: (doc) => recipe.propose(ctx, doc),
+      });
       return result('propose', input, t0, out);
     },
 
@@ -43,9 +55,13 @@ export function shardStageActivities(deps: ActivityDeps) {
       const recipe = recipeFor(deps, input.config);
       const key = shardKey(input.runId, input.iteration, 'gate', input.shard);
       const existing = await getJsonl<Unit>(store, key);
-      if (existing) return result('gate', input, t0, { key, records: existing, reusedUnits: existing.length });
-      const [plan, proposals] = await Promise.all([read<PlanDocument>(input, 'plan'), read<Unit>(input, 'propose')]);
-      const records = await recipe.gate(ctxFor(input), plan, proposals);
+      if (existing)
+        return result('gate', input, t0, { key, records: existing, reusedUnits: existing.length });
+      const [plan, proposals] = await Promise.all([
+        read<PlanDocument>(input, 'plan'),
+        read<Unit>(input, 'propose'),
+      ]);
+      const records: Unit[] = (await recipe.gate(ctxFor(input), plan, proposals)) as Unit[];
       await putJsonl(store, key, records);
       return result('gate', input, t0, { key, records, reusedUnits: 0 });
     },
@@ -56,7 +72,13 @@ export function shardStageActivities(deps: ActivityDeps) {
       const recipe = recipeFor(deps, input.config);
       const ctx = ctxFor(input);
       const gated = await read<Unit>(input, 'gate');
-      const out = await runShardUnits({ store, ...input, stage: 'solve', inputs: gated, work: (g) => recipe.solve(ctx, g) });
+      const out = await runShardUnits({
+        store,
+        ...input,
+        stage: 'solve',
+        inputs: gated,
+        work: (g) => recipe.solve(ctx, g),
+      });
       return result('solve', input, t0, out);
     },
 

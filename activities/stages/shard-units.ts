@@ -28,7 +28,9 @@ export interface ShardUnitsResult<O> {
   reusedUnits: number;
 }
 
-export async function runShardUnits<I extends Unit, O extends Unit>(spec: ShardUnitsSpec<I, O>): Promise<ShardUnitsResult<O>> {
+export async function runShardUnits<I extends Unit, O extends Unit>(
+  spec: ShardUnitsSpec<I, O>,
+): Promise<ShardUnitsResult<O>> {
   const { store, runId, iteration, stage, shard, inputs } = spec;
   const key = shardKey(runId, iteration, stage, shard);
   const done = await getJsonl<O>(store, key);
@@ -37,7 +39,8 @@ export async function runShardUnits<I extends Unit, O extends Unit>(spec: ShardU
   const partKeys = new Set(await store.list(`${key.replace(/\.jsonl\.gz$/, '')}/`));
   const results = new Map<number, O>();
   let reusedUnits = 0;
-  const heartbeat = (): void => Context.current().heartbeat({ stage, shard, done: results.size, total: inputs.length });
+  const heartbeat = (): void =>
+    Context.current().heartbeat({ stage, shard, done: results.size, total: inputs.length });
 
   await Promise.all(
     inputs.map(async (input) => {
@@ -61,9 +64,16 @@ export async function runShardUnits<I extends Unit, O extends Unit>(spec: ShardU
 }
 
 /** Reads a shard output another stage wrote; its absence means the workflow ran stages out of order. */
-export async function readShard<T>(store: ObjectStore, runId: string, iteration: number, stage: string, shard: number): Promise<T[]> {
+export async function readShard<T>(
+  store: ObjectStore,
+  runId: string,
+  iteration: number,
+  stage: string,
+  shard: number,
+): Promise<T[]> {
   const key = shardKey(runId, iteration, stage, shard);
   const rows = await getJsonl<T>(store, key);
-  if (!rows) throw new Error(`${store.uri(key)} is missing: stage "${stage}" has not finished shard ${shard}`);
+  if (!rows)
+    throw new Error(`${store.uri(key)} is missing: stage "${stage}" has not finished shard ${shard}`);
   return rows;
 }

@@ -15,7 +15,13 @@ export function updateActivities(deps: ActivityDeps) {
       const t0 = Date.now();
       const { config } = input;
       if (input.rows === 0) {
-        return { policyVersion: input.policyVersion, applied: false, skipped: 'empty_batch', train: {}, seconds: 0 };
+        return {
+          policyVersion: input.policyVersion,
+          applied: false,
+          skipped: 'empty_batch',
+          train: {},
+          seconds: 0,
+        };
       }
       let url: string;
       try {
@@ -30,7 +36,10 @@ export function updateActivities(deps: ActivityDeps) {
       });
       const ctx = Context.current();
       // The step can take minutes; heartbeat while it runs so a dead worker is noticed, a live one is not.
-      const beat = setInterval(() => ctx.heartbeat({ waiting: 'train_step' }), Math.max(1000, (config.timeouts.heartbeatSeconds * 1000) / 3));
+      const beat = setInterval(
+        () => ctx.heartbeat({ waiting: 'train_step' }),
+        Math.max(1000, (config.timeouts.heartbeatSeconds * 1000) / 3),
+      );
       try {
         const response = await trainer.trainStep(
           {

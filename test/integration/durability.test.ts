@@ -24,7 +24,14 @@ const G = 4;
 /** The fingerprints of the Reasoner requests behind solve records: what the scripted server counted. */
 function solveFingerprints(records: SpiceSolved[], seed: number, iteration: number): string[] {
   return records.flatMap((r) =>
-    r.answers.map((a) => fingerprintOf(SPICE_CALLS.reason, a.messages, seedOf(seed, iteration, 'solve', r.docIndex, a.trajectory), G)),
+    r.answers.map((a) =>
+      fingerprintOf(
+        SPICE_CALLS.reason,
+        a.messages,
+        seedOf(seed, iteration, 'solve', r.docIndex, a.trajectory),
+        G,
+      ),
+    ),
   );
 }
 
@@ -84,12 +91,18 @@ describe('durability', () => {
     const client = new Client({ connection });
     let worker = spawnWorker(env());
     try {
-      const handle = await client.workflow.start(selfPlayRun, { workflowId: runId, taskQueue: config.pools.orchestrator, args: [config] });
+      const handle = await client.workflow.start(selfPlayRun, {
+        workflowId: runId,
+        taskQueue: config.pools.orchestrator,
+        args: [config],
+      });
 
       // Kill once both shards have proposed and some, not all, of iteration 1's solve units are stored.
       const solvePrefix = shardKey(runId, 1, 'solve', 0).replace(/shard-0000\.jsonl\.gz$/, '');
       await waitFor('solve units in storage', async () => {
-        const proposed = (await Promise.all([0, 1].map((s) => store.exists(shardKey(runId, 1, 'propose', s))))).every(Boolean);
+        const proposed = (
+          await Promise.all([0, 1].map((s) => store.exists(shardKey(runId, 1, 'propose', s))))
+        ).every(Boolean);
         const units = (await store.list(solvePrefix)).filter((k) => k.includes('/unit-'));
         return proposed && units.length >= 2;
       });
@@ -110,8 +123,12 @@ describe('durability', () => {
       for (const fp of protectedPrints) expect(after.fingerprintCounts[fp]).toBe(1);
       // Every request sent twice is an iteration-1 Reasoner request of a unit that was not stored when the
       // worker died: proposals and stored units were never regenerated.
-      const solved = (await Promise.all([0, 1].map((s) => getJsonl<SpiceSolved>(store, shardKey(runId, 1, 'solve', s))))).flatMap((r) => r ?? []);
-      const redoable = new Set(solveFingerprints(solved, config.seed, 1).filter((fp) => !protectedPrints.includes(fp)));
+      const solved = (
+        await Promise.all([0, 1].map((s) => getJsonl<SpiceSolved>(store, shardKey(runId, 1, 'solve', s))))
+      ).flatMap((r) => r ?? []);
+      const redoable = new Set(
+        solveFingerprints(solved, config.seed, 1).filter((fp) => !protectedPrints.includes(fp)),
+      );
       for (const fp of Object.keys(after.duplicates)) {
         expect(redoable.has(fp)).toBe(true);
         expect(before.fingerprintCounts[fp]).toBe(1);
@@ -139,7 +156,10 @@ describe('durability', () => {
         taskQueue: config.pools.orchestrator,
         args: [config],
       });
-      await waitFor('iteration 1 committed', async () => ((await getJson<{ iteration: number }>(store, latestKey(runId)))?.iteration ?? 0) >= 1);
+      await waitFor(
+        'iteration 1 committed',
+        async () => ((await getJson<{ iteration: number }>(store, latestKey(runId)))?.iteration ?? 0) >= 1,
+      );
       const committed = await getJson<Manifest>(store, manifestKey(runId, 1));
 
       // Crash everything: worker, Temporal, the LLM server and the trainer (which keeps a state file).
@@ -153,12 +173,14 @@ describe('durability', () => {
       trainer = await startRecordingTrainer({ readBatch: readObjectAtUri, stateFile });
       worker = spawnWorker(env());
       connection = await Connection.connect({ address: temporal.address });
-      const outcome = await new Client({ connection }).workflow.getHandle(runId).result();
+      const outcome = await new Client({ connection }).workflow.getHandle<typeof selfPlayRun>(runId).result();
 
       expect(outcome.lastCommitted).toBe(3);
       expect(await getJson<Manifest>(store, manifestKey(runId, 1))).toEqual(committed);
       // Iteration 1's rollouts were never requested from the restarted LLM server.
-      const solved = (await Promise.all([0, 1].map((s) => getJsonl<SpiceSolved>(store, shardKey(runId, 1, 'solve', s))))).flatMap((r) => r ?? []);
+      const solved = (
+        await Promise.all([0, 1].map((s) => getJsonl<SpiceSolved>(store, shardKey(runId, 1, 'solve', s))))
+      ).flatMap((r) => r ?? []);
       const prints = solveFingerprints(solved, config.seed, 1);
       expect(prints.length).toBeGreaterThan(0);
       for (const fp of prints) expect(llm.stats().fingerprintCounts[fp]).toBeUndefined();

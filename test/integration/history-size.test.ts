@@ -9,14 +9,15 @@ function payloadSizes(value: unknown, out: number[] = []): number[] {
   if (value instanceof Uint8Array || value === null || typeof value !== 'object') return out;
   const record = value as Record<string, unknown>;
   if (record.data instanceof Uint8Array && 'metadata' in record) {
-    out.push(temporal.api.common.v1.Payload.encode(record as temporal.api.common.v1.IPayload).finish().length);
+    out.push(temporal.api.common.v1.Payload.encode(record).finish().length);
     return out;
   }
   for (const v of Object.values(record)) payloadSizes(v, out);
   return out;
 }
 
-const historyBytes = (history: History): number => temporal.api.history.v1.History.encode(history).finish().length;
+const historyBytes = (history: History): number =>
+  temporal.api.history.v1.History.encode(history).finish().length;
 
 /**
  * Only references and small summaries cross the workflow boundary: at the paper's B=128, G=8 an
@@ -35,7 +36,15 @@ describe('workflow histories at B=128, G=8', () => {
       stack.client.workflow.execute(selfPlayRun, {
         workflowId: runId,
         taskQueue: `${stack.queuePrefix}-orchestrator`,
-        args: [stack.runConfig({ batchSize: 128, groupSize: 8, shardSize: 32, iterations: 1, training: { policy: runId } })],
+        args: [
+          stack.runConfig({
+            batchSize: 128,
+            groupSize: 8,
+            shardSize: 32,
+            iterations: 1,
+            training: { policy: runId },
+          }),
+        ],
       }),
     );
     const iteration = await stack.client.workflow.getHandle(`${runId}/iter-000001`).fetchHistory();

@@ -36,9 +36,9 @@ describe('SPICE run on the real stack', () => {
     for (const s of steps) expect(stack.trainer.stats().appliedByKey[s.key]).toBe(1);
 
     // The first execution continued as new after 2 iterations; the second finished the run.
-    const first = await stack.client.workflow.list({ query: `WorkflowId = '${runId}'` });
     const statuses: string[] = [];
-    for await (const info of first) statuses.push(info.status.name);
+    for await (const info of stack.client.workflow.list({ query: `WorkflowId = '${runId}'` }))
+      statuses.push(info.status.name);
     expect(statuses.sort()).toEqual(['COMPLETED', 'CONTINUED_AS_NEW']);
 
     for (const iteration of [1, 2, 3]) {
@@ -49,7 +49,9 @@ describe('SPICE run on the real stack', () => {
       expect(m.passRateHistogram).toHaveLength(5);
       expect(m.validTaskRate).toBeGreaterThan(0);
       expect(m.validTaskRate).toBeLessThanOrEqual(1);
-      expect(Object.keys(manifest!.metrics.stages).sort()).toEqual(['filter', 'gate', 'judge', 'plan', 'propose', 'solve', 'update'].sort());
+      expect(Object.keys(manifest!.metrics.stages).sort()).toEqual(
+        ['filter', 'gate', 'judge', 'plan', 'propose', 'solve', 'update'].sort(),
+      );
 
       const rows = (await getJsonl<TrainingRow>(stack.store, batchKey(runId, iteration, runId)))!;
       const challenger = rows.filter((r) => r.role === 'challenger');
@@ -80,7 +82,14 @@ describe('SPICE run on the real stack', () => {
         stack.client.workflow.execute(selfPlayRun, {
           workflowId: runId,
           taskQueue: `${stack.queuePrefix}-orchestrator`,
-          args: [{ recipe: 'spice', groupSize: 1, sampling: { temprature: 0.7 }, pools: { orchestrator: `${stack.queuePrefix}-orchestrator`, rollout: 'x', trainer: 'y' } }],
+          args: [
+            {
+              recipe: 'spice',
+              groupSize: 1,
+              sampling: { temprature: 0.7 },
+              pools: { orchestrator: `${stack.queuePrefix}-orchestrator`, rollout: 'x', trainer: 'y' },
+            },
+          ],
         }),
       )
       .catch((err: unknown) => err);
@@ -88,16 +97,24 @@ describe('SPICE run on the real stack', () => {
     const message = String((failure as WorkflowFailedError).cause?.message);
     expect(message).toContain('groupSize');
     expect(message).toContain('temprature');
-    expect((failure as WorkflowFailedError).cause).toMatchObject({ type: 'InvalidConfig', nonRetryable: true });
+    expect((failure as WorkflowFailedError).cause).toMatchObject({
+      type: 'InvalidConfig',
+      nonRetryable: true,
+    });
   });
 
   test('a new run resumes from another run’s last commit and continues its iteration count', async () => {
     const source = uniqueId('source');
     await stack.withWorkers(() => run(source, { iterations: 1 }));
     const resumed = uniqueId('resumed');
-    const outcome = await stack.withWorkers(() => run(resumed, { iterations: 2, resumeFrom: source, training: { policy: source } }));
+    const outcome = await stack.withWorkers(() =>
+      run(resumed, { iterations: 2, resumeFrom: source, training: { policy: source } }),
+    );
     expect(outcome.lastCommitted).toBe(2);
     expect(await getJson(stack.store, manifestKey(resumed, 1))).toBeUndefined();
-    expect(await getJson<Manifest>(stack.store, manifestKey(resumed, 2))).toMatchObject({ iteration: 2, policyVersion: 2 });
+    expect(await getJson<Manifest>(stack.store, manifestKey(resumed, 2))).toMatchObject({
+      iteration: 2,
+      policyVersion: 2,
+    });
   });
 });

@@ -3,7 +3,12 @@ import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { bundleWorkflowCode, DefaultLogger, NativeConnection, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import {
+  bundleWorkflowCode,
+  DefaultLogger,
+  NativeConnection,
+  type WorkflowBundleWithSourceMap,
+} from '@temporalio/worker';
 import { InferencePool } from '../../activities/clients/inference';
 import { openStore, readObjectAtUri, type ObjectStore } from '../../activities/clients/storage';
 import { RECIPES } from '../../activities/recipes';

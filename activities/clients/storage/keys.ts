@@ -28,7 +28,13 @@ export const manifestKey = (runId: string, iteration: number): string =>
 export const shardKey = (runId: string, iteration: number, stage: string, shard: number): string =>
   `${iterationPrefix(runId, iteration)}/${stage}/shard-${pad(shard, 4)}.jsonl.gz`;
 
-export const unitKey = (runId: string, iteration: number, stage: string, shard: number, unit: number): string =>
+export const unitKey = (
+  runId: string,
+  iteration: number,
+  stage: string,
+  shard: number,
+  unit: number,
+): string =>
   `${iterationPrefix(runId, iteration)}/${stage}/shard-${pad(shard, 4)}/unit-${pad(unit, 4)}.json.gz`;
 
 export const batchKey = (runId: string, iteration: number, policy: string): string =>

@@ -3,7 +3,14 @@ import type { TrainingRow } from '../../clients/trainer-contract';
 import { computeAdvantages } from '../../scoring/advantages';
 import { seededRng } from '../../lib/rng';
 import { challengerReward, reasonerReward } from './rewards';
-import { CHALLENGER, REASONER, type SpiceGated, type SpiceJudged, type SpiceProposal, type SpiceSolved } from './records';
+import {
+  CHALLENGER,
+  REASONER,
+  type SpiceGated,
+  type SpiceJudged,
+  type SpiceProposal,
+  type SpiceSolved,
+} from './records';
 
 type SpiceShard = ShardRecords<SpiceProposal, SpiceGated, SpiceSolved, SpiceJudged>;
 
@@ -26,7 +33,9 @@ export function filterSpice(ctx: FilterContext, shards: SpiceShard[]): FilterOut
   const params = { tau: config.spice.tau, targetVariance: config.spice.targetVariance };
   const g = config.groupSize;
   const docs = shards
-    .flatMap((s) => s.propose.map((p, i) => ({ propose: p, gate: s.gate[i], solve: s.solve[i], judge: s.judge[i] })))
+    .flatMap((s) =>
+      s.propose.map((p, i) => ({ propose: p, gate: s.gate[i], solve: s.solve[i], judge: s.judge[i] })),
+    )
     .sort((a, b) => a.propose.docIndex - b.propose.docIndex);
 
   const groups: Group[] = [];
@@ -49,7 +58,8 @@ export function filterSpice(ctx: FilterContext, shards: SpiceShard[]): FilterOut
       let reward = config.spice.invalidPenalty;
       if (verdict?.valid) {
         const task = judged.get(i);
-        if (!task) throw new Error(`document ${propose.docIndex}: valid trajectory ${i} has no judged answers`);
+        if (!task)
+          throw new Error(`document ${propose.docIndex}: valid trajectory ${i} has no judged answers`);
         validTrajectories++;
         reward = challengerReward(config.spice.challengerReward, task.correct, params);
         const k = task.correct.filter(Boolean).length;
@@ -61,7 +71,13 @@ export function filterSpice(ctx: FilterContext, shards: SpiceShard[]): FilterOut
         const reason = verdict?.reason ?? 'missing_verdict';
         invalidReasons[reason] = (invalidReasons[reason] ?? 0) + 1;
       }
-      challenger.rows.push({ messages: propose.messages, completion: t.completion, role: CHALLENGER, group: challenger.name, reward });
+      challenger.rows.push({
+        messages: propose.messages,
+        completion: t.completion,
+        role: CHALLENGER,
+        group: challenger.name,
+        reward,
+      });
     });
     groups.push(challenger);
 
@@ -73,7 +89,8 @@ export function filterSpice(ctx: FilterContext, shards: SpiceShard[]): FilterOut
     const picked = seededRng(config.seed, iteration, 'reasoner-task', propose.docIndex).pick(validTasks);
     const answers = solve.answers.find((a) => a.trajectory === picked);
     const correct = judged.get(picked)?.correct;
-    if (!answers || !correct) throw new Error(`document ${propose.docIndex}: no answers for trajectory ${picked}`);
+    if (!answers || !correct)
+      throw new Error(`document ${propose.docIndex}: no answers for trajectory ${picked}`);
     const name = `${REASONER}/doc-${propose.docIndex}`;
     groups.push({
       role: REASONER,
@@ -107,19 +124,32 @@ export function filterSpice(ctx: FilterContext, shards: SpiceShard[]): FilterOut
         typeSelectionFallbacks: docs.filter((d) => d.propose.typeSelectionFallback).length,
         mcqDocuments: docs.filter((d) => d.propose.format === 'mcq').length,
         documentsWithoutValidTask: withoutTask,
-        ...Object.fromEntries(Object.entries(passByKind).map(([kind, v]) => [`passRate.${kind}`, v.total ? v.correct / v.total : 0])),
+        ...Object.fromEntries(
+          Object.entries(passByKind).map(([kind, v]) => [
+            `passRate.${kind}`,
+            v.total ? v.correct / v.total : 0,
+          ]),
+        ),
       },
     },
   };
 }
 
 /** Advantages per role: group estimators see each group, REINFORCE++ normalises over the role's batch. */
-function withAdvantages(estimator: FilterContext['config']['training']['estimator'], groups: Group[]): TrainingRow[] {
+function withAdvantages(
+  estimator: FilterContext['config']['training']['estimator'],
+  groups: Group[],
+): TrainingRow[] {
   const out: TrainingRow[] = [];
   for (const role of [CHALLENGER, REASONER]) {
     const ofRole = groups.filter((gr) => gr.role === role);
-    const advantages = computeAdvantages(estimator, ofRole.map((gr) => gr.rows.map((r) => r.reward)));
-    ofRole.forEach((gr, i) => gr.rows.forEach((r, j) => out.push({ ...r, advantage: advantages[i]?.[j] ?? 0 })));
+    const advantages = computeAdvantages(
+      estimator,
+      ofRole.map((gr) => gr.rows.map((r) => r.reward)),
+    );
+    ofRole.forEach((gr, i) =>
+      gr.rows.forEach((r, j) => out.push({ ...r, advantage: advantages[i]?.[j] ?? 0 })),
+    );
   }
   return out;
 }

@@ -14,7 +14,9 @@ export function gateSpice(_plan: PlanDocument[], proposals: SpiceProposal[]): Sp
     .sort((a, b) => a.docIndex - b.docIndex)
     .map((p) => {
       const request: ChallengerRequest =
-        p.format === 'mcq' ? { format: 'mcq' } : { format: 'free_form', answerType: p.answerType ?? 'String' };
+        p.format === 'mcq'
+          ? { format: 'mcq' }
+          : { format: 'free_form', answerType: p.answerType ?? 'String' };
       const verdicts = p.trajectories.map((t): GateVerdict => {
         const verdict = judgeAttempt(t.completion, t.finishReason, request);
         if (!verdict.valid) return verdict;

@@ -10,22 +10,34 @@ import type { SpiceGated, SpiceJudged, SpiceProposal, SpiceSolved } from './reco
 export const spiceRecipe: Recipe<SpiceProposal, SpiceGated, SpiceSolved, SpiceJudged> = {
   name: 'spice',
   propose: proposeSpice,
-  gate: async (_ctx, plan, proposals) => gateSpice(plan, proposals),
+  gate: (_ctx, plan, proposals) => Promise.resolve(gateSpice(plan, proposals)),
   solve: solveSpice,
-  judge: async (_ctx, gated, solved) => judgeSpice(gated, solved),
+  judge: (_ctx, gated, solved) => Promise.resolve(judgeSpice(gated, solved)),
   filter: filterSpice,
   summarize(stage, records): Record<string, number> {
     switch (stage) {
       case 'propose': {
         const r = records as SpiceProposal[];
-        return { documents: r.length, attempts: r.reduce((s, p) => s + p.attempts, 0), validAttempts: r.reduce((s, p) => s + p.validAttempts, 0) };
+        return {
+          documents: r.length,
+          attempts: r.reduce((s, p) => s + p.attempts, 0),
+          validAttempts: r.reduce((s, p) => s + p.validAttempts, 0),
+        };
       }
       case 'gate': {
         const verdicts = (records as SpiceGated[]).flatMap((g) => g.verdicts);
-        return { valid: verdicts.filter((v) => v.valid).length, invalid: verdicts.filter((v) => !v.valid).length };
+        return {
+          valid: verdicts.filter((v) => v.valid).length,
+          invalid: verdicts.filter((v) => !v.valid).length,
+        };
       }
       case 'solve':
-        return { completions: (records as SpiceSolved[]).reduce((s, r) => s + r.answers.reduce((t, a) => t + a.completions.length, 0), 0) };
+        return {
+          completions: (records as SpiceSolved[]).reduce(
+            (s, r) => s + r.answers.reduce((t, a) => t + a.completions.length, 0),
+            0,
+          ),
+        };
       case 'judge': {
         const correct = (records as SpiceJudged[]).flatMap((j) => j.tasks.flatMap((t) => t.correct));
         return { answers: correct.length, correct: correct.filter(Boolean).length };

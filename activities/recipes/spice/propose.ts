@@ -18,7 +18,9 @@ export async function proposeSpice(ctx: RecipeContext, doc: PlanDocument): Promi
   const llm = ctx.llm(CHALLENGER);
   const { request, fallback } = await chooseFormat(ctx, doc);
   const messages =
-    request.format === 'mcq' ? mcqChallengerMessages(doc.text) : freeFormChallengerMessages(doc.text, request.answerType);
+    request.format === 'mcq'
+      ? mcqChallengerMessages(doc.text)
+      : freeFormChallengerMessages(doc.text, request.answerType);
 
   const attempts: Array<{ completion: string; finishReason: string; valid: boolean }> = [];
   for (let round = 0; attempts.length < config.spice.maxAttempts; round++) {
@@ -43,7 +45,12 @@ export async function proposeSpice(ctx: RecipeContext, doc: PlanDocument): Promi
     if (attempts.some((a) => a.valid)) break;
   }
 
-  const chosen = subsampleKeepingRatio(attempts, (a) => a.valid, g, seededRng(config.seed, iteration, 'subsample', doc.docIndex));
+  const chosen = subsampleKeepingRatio(
+    attempts,
+    (a) => a.valid,
+    g,
+    seededRng(config.seed, iteration, 'subsample', doc.docIndex),
+  );
   return {
     unit: doc.unit,
     docIndex: doc.docIndex,
@@ -62,7 +69,10 @@ export async function proposeSpice(ctx: RecipeContext, doc: PlanDocument): Promi
  * the format falls back to MCQ (or to a String free-form task when only free-form is allowed); the
  * fallback is counted in the metrics, so a model that cannot follow the helper prompt shows up there.
  */
-async function chooseFormat(ctx: RecipeContext, doc: PlanDocument): Promise<{ request: ChallengerRequest; fallback: boolean }> {
+async function chooseFormat(
+  ctx: RecipeContext,
+  doc: PlanDocument,
+): Promise<{ request: ChallengerRequest; fallback: boolean }> {
   const { config, iteration } = ctx;
   const allowed = config.spice.taskFormats;
   if (allowed === 'mcq') return { request: { format: 'mcq' }, fallback: false };
@@ -81,7 +91,8 @@ async function chooseFormat(ctx: RecipeContext, doc: PlanDocument): Promise<{ re
     });
     const parsed = parseTypeSelection(answer?.content ?? '');
     if (!parsed.ok) continue;
-    if (parsed.format === 'free_form') return { request: { format: 'free_form', answerType: parsed.answerType }, fallback: false };
+    if (parsed.format === 'free_form')
+      return { request: { format: 'free_form', answerType: parsed.answerType }, fallback: false };
     if (allowed === 'mixed') return { request: { format: 'mcq' }, fallback: false };
   }
   const fallbackType: FreeFormType = 'String';
