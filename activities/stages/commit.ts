@@ -73,10 +73,7 @@ export function commitActivities(deps: ActivityDeps) {
             );
           return { nextIteration: 1, policyVersion: 0 };
         }
-        return startAfter(
-          await mustRead(runId, ownLatest.iteration),
-          runId !== from?.runId ? undefined : from.runId,
-        );
+        return startAfter(await mustRead(runId, ownLatest.iteration), from?.runId);
       }
       if (from.runId === runId) {
         throw nonRetryable(

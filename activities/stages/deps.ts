@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { ObjectStore } from '../clients/storage/types';
 import type { WorkerEnv } from '../../config/env';
 import { endpointFor, MissingSetting } from '../../config/env';
@@ -30,6 +31,8 @@ export function recipeContext(
   input: { config: RunConfig; runId: string; iteration: number; shard: number; policyVersion: number },
   signal: AbortSignal,
 ): RecipeContext {
+  // Every concurrent LLM call of the shard listens on the activity's one cancellation signal.
+  setMaxListeners(0, signal);
   return {
     ...input,
     signal,

@@ -4,6 +4,8 @@ STATE_DIR="$REPO_ROOT/.selfplay"
 LOG_DIR="$STATE_DIR/logs"
 TOOLS_BIN="${SELFPLAY_TOOLS_DIR:-$REPO_ROOT/.tools}/bin"
 TSX="$REPO_ROOT/node_modules/.bin/tsx"
+# Runs a TypeScript entrypoint as ONE node process (the tsx launcher forks a child that outlives a kill).
+NODE_TS=(node --import tsx)
 
 # require_tool NAME: the path of a Go-built tool, or exit saying how to build it.
 require_tool() {

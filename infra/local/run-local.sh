@@ -20,36 +20,39 @@ pids=()
 cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; wait 2>/dev/null || true; }
 trap cleanup EXIT
 
-# start_json NAME LOG COMMAND...: starts a server that prints one JSON line {"url":...} when ready.
+# start_json NAME LOG VAR COMMAND...: starts a server that prints one JSON line {"url":...} when ready,
+# records its pid for the cleanup and sets VAR to its URL.
 start_json() {
-  local name="$1" log="$2"
-  shift 2
+  local name="$1" log="$2" var="$3"
+  shift 3
   local fifo="$STATE_DIR/$name.ready"
   rm -f "$fifo" && mkfifo "$fifo"
   "$@" >"$fifo" 2>>"$log" &
   pids+=($!)
   local line
-  if ! read -r -t 60 line <"$fifo"; then
+  exec {ready}<"$fifo"
+  if ! read -r -t 60 line <&"$ready"; then
     echo "$name did not start; see $log" >&2
     exit 1
   fi
-  (cat "$fifo" >>"$log" &)
-  node -e 'console.log(JSON.parse(process.argv[1]).url)' "$line"
+  exec {ready}<&-
+  rm -f "$fifo"
+  printf -v "$var" '%s' "$(node -e 'console.log(JSON.parse(process.argv[1]).url)' "$line")"
 }
 
 echo "======================================================================================"
 echo " MODEL IS SIMULATED: answers come from the scripted LLM server (test/support/scripted-llm)"
 echo " and training steps are recorded, not applied, until the training kernel lands."
 echo "======================================================================================"
-LLM_URL="$(start_json scripted-llm "$LOG_DIR/scripted-llm.log" "$TSX" test/support/scripted-llm/main.ts --port 0 --latency-ms 5)"
-TRAINER_URL="$(start_json trainer "$LOG_DIR/trainer.log" "$TSX" test/support/recording-trainer/main.ts --port 0 --state-file "$STATE_DIR/trainer-state.json")"
+start_json scripted-llm "$LOG_DIR/scripted-llm.log" LLM_URL "${NODE_TS[@]}" test/support/scripted-llm/main.ts --port 0 --latency-ms 5
+start_json trainer "$LOG_DIR/trainer.log" TRAINER_URL "${NODE_TS[@]}" test/support/recording-trainer/main.ts --port 0 --state-file "$STATE_DIR/trainer-state.json"
 
 export SELFPLAY_STORAGE="${SELFPLAY_STORAGE:-$STATE_DIR/storage}"
 export SELFPLAY_INFERENCE_URL="$LLM_URL" SELFPLAY_INFERENCE_MODEL=scripted-policy SELFPLAY_TRAINER_URL="$TRAINER_URL"
-"$TSX" workers/main.ts >>"$LOG_DIR/worker.log" 2>&1 &
+"${NODE_TS[@]}" workers/main.ts >>"$LOG_DIR/worker.log" 2>&1 &
 pids+=($!)
 
-"$TSX" cli/main.ts start --recipe spice --set iterations=3 --set batchSize=32 --set shardSize=8 \
+"${NODE_TS[@]}" cli/main.ts start --recipe spice --set iterations=3 --set batchSize=32 --set shardSize=8 \
   --set "training.policy=local-$(date +%Y%m%d%H%M%S)" --wait "$@"
 echo "artifacts: $SELFPLAY_STORAGE/runs/   Web UI: http://${TEMPORAL_IP:-127.0.0.1}:${TEMPORAL_UI_PORT:-8233}"
 echo "the Temporal dev server keeps running; stop it with: bash infra/local/temporal.sh stop"

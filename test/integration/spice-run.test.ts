@@ -75,6 +75,29 @@ describe('SPICE run on the real stack', () => {
     }
   });
 
+  test('two runs with the same seed commit identical training batches', async () => {
+    const [a, b] = [uniqueId('same-seed-a'), uniqueId('same-seed-b')];
+    await stack.withWorkers(() =>
+      Promise.all([run(a, { iterations: 2, seed: 11 }), run(b, { iterations: 2, seed: 11 })]),
+    );
+    for (const iteration of [1, 2]) {
+      const [bytesA, bytesB] = await Promise.all([
+        stack.store.get(batchKey(a, iteration, a)),
+        stack.store.get(batchKey(b, iteration, b)),
+      ]);
+      expect(bytesA?.length).toBeGreaterThan(0);
+      expect(bytesA?.equals(bytesB as Buffer)).toBe(true);
+    }
+    // A different seed samples other documents and other answers.
+    const c = uniqueId('other-seed');
+    await stack.withWorkers(() => run(c, { iterations: 1, seed: 12 }));
+    const [first, other] = await Promise.all([
+      stack.store.get(batchKey(a, 1, a)),
+      stack.store.get(batchKey(c, 1, c)),
+    ]);
+    expect(first?.equals(other as Buffer)).toBe(false);
+  });
+
   test('an invalid config fails the run at once, naming every bad field', async () => {
     const runId = uniqueId('bad');
     const failure = await stack

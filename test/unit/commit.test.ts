@@ -1,0 +1,99 @@
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { LocalStore } from '../../activities/clients/storage';
+import { getJson } from '../../activities/clients/storage/codec';
+import { latestKey, manifestKey } from '../../activities/clients/storage/keys';
+import { commitActivities } from '../../activities/stages/commit';
+import { InferencePool } from '../../activities/clients/inference';
+import { RECIPES } from '../../activities/recipes';
+import { loadWorkerEnv } from '../../config/env';
+import { resolveRunConfig, type RunConfig } from '../../config/schema';
+import type { CommitInput, IterationMetrics } from '../../workflows/contracts';
+
+const config = (extra: Record<string, unknown> = {}): RunConfig => {
+  const r = resolveRunConfig({ recipe: 'spice', ...extra });
+  if (!r.ok) throw new Error(r.problems.join('; '));
+  return r.config;
+};
+
+const metrics: IterationMetrics = {
+  recipe: {
+    documents: 1,
+    validTaskRate: 1,
+    invalidReasons: {},
+    passRateHistogram: [0, 1],
+    zeroAdvantageFraction: 0,
+    meanRewardByRole: {},
+    rowsByRole: {},
+    extra: {},
+  },
+  train: {},
+  stages: {},
+  reusedUnits: 0,
+};
+
+describe('commit and run start', () => {
+  const store = new LocalStore(mkdtempSync(path.join(os.tmpdir(), 'commit-')));
+  const acts = commitActivities({
+    store,
+    env: loadWorkerEnv({}),
+    inference: new InferencePool(),
+    recipes: RECIPES,
+  });
+  const commit = (runId: string, iteration: number, policyVersion = iteration): Promise<unknown> =>
+    acts.commit({
+      runId,
+      iteration,
+      config: config(),
+      policyVersion,
+      metrics,
+      artifacts: {},
+    } satisfies CommitInput);
+
+  test('a fresh run starts at iteration 1, version 0', async () => {
+    await expect(acts.loadRunStart({ runId: 'fresh', config: config() })).resolves.toEqual({
+      nextIteration: 1,
+      policyVersion: 0,
+    });
+  });
+
+  test('commit writes the manifest, then moves latest forward only; a repeated commit changes nothing', async () => {
+    await commit('a', 1);
+    await commit('a', 2);
+    const manifest = await getJson(store, manifestKey('a', 2));
+    await commit('a', 2, 99);
+    expect(await getJson(store, manifestKey('a', 2))).toEqual(manifest);
+    await commit('a', 1);
+    expect(await getJson(store, latestKey('a'))).toMatchObject({ iteration: 2, policyVersion: 2 });
+    await expect(acts.loadRunStart({ runId: 'a', config: config() })).resolves.toEqual({
+      nextIteration: 3,
+      policyVersion: 2,
+    });
+  });
+
+  test('resumeFrom continues after the named commit; mistakes fail non-retryably with the fix', async () => {
+    await commit('src', 1);
+    await commit('src', 2);
+    await expect(
+      acts.loadRunStart({ runId: 'fork', config: config({ resumeFrom: { runId: 'src', iteration: 1 } }) }),
+    ).resolves.toEqual({
+      nextIteration: 2,
+      policyVersion: 1,
+      resumedFrom: { runId: 'src', iteration: 1 },
+    });
+    const refusal = async (runId: string, resumeFrom: unknown): Promise<{ type: string; message: string }> =>
+      await acts.loadRunStart({ runId, config: config({ resumeFrom }) }).then(
+        () => ({ type: 'none', message: 'resolved' }),
+        (e: { type: string; message: string }) => e,
+      );
+    const missing = await refusal('x', 'missing-run');
+    expect(missing.type).toBe('InvalidConfig');
+    expect(missing.message).toContain('no committed iteration');
+    expect((await refusal('x', { runId: 'src', iteration: 7 })).message).toContain(
+      'no committed iteration 7',
+    );
+    expect((await refusal('src', { runId: 'src', iteration: 1 })).message).toContain('start a new runId');
+    expect((await refusal('a', 'src')).message).toContain('already has commits');
+  });
+});

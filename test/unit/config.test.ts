@@ -1,0 +1,79 @@
+import { resolveRunConfig } from '../../config/schema';
+
+describe('run config', () => {
+  test('{"recipe":"spice"} alone is valid and takes the SPICE preset', () => {
+    const r = resolveRunConfig({ recipe: 'spice' });
+    expect(r.ok).toBe(true);
+    if (!r.ok) return;
+    expect(r.config).toMatchObject({
+      batchSize: 128,
+      groupSize: 8,
+      iterations: 640,
+      sampling: { temperature: 1 },
+      training: {
+        estimator: 'dr_grpo',
+        loss: { klCoef: 0, clipLow: 0.2 },
+        optimizer: { learningRate: 1e-6, schedule: 'constant' },
+      },
+      spice: {
+        maxAttempts: 1024,
+        invalidPenalty: -0.1,
+        challengerReward: 'gaussian',
+        tau: 0.01,
+        targetVariance: 0.25,
+      },
+      judgePool: 'orchestrator',
+    });
+  });
+
+  test('user values override the preset, deeply', () => {
+    const r = resolveRunConfig({
+      recipe: 'spice',
+      spice: { challengerReward: 'r_zero' },
+      training: { optimizer: { learningRate: 2e-6 } },
+    });
+    expect(r.ok && r.config.spice).toMatchObject({ challengerReward: 'r_zero', maxAttempts: 1024 });
+    expect(r.ok && r.config.training.optimizer).toMatchObject({ learningRate: 2e-6, schedule: 'constant' });
+  });
+
+  test('every bad field is named by its path', () => {
+    const r = resolveRunConfig({
+      recipe: 'spice',
+      groupSize: 1,
+      corpus: { uri: 3 },
+      sampling: { temprature: 0.5 },
+      inference: { default: { baseUrl: 'not a url' } },
+      resumeFrom: { runId: 'a b' },
+    });
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    const text = r.problems.join('\n');
+    for (const path of ['groupSize', 'corpus.uri', 'temprature', 'inference.default.baseUrl', 'resumeFrom'])
+      expect(text).toContain(path);
+  });
+
+  test('unknown recipes, non-objects and too many shards are refused', () => {
+    expect(resolveRunConfig({ recipe: 'alphago' })).toEqual({
+      ok: false,
+      problems: [expect.stringContaining('recipe: expected one of "spice"')],
+    });
+    expect(resolveRunConfig('spice')).toMatchObject({ ok: false });
+    expect(resolveRunConfig({ recipe: 'spice', batchSize: 1000, shardSize: 10 })).toMatchObject({
+      ok: false,
+      problems: [expect.stringContaining('shardSize')],
+    });
+  });
+
+  test('resumeFrom takes a run id or a {runId, iteration} object', () => {
+    expect(resolveRunConfig({ recipe: 'spice', resumeFrom: 'run-1' })).toMatchObject({
+      ok: true,
+      config: { resumeFrom: { runId: 'run-1' } },
+    });
+    expect(resolveRunConfig({ recipe: 'spice', resumeFrom: { runId: 'run-1', iteration: 4 } })).toMatchObject(
+      {
+        ok: true,
+        config: { resumeFrom: { runId: 'run-1', iteration: 4 } },
+      },
+    );
+  });
+});

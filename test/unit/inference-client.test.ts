@@ -1,0 +1,83 @@
+import { ApplicationFailure } from '@temporalio/common';
+import { InferenceEndpoint, type EndpointSettings } from '../../activities/clients/inference';
+import { SPICE_CALLS } from '../../activities/clients/llm-protocol';
+import { startScriptedLlm, type ScriptedLlm } from '../support/scripted-llm/server';
+
+/** The real OpenAI-compatible client against the scripted server over HTTP. */
+describe('InferenceEndpoint', () => {
+  let llm: ScriptedLlm;
+  beforeEach(async () => {
+    llm = await startScriptedLlm({ capacity: 64 });
+  });
+  afterEach(() => llm.close());
+
+  const endpoint = (overrides: Partial<EndpointSettings> = {}) =>
+    new InferenceEndpoint({
+      baseUrl: llm.url,
+      model: 'scripted-policy',
+      apiKey: 'EMPTY',
+      maxConcurrentCompletions: 64,
+      supportsN: true,
+      requestTimeoutMs: 2_000,
+      maxRetries: 4,
+      ...overrides,
+    });
+  const request = (seed: number, n = 4, problem = seed) => ({
+    role: 'reasoner',
+    call: SPICE_CALLS.reason,
+    messages: [{ role: 'user' as const, content: `Problem 0000abcd: compute 3 * ${problem} + 1.` }],
+    n,
+    seed,
+    temperature: 1,
+    topP: 1,
+    maxTokens: 256,
+  });
+
+  test('retries 5xx, timeouts and malformed bodies until it gets the answer', async () => {
+    llm.configure({ faults: { http500: 0.3, timeout: 0.15, malformedJson: 0.15 }, timeoutHoldMs: 60_000 });
+    const ep = endpoint({ requestTimeoutMs: 500 });
+    const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => ep.chat(request(i))));
+    expect(answers.every((a) => a.length === 4 && a.every((s) => s.content.includes('\\boxed{')))).toBe(true);
+    const { faults } = llm.stats();
+    expect(faults.http500 + faults.timeout + faults.malformedJson).toBeGreaterThan(5);
+  });
+
+  test('keeps at most its limit of completions in flight, counting n', async () => {
+    llm.configure({ latencyMs: 20 });
+    const ep = endpoint({ maxConcurrentCompletions: 8 });
+    await Promise.all(Array.from({ length: 20 }, (_, i) => ep.chat(request(i, 4))));
+    expect(llm.stats().maxConcurrency).toBeLessThanOrEqual(8);
+    expect(llm.stats().completions).toBe(80);
+  });
+
+  test('sends n single requests with consecutive seeds when the server does not take n', async () => {
+    const ep = endpoint({ supportsN: false });
+    const samples = await ep.chat(request(100, 3));
+    expect(samples).toHaveLength(3);
+    expect(llm.stats().requests).toBe(3);
+    const single = await endpoint().chat(request(101, 1, 100));
+    expect(single[0]?.content).toBe(samples[1]?.content);
+  });
+
+  test('an unknown model is a non-retryable error that says what to check', async () => {
+    const err = await endpoint({ model: 'no-such-model' })
+      .chat(request(1))
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApplicationFailure);
+    expect(err).toMatchObject({ type: 'UnknownModel', nonRetryable: true });
+    expect((err as Error).message).toContain('no-such-model');
+    // Not retried: the server saw exactly one request.
+    expect(llm.stats().requests + llm.stats().badRequests).toBe(1);
+  });
+
+  test('an unreachable server fails after the bounded retries, retryably', async () => {
+    const url = llm.url;
+    await llm.close();
+    const err = await endpoint({ baseUrl: url, maxRetries: 1 })
+      .chat(request(1))
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Error);
+    expect(err).not.toBeInstanceOf(ApplicationFailure);
+    expect((err as Error).message).toMatch(/gave up after 2 attempts/);
+  });
+});
