@@ -5,7 +5,9 @@ import { recipeContext, recipeFor } from './deps';
 import { readShard, runShardUnits } from './shard-units';
 import { getJsonl, putJsonl } from '../clients/storage/codec';
 import { shardKey } from '../clients/storage/keys';
-import type { PlanDocument, Unit } from '../recipes/types';
+import type { AnyRecipe, PlanDocument, RecipeContext, Unit } from '../recipes/types';
+
+type UnitStage = 'propose' | 'solve' | 'judge';
 
 /**
  * The four per-shard stages. Each reads the shard's earlier outputs by key, runs the recipe's part of the
@@ -13,11 +15,13 @@ import type { PlanDocument, Unit } from '../recipes/types';
  */
 export function shardStageActivities(deps: ActivityDeps) {
   const { store } = deps;
-  const started = (): number => Date.now();
-  const result = (
-    stage: ShardStageResult['stage'],
+  const read = <T>(input: ShardStageInput, stage: string): Promise<T[]> =>
+    readShard<T>(store, input.runId, input.iteration, stage, input.shard);
+
+  const summary = (
+    stage: ShardStageResult['stage'] & ('gate' | UnitStage),
     input: ShardStageInput,
-    t0: number,
+    startedMs: number,
     out: { key: string; records: Unit[]; reusedUnits: number },
   ): ShardStageResult => ({
     stage,
@@ -25,78 +29,75 @@ export function shardStageActivities(deps: ActivityDeps) {
     key: out.key,
     units: out.records.length,
     reusedUnits: out.reusedUnits,
-    seconds: (Date.now() - t0) / 1000,
-    metrics: recipeFor(deps, input.config).summarize(stage as 'propose', out.records),
+    seconds: (Date.now() - startedMs) / 1000,
+    metrics: recipeFor(deps, input.config).summarize(stage, out.records),
   });
-  const ctxFor = (input: ShardStageInput) => recipeContext(deps, input, Context.current().cancellationSignal);
-  const read = <T>(input: ShardStageInput, stage: string) =>
-    readShard<T>(store, input.runId, input.iteration, stage, input.shard);
+
+  /** A stage whose units (documents) run concurrently and are stored one by one as they finish. */
+  async function unitStage(
+    stage: UnitStage,
+    input: ShardStageInput,
+    inputsOf: () => Promise<Unit[]>,
+    work: (recipe: AnyRecipe, ctx: RecipeContext) => (unit: Unit) => Promise<Unit>,
+  ): Promise<ShardStageResult> {
+    const startedMs = Date.now();
+    const recipe = recipeFor(deps, input.config);
+    const ctx = recipeContext(deps, input, Context.current().cancellationSignal);
+    const out = await runShardUnits({
+      store,
+      ...input,
+      stage,
+      inputs: await inputsOf(),
+      work: work(recipe, ctx),
+    });
+    return summary(stage, input, startedMs, out);
+  }
 
   return {
     /** The policy writes tasks from each sampled document. Rollout pool. */
-    async propose(input: ShardStageInput): Promise<ShardStageResult> {
-      const t0 = started();
-      const recipe = recipeFor(deps, input.config);
-      const ctx = ctxFor(input);
-      const plan = await read<PlanDocument>(input, 'plan');
-      const out = await runShardUnits({
-        store,
-        ...input,
-        stage: 'propose',
-        inputs: plan,
-        work: (doc) => recipe.propose(ctx, doc),
-      });
-      return result('propose', input, t0, out);
-    },
+    propose: (input: ShardStageInput): Promise<ShardStageResult> =>
+      unitStage(
+        'propose',
+        input,
+        () => read<PlanDocument>(input, 'plan'),
+        (recipe, ctx) => (doc) => recipe.propose(ctx, doc as PlanDocument),
+      ),
 
-    /** Validity, leakage and duplicate checks over the whole shard. Orchestrator pool. */
+    /** Validity, leakage and duplicate checks over the whole shard at once. Orchestrator pool. */
     async gate(input: ShardStageInput): Promise<ShardStageResult> {
-      const t0 = started();
-      const recipe = recipeFor(deps, input.config);
+      const startedMs = Date.now();
       const key = shardKey(input.runId, input.iteration, 'gate', input.shard);
       const existing = await getJsonl<Unit>(store, key);
       if (existing)
-        return result('gate', input, t0, { key, records: existing, reusedUnits: existing.length });
+        return summary('gate', input, startedMs, { key, records: existing, reusedUnits: existing.length });
       const [plan, proposals] = await Promise.all([
         read<PlanDocument>(input, 'plan'),
         read<Unit>(input, 'propose'),
       ]);
-      const records: Unit[] = (await recipe.gate(ctxFor(input), plan, proposals)) as Unit[];
+      const ctx = recipeContext(deps, input, Context.current().cancellationSignal);
+      const records = (await recipeFor(deps, input.config).gate(ctx, plan, proposals)) as Unit[];
       await putJsonl(store, key, records);
-      return result('gate', input, t0, { key, records, reusedUnits: 0 });
+      return summary('gate', input, startedMs, { key, records, reusedUnits: 0 });
     },
 
     /** G rollouts of every task that passed the gate. Rollout pool. */
-    async solve(input: ShardStageInput): Promise<ShardStageResult> {
-      const t0 = started();
-      const recipe = recipeFor(deps, input.config);
-      const ctx = ctxFor(input);
-      const gated = await read<Unit>(input, 'gate');
-      const out = await runShardUnits({
-        store,
-        ...input,
-        stage: 'solve',
-        inputs: gated,
-        work: (g) => recipe.solve(ctx, g),
-      });
-      return result('solve', input, t0, out);
-    },
+    solve: (input: ShardStageInput): Promise<ShardStageResult> =>
+      unitStage(
+        'solve',
+        input,
+        () => read<Unit>(input, 'gate'),
+        (recipe, ctx) => (gated) => recipe.solve(ctx, gated),
+      ),
 
-    /** Verifiers and judges score every rollout. Orchestrator pool for rule verifiers, rollout pool for LLM judges. */
+    /** Verifiers and judges score every rollout: orchestrator pool for rule verifiers, rollout pool for LLM judges. */
     async judge(input: ShardStageInput): Promise<ShardStageResult> {
-      const t0 = started();
-      const recipe = recipeFor(deps, input.config);
-      const ctx = ctxFor(input);
-      const [gated, solved] = await Promise.all([read<Unit>(input, 'gate'), read<Unit>(input, 'solve')]);
-      const solvedByUnit = new Map(solved.map((s) => [s.unit, s]));
-      const out = await runShardUnits({
-        store,
-        ...input,
-        stage: 'judge',
-        inputs: gated,
-        work: (g) => recipe.judge(ctx, g, solvedByUnit.get(g.unit)),
-      });
-      return result('judge', input, t0, out);
+      const solved = new Map((await read<Unit>(input, 'solve')).map((s) => [s.unit, s]));
+      return unitStage(
+        'judge',
+        input,
+        () => read<Unit>(input, 'gate'),
+        (recipe, ctx) => (gated) => recipe.judge(ctx, gated, solved.get(gated.unit)),
+      );
     },
   };
 }

@@ -67,3 +67,10 @@ stop_pid() {
   rm -f "$pidfile"
   echo "$name stopped"
 }
+
+# ensure_node_modules: npm ci when node_modules is missing or older than the lockfile.
+ensure_node_modules() {
+  if [ ! -f "$REPO_ROOT/node_modules/.package-lock.json" ] || [ "$REPO_ROOT/package-lock.json" -nt "$REPO_ROOT/node_modules/.package-lock.json" ]; then
+    (cd "$REPO_ROOT" && npm ci --no-audit --no-fund)
+  fi
+}

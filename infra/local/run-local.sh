@@ -8,9 +8,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$REPO_ROOT"
 
-if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  npm ci --no-audit --no-fund
-fi
+ensure_node_modules
 bash infra/local/tools.sh
 bash infra/local/temporal.sh start
 export TEMPORAL_ADDRESS="${TEMPORAL_ADDRESS:-${TEMPORAL_IP:-127.0.0.1}:${TEMPORAL_PORT:-7233}}"
