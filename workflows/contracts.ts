@@ -130,6 +130,8 @@ export interface IterationResult {
   manifestKey: string;
   recipeStateKey?: string;
   summary: IterationSummary;
+  /** The full metrics, as committed in the manifest (a few KB). */
+  metrics: IterationMetrics;
 }
 
 export interface IterationSummary {

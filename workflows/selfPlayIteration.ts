@@ -75,6 +75,7 @@ export async function selfPlayIteration(input: IterationInput): Promise<Iteratio
     policyVersion: updated.policyVersion,
     manifestKey,
     ...(recipeStateKey ? { recipeStateKey } : {}),
+    metrics,
     summary: {
       validTaskRate: filtered.metrics.validTaskRate,
       meanReward: roles.length ? roles.reduce((a, b) => a + b, 0) / roles.length : 0,

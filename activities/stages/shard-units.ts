@@ -39,24 +39,30 @@ export async function runShardUnits<I extends Unit, O extends Unit>(
   const partKeys = new Set(await store.list(`${key.replace(/\.jsonl\.gz$/, '')}/`));
   const results = new Map<number, O>();
   let reusedUnits = 0;
-  const heartbeat = (): void =>
-    Context.current().heartbeat({ stage, shard, done: results.size, total: inputs.length });
-
-  await Promise.all(
-    inputs.map(async (input) => {
-      const partKey = unitKey(runId, iteration, stage, shard, input.unit);
-      const saved = partKeys.has(partKey) ? await getJson<O>(store, partKey) : undefined;
-      if (saved) {
-        reusedUnits++;
-        results.set(input.unit, saved);
-      } else {
-        const output = await spec.work(input);
-        await putJson(store, partKey, output);
-        results.set(input.unit, output);
-      }
-      heartbeat();
-    }),
-  );
+  const ctx = Context.current();
+  const heartbeat = (): void => ctx.heartbeat({ stage, shard, done: results.size, total: inputs.length });
+  // A unit can take longer than the heartbeat timeout (long generations queued behind others): beat on a
+  // clock too, so only a dead worker misses its heartbeats. Temporal throttles what reaches the server.
+  const beat = setInterval(heartbeat, Math.max(1_000, (ctx.info.heartbeatTimeoutMs ?? 60_000) / 3));
+  try {
+    await Promise.all(
+      inputs.map(async (input) => {
+        const partKey = unitKey(runId, iteration, stage, shard, input.unit);
+        const saved = partKeys.has(partKey) ? await getJson<O>(store, partKey) : undefined;
+        if (saved) {
+          reusedUnits++;
+          results.set(input.unit, saved);
+        } else {
+          const output = await spec.work(input);
+          await putJson(store, partKey, output);
+          results.set(input.unit, output);
+        }
+        heartbeat();
+      }),
+    );
+  } finally {
+    clearInterval(beat);
+  }
 
   const records = inputs.map((input) => results.get(input.unit) as O);
   await putJsonl(store, key, records);
