@@ -1,9 +1,17 @@
 /**
  * The training kernel's HTTP contract, version 1. The update stage sends a batch by reference; the kernel
- * applies each idempotency key at most once and answers a repeated key with the first result.
+ * applies each idempotency key at most once and answers a repeated key with the first result. A kernel
+ * process holds ONE policy (its name is given at start); a request naming another policy gets 404.
  *
- *   POST {trainerUrl}/v1/train/step   TrainStepRequest -> 200 TrainStepResponse
- *   GET  {trainerUrl}/v1/policies/{policy}             -> 200 PolicyState
+ *   POST {url}/v1/train/step                    TrainStepRequest   -> 200 TrainStepResponse
+ *   GET  {url}/v1/policies/{policy}                                 -> 200 PolicyState
+ *   POST {url}/v1/policies/{policy}/checkpoint  CheckpointRequest  -> 200 CheckpointResponse
+ *   POST {url}/v1/policies/{policy}/restore     RestoreRequest     -> 200 PolicyState
+ *   POST {url}/v1/policies/{policy}/publish     PublishRequest     -> 200 PublishResponse
+ *
+ * URIs are `file:///abs/dir` (or a plain absolute path) or `s3://bucket/prefix` (S3_ENDPOINT and AWS_*
+ * from the kernel's environment). A checkpoint or snapshot is a directory-like prefix that is complete only
+ * when its `COMPLETE` marker object exists (written last), so a crash mid-save never leaves a loadable half.
  *
  * Errors are JSON `{ "error": { "type": string, "message": string } }`: 4xx for requests that cannot succeed
  * (malformed batch, unknown policy, version conflict), 5xx for failures worth retrying.
@@ -88,4 +96,38 @@ export interface PolicyState {
 
 export interface TrainerError {
   error: { type: string; message: string };
+}
+
+/** Saves weights, optimizer state, step, version and RNG state. Idempotent: a complete checkpoint at `uri`
+ * for the same version is left as it is and described again. */
+export interface CheckpointRequest {
+  uri: string;
+}
+
+export interface CheckpointResponse {
+  uri: string;
+  policyVersion: number;
+  bytes: number;
+}
+
+/** Loads a complete checkpoint: afterwards the kernel is exactly at the checkpoint's version. */
+export interface RestoreRequest {
+  uri: string;
+}
+
+/**
+ * Writes a sampler snapshot of the CURRENT weights, which must be at `version` (else 409): a PEFT adapter
+ * directory for LoRA policies (loadable by vLLM `/v1/load_lora_adapter`), or a full Hugging Face model
+ * directory with tokenizer (loadable by SGLang `/update_weights_from_disk` and the kernel's sampler).
+ * Idempotent like checkpoints.
+ */
+export interface PublishRequest {
+  uri: string;
+  version: number;
+}
+
+export interface PublishResponse {
+  uri: string;
+  policyVersion: number;
+  format: 'lora' | 'full';
 }
