@@ -4,6 +4,7 @@ import { shardStageActivities } from './stages/shard-stages';
 import { filterActivities } from './stages/filter';
 import { updateActivities } from './stages/update';
 import { commitActivities } from './stages/commit';
+import { syncActivities } from './stages/sync';
 
 export type { ActivityDeps } from './stages/deps';
 
@@ -15,6 +16,7 @@ export function createActivities(deps: ActivityDeps) {
     ...filterActivities(deps),
     ...updateActivities(deps),
     ...commitActivities(deps),
+    ...syncActivities(deps),
   };
 }
 

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { InferencePool } from '../activities/clients/inference';
-import { openStore, readObjectAtUri } from '../activities/clients/storage';
+import { openStore, readObjectAtUri, writeObjectAtUri } from '../activities/clients/storage';
 import { getJson } from '../activities/clients/storage/codec';
 import { manifestKey } from '../activities/clients/storage/keys';
 import { RECIPES } from '../activities/recipes';
@@ -28,7 +28,7 @@ const LATENCY_MS = Number(process.env.BENCH_LATENCY_MS ?? 500);
 export async function main(): Promise<void> {
   const temporal = await startTemporalDevServer();
   const llm = await startScriptedLlm({ capacity: CAPACITY, latencyMs: LATENCY_MS });
-  const trainer = await startRecordingTrainer({ readBatch: readObjectAtUri });
+  const trainer = await startRecordingTrainer({ readBatch: readObjectAtUri, writeObject: writeObjectAtUri });
   const storageUri = mkdtempSync(path.join(os.tmpdir(), 'bench-store-'));
   const store = openStore(storageUri);
   const queues = queueNames('bench');

@@ -39,8 +39,17 @@ export function loadWorkerEnv(env: NodeJS.ProcessEnv = process.env): WorkerEnv {
   };
 }
 
-/** A role's endpoint: the config's role entry, then its default entry, then the worker environment. */
-export function endpointFor(role: string, config: RunConfig, env: WorkerEnv): EndpointSettings {
+/**
+ * A role's endpoint: the config's role entry, then its default entry, then the worker environment.
+ * `{policy}` and `{version}` in the model name are filled in, so a vLLM server that gets a LoRA adapter per
+ * version is asked for `"{policy}-v{version}"`, the adapter of exactly the version being sampled.
+ */
+export function endpointFor(
+  role: string,
+  config: RunConfig,
+  env: WorkerEnv,
+  policyVersion = 0,
+): EndpointSettings {
   const fromRole = config.inference.roles[role] ?? {};
   const fromDefault = config.inference.default;
   const baseUrl = fromRole.baseUrl ?? fromDefault.baseUrl ?? env.inferenceUrl;
@@ -53,7 +62,9 @@ export function endpointFor(role: string, config: RunConfig, env: WorkerEnv): En
   }
   return {
     baseUrl,
-    model,
+    model: model
+      .replaceAll('{policy}', config.training.policy)
+      .replaceAll('{version}', String(policyVersion)),
     apiKey: env.inferenceApiKey,
     maxConcurrentCompletions: env.inferenceConcurrency,
     supportsN: fromRole.supportsN ?? fromDefault.supportsN ?? true,
@@ -75,4 +86,15 @@ export function trainerUrlFor(config: RunConfig, env: WorkerEnv): string {
 /** A setting the operator must supply; raised as a non-retryable InvalidConfig by the activities. */
 export class MissingSetting extends Error {
   override name = 'MissingSetting';
+}
+
+/** The servers a weight sync must bring to each version: the configured list, else every role's base URL. */
+export function syncServersFor(config: RunConfig, env: WorkerEnv): string[] {
+  if (config.weightSync.servers.length > 0) return config.weightSync.servers;
+  const roles = Object.keys(config.inference.roles);
+  const urls = [
+    config.inference.default.baseUrl ?? env.inferenceUrl,
+    ...roles.map((r) => config.inference.roles[r]?.baseUrl),
+  ];
+  return [...new Set(urls.filter((u): u is string => typeof u === 'string'))];
 }

@@ -83,6 +83,8 @@ const runConfig = z
         clipHigh: z.number().min(0),
         klCoef: z.number().min(0),
       }),
+      /** Save the kernel's full state (weights, optimizer, RNG, applied keys) with every iteration's commit. */
+      checkpoint: z.boolean(),
       optimizer: z.strictObject({
         learningRate: z.number().positive().max(1),
         schedule: z.enum(['constant', 'warmup_constant']),
@@ -92,6 +94,17 @@ const runConfig = z
       }),
     }),
     spice: spiceParams,
+    /**
+     * How inference servers get each committed version before the next iteration samples: `none` (they are
+     * not ours to update, e.g. the scripted test server), the kernel's sampler, vLLM runtime LoRA, or SGLang
+     * load-from-disk. `servers` are the servers' base URLs; by default the role endpoints' base URLs.
+     */
+    weightSync: z.strictObject({
+      engine: z.enum(['none', 'kernel', 'vllm', 'sglang']),
+      servers: z.array(z.url()),
+      attempts: z.number().int().min(1).max(100),
+      timeoutSeconds: z.number().positive(),
+    }),
     /** Where the judge stage runs: rule verifiers on the orchestrator pool, LLM judges on the rollout pool. */
     judgePool: z.enum(['orchestrator', 'rollout']),
     /** Task queues of the three worker pools. */
@@ -131,7 +144,8 @@ const commonDefaults = {
   shardSize: 32,
   corpus: { uri: 'test/fixtures/corpus/small.jsonl', maxSegmentChars: 24_000, maxDocumentChars: 2_000_000 },
   inference: { default: {}, roles: {}, requestTimeoutSeconds: 600, maxRetries: 5 },
-  training: { policy: 'policy' },
+  training: { policy: 'policy', checkpoint: true },
+  weightSync: { engine: 'none', servers: [], attempts: 3, timeoutSeconds: 600 },
   pools: { orchestrator: 'selfplay-orchestrator', rollout: 'selfplay-rollout', trainer: 'selfplay-trainer' },
   timeouts: {
     rolloutShardMinutes: 240,

@@ -5,9 +5,24 @@ import type { RunConfig } from '../config/schema';
  * travel here; anything large lives in storage. A breaking change adds a new version beside this one.
  */
 
-export type StageName = 'plan' | 'propose' | 'gate' | 'solve' | 'judge' | 'filter' | 'update' | 'commit';
+export type StageName =
+  'sync' | 'plan' | 'propose' | 'gate' | 'solve' | 'judge' | 'filter' | 'update' | 'commit';
 
-export interface IterationInput {
+/** A published sampler snapshot of one policy version (written by the kernel's publish). */
+export interface WeightSnapshot {
+  policy: string;
+  version: number;
+  uri: string;
+  format: 'lora' | 'full';
+}
+
+/** Where the committed policy lives: its checkpoint (to restore the kernel) and its sampler snapshot. */
+export interface PolicyRefs {
+  checkpointUri?: string;
+  snapshot?: WeightSnapshot;
+}
+
+export interface IterationInput extends PolicyRefs {
   v: 1;
   runId: string;
   iteration: number;
@@ -77,7 +92,7 @@ export interface FilterResult {
   seconds: number;
 }
 
-export interface UpdateInput {
+export interface UpdateInput extends Pick<PolicyRefs, 'checkpointUri'> {
   runId: string;
   iteration: number;
   config: RunConfig;
@@ -87,7 +102,7 @@ export interface UpdateInput {
   sha256: string;
 }
 
-export interface UpdateResult {
+export interface UpdateResult extends PolicyRefs {
   policyVersion: number;
   applied: boolean;
   skipped?: 'empty_batch';
@@ -109,7 +124,7 @@ export interface IterationMetrics {
   reusedUnits: number;
 }
 
-export interface CommitInput {
+export interface CommitInput extends PolicyRefs {
   runId: string;
   iteration: number;
   config: RunConfig;
@@ -123,8 +138,24 @@ export interface CommitResult {
   manifestKey: string;
 }
 
+export interface PublishInput extends PolicyRefs {
+  runId: string;
+  config: RunConfig;
+  version: number;
+}
+
+export interface SyncInput {
+  config: RunConfig;
+  snapshot: WeightSnapshot;
+}
+
+export interface SyncResult {
+  servers: Array<{ server: string; ok: boolean; version?: number; reason?: string }>;
+  seconds: number;
+}
+
 /** The child's result: small enough to keep the last few in the parent's state. */
-export interface IterationResult {
+export interface IterationResult extends PolicyRefs {
   iteration: number;
   policyVersion: number;
   manifestKey: string;
@@ -144,7 +175,7 @@ export interface IterationSummary {
 }
 
 /** What a committed manifest says; written by `commit`, read on resume. */
-export interface Manifest {
+export interface Manifest extends PolicyRefs {
   v: 1;
   runId: string;
   iteration: number;
@@ -158,7 +189,7 @@ export interface Manifest {
 }
 
 /** Where a run starts: after the last committed iteration of itself or of the run it resumes. */
-export interface RunStart {
+export interface RunStart extends PolicyRefs {
   nextIteration: number;
   policyVersion: number;
   recipeStateKey?: string;

@@ -20,6 +20,20 @@ export async function selfPlayIteration(input: IterationInput): Promise<Iteratio
   const timer = new StageTimer();
   const started = Date.now();
 
+  // Sampling starts only once the trainer holds the committed version and every inference server serves
+  // it, verified; after a crash or preemption this is where both are brought back.
+  const committedRefs = {
+    ...checkpoint(input.checkpointUri),
+    ...(input.snapshot ? { snapshot: input.snapshot } : {}),
+  };
+  let snapshot = await timer.time('sync', () =>
+    pools.trainer.prepareTrainer({ runId, config, version: policyVersion, ...committedRefs }),
+  );
+  if (snapshot) {
+    const current = snapshot;
+    await timer.time('sync', () => pools.rollout.syncWeights({ config, snapshot: current }));
+  }
+
   const plan = await timer.time('plan', () =>
     pools.orchestrator.plan({ runId, iteration, config, policyVersion }),
   );
@@ -46,8 +60,13 @@ export async function selfPlayIteration(input: IterationInput): Promise<Iteratio
       batchUri: filtered.batchUri,
       rows: filtered.rows,
       sha256: filtered.sha256,
+      ...checkpoint(input.checkpointUri),
     }),
   );
+  // A skipped update (empty batch) leaves the committed weights as they were.
+  const checkpointUri = updated.checkpointUri ?? input.checkpointUri;
+  snapshot = updated.snapshot ?? snapshot;
+  const refs = { ...checkpoint(checkpointUri), ...(snapshot ? { snapshot } : {}) };
 
   const stageResults: ShardStageResult[] = shardResults.flat();
   const metrics: IterationMetrics = {
@@ -64,6 +83,7 @@ export async function selfPlayIteration(input: IterationInput): Promise<Iteratio
       config,
       policyVersion: updated.policyVersion,
       ...(recipeStateKey ? { recipeStateKey } : {}),
+      ...refs,
       metrics,
       artifacts: artifactKeys(stageResults, filtered.batchKey),
     }),
@@ -75,6 +95,7 @@ export async function selfPlayIteration(input: IterationInput): Promise<Iteratio
     policyVersion: updated.policyVersion,
     manifestKey,
     ...(recipeStateKey ? { recipeStateKey } : {}),
+    ...refs,
     metrics,
     summary: {
       validTaskRate: filtered.metrics.validTaskRate,
@@ -86,6 +107,9 @@ export async function selfPlayIteration(input: IterationInput): Promise<Iteratio
     },
   };
 }
+
+const checkpoint = (uri: string | undefined): { checkpointUri?: string } =>
+  uri ? { checkpointUri: uri } : {};
 
 const recipeState = (input: IterationInput): { recipeStateKey?: string } =>
   input.recipeStateKey ? { recipeStateKey: input.recipeStateKey } : {};

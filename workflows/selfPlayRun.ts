@@ -9,7 +9,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { resolveRunConfig, type RunConfig } from '../config/schema';
-import type { IterationResult, RunCarry, RunStart } from './contracts';
+import type { IterationResult, PolicyRefs, RunCarry, RunStart } from './contracts';
 import { progressQuery, type RunProgress } from './messages';
 import { poolActivities } from './activity-options';
 import { selfPlayIteration } from './selfPlayIteration';
@@ -58,13 +58,13 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
   const start: RunStart =
     carry ?? (await poolActivities(config).orchestrator.loadRunStart({ runId, config }));
   const recent: IterationResult[] = carry?.recent ?? [];
-  let policyVersion = start.policyVersion;
-  let recipeStateKey = start.recipeStateKey;
+  /** What the last commit says: the state each iteration starts from and continue-as-new carries on. */
+  let committed = committedState(start);
   Object.assign(progress, {
     state: 'running',
     iteration: start.nextIteration,
     lastCommitted: start.nextIteration - 1,
-    policyVersion,
+    policyVersion: committed.policyVersion,
     ...(start.resumedFrom ? { resumedFrom: start.resumedFrom } : {}),
   });
   upsertSearchAttributes([
@@ -79,12 +79,9 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
     const result = await executeChild(selfPlayIteration, {
       workflowId: `${runId}/iter-${String(n).padStart(6, '0')}`,
       taskQueue: config.pools.orchestrator,
-      args: [
-        { v: 1, runId, iteration: n, config, policyVersion, ...(recipeStateKey ? { recipeStateKey } : {}) },
-      ],
+      args: [{ v: 1, runId, iteration: n, config, ...committed }],
     });
-    policyVersion = result.policyVersion;
-    recipeStateKey = result.recipeStateKey;
+    committed = committedState(result);
     recent.push(result);
     if (recent.length > RECENT) recent.shift();
     recordCommitted(progress, result);
@@ -93,12 +90,7 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
     const more = n < config.iterations;
     if (more && (sinceStart >= config.continueAsNewEvery || workflowInfo().continueAsNewSuggested)) {
       await condition(allHandlersFinished);
-      const next: RunCarry = {
-        nextIteration: n + 1,
-        policyVersion,
-        recent,
-        ...(recipeStateKey ? { recipeStateKey } : {}),
-      };
+      const next: RunCarry = { nextIteration: n + 1, recent, ...committed };
       if (start.resumedFrom) next.resumedFrom = start.resumedFrom;
       return continueAsNew<typeof selfPlayRun>(configForContinuation(config), next);
     }
@@ -107,7 +99,20 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
   progress.state = 'completed';
   upsertSearchAttributes([{ key: RUN_STATE, value: 'completed' }]);
   await condition(allHandlersFinished);
-  return { runId, lastCommitted: progress.lastCommitted, policyVersion, recent };
+  return { runId, lastCommitted: progress.lastCommitted, policyVersion: committed.policyVersion, recent };
+}
+
+type Committed = PolicyRefs & { policyVersion: number; recipeStateKey?: string };
+
+/** The committed state of a run start, a carry or an iteration result, without undefined fields. */
+function committedState(from: Committed): Committed {
+  const { policyVersion, recipeStateKey, checkpointUri, snapshot } = from;
+  return {
+    policyVersion,
+    ...(recipeStateKey ? { recipeStateKey } : {}),
+    ...(checkpointUri ? { checkpointUri } : {}),
+    ...(snapshot ? { snapshot } : {}),
+  };
 }
 
 function recordCommitted(progress: RunProgress, result: IterationResult): void {

@@ -1,4 +1,14 @@
-import type { PolicyState, TrainStepRequest, TrainStepResponse, TrainerError } from './trainer-contract';
+import type {
+  CheckpointRequest,
+  CheckpointResponse,
+  PolicyState,
+  PublishRequest,
+  PublishResponse,
+  RestoreRequest,
+  TrainStepRequest,
+  TrainStepResponse,
+  TrainerError,
+} from './trainer-contract';
 import { backoffMs, delay } from '../lib/backoff';
 import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
 
@@ -18,6 +28,33 @@ export class TrainerClient {
 
   policyState(policy: string, signal?: AbortSignal): Promise<PolicyState> {
     return this.call<PolicyState>('GET', `/v1/policies/${encodeURIComponent(policy)}`, undefined, signal);
+  }
+
+  checkpoint(policy: string, request: CheckpointRequest, signal?: AbortSignal): Promise<CheckpointResponse> {
+    return this.call<CheckpointResponse>(
+      'POST',
+      `/v1/policies/${encodeURIComponent(policy)}/checkpoint`,
+      request,
+      signal,
+    );
+  }
+
+  restore(policy: string, request: RestoreRequest, signal?: AbortSignal): Promise<PolicyState> {
+    return this.call<PolicyState>(
+      'POST',
+      `/v1/policies/${encodeURIComponent(policy)}/restore`,
+      request,
+      signal,
+    );
+  }
+
+  publish(policy: string, request: PublishRequest, signal?: AbortSignal): Promise<PublishResponse> {
+    return this.call<PublishResponse>(
+      'POST',
+      `/v1/policies/${encodeURIComponent(policy)}/publish`,
+      request,
+      signal,
+    );
   }
 
   private async call<T>(method: string, path: string, body: unknown, signal?: AbortSignal): Promise<T> {

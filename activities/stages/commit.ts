@@ -40,6 +40,8 @@ export function commitActivities(deps: ActivityDeps) {
           recipe: input.config.recipe,
           policyVersion: input.policyVersion,
           ...(input.recipeStateKey ? { recipeStateKey: input.recipeStateKey } : {}),
+          ...(input.checkpointUri ? { checkpointUri: input.checkpointUri } : {}),
+          ...(input.snapshot ? { snapshot: input.snapshot } : {}),
           configHash: configHash(input.config),
           metrics: input.metrics,
           artifacts: input.artifacts,
@@ -117,6 +119,8 @@ function startAfter(manifest: Manifest, resumedFromRun: string | undefined): Run
     nextIteration: manifest.iteration + 1,
     policyVersion: manifest.policyVersion,
     ...(manifest.recipeStateKey ? { recipeStateKey: manifest.recipeStateKey } : {}),
+    ...(manifest.checkpointUri ? { checkpointUri: manifest.checkpointUri } : {}),
+    ...(manifest.snapshot ? { snapshot: manifest.snapshot } : {}),
     ...(resumedFromRun ? { resumedFrom: { runId: resumedFromRun, iteration: manifest.iteration } } : {}),
   };
 }

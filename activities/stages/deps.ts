@@ -38,7 +38,7 @@ export function recipeContext(
     signal,
     llm: (role) => {
       try {
-        return deps.inference.endpoint(endpointFor(role, input.config, deps.env));
+        return deps.inference.endpoint(endpointFor(role, input.config, deps.env, input.policyVersion));
       } catch (err) {
         if (err instanceof MissingSetting) throw nonRetryable(NON_RETRYABLE.invalidConfig, err.message);
         throw err;

@@ -1,19 +1,94 @@
 import { Context } from '@temporalio/activity';
-import type { UpdateInput, UpdateResult } from '../../workflows/contracts';
+import type { PublishInput, UpdateInput, UpdateResult, WeightSnapshot } from '../../workflows/contracts';
+import type { RunConfig } from '../../config/schema';
 import type { ActivityDeps } from './deps';
 import { TrainerClient } from '../clients/trainer';
+import { checkpointPrefix, snapshotPrefix } from '../clients/storage/keys';
 import { MissingSetting, trainerUrlFor } from '../../config/env';
 import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
 
 /**
- * One training step on the batch, by reference, under the idempotency key `(runId, iteration, policy)`:
- * however often this activity is retried, the kernel applies the step once. Trainer pool.
+ * The trainer pool's activities. One training step per iteration under the idempotency key
+ * `(runId, iteration, policy)`: however often this is retried, the kernel applies the step once. A kernel
+ * that lost its state (restarted, preempted) answers 409; it is restored from the committed checkpoint and
+ * the same step is sent again. After the step the kernel's state is checkpointed and, when inference
+ * servers need it, a sampler snapshot of the new version is published.
  */
 export function updateActivities(deps: ActivityDeps) {
+  const trainerFor = (config: RunConfig): TrainerClient => {
+    try {
+      return new TrainerClient(trainerUrlFor(config, deps.env), {
+        timeoutMs: config.timeouts.trainStepMinutes * 60_000,
+        maxRetries: config.inference.maxRetries,
+      });
+    } catch (err) {
+      if (err instanceof MissingSetting) throw nonRetryable(NON_RETRYABLE.invalidConfig, err.message);
+      throw err;
+    }
+  };
+
+  /** Heartbeats while a long kernel call runs, so a dead worker is noticed and a live one is not. */
+  const withHeartbeat = async <T>(
+    config: RunConfig,
+    what: string,
+    work: (signal: AbortSignal) => Promise<T>,
+  ): Promise<T> => {
+    const ctx = Context.current();
+    const beat = setInterval(
+      () => ctx.heartbeat({ waiting: what }),
+      Math.max(1000, (config.timeouts.heartbeatSeconds * 1000) / 3),
+    );
+    try {
+      return await work(ctx.cancellationSignal);
+    } finally {
+      clearInterval(beat);
+    }
+  };
+
+  /** Brings a kernel that is not at `version` back to it from the committed checkpoint, or fails clearly. */
+  const restoreTo = async (
+    trainer: TrainerClient,
+    config: RunConfig,
+    version: number,
+    checkpointUri: string | undefined,
+    signal: AbortSignal,
+  ) => {
+    const { policy } = config.training;
+    if (!checkpointUri) {
+      const state = await trainer.policyState(policy, signal);
+      throw nonRetryable(
+        NON_RETRYABLE.versionConflict,
+        `the kernel's policy "${policy}" is at version ${state.policyVersion}, the run at ${version}, and no checkpoint ` +
+          `of version ${version} was committed (training.checkpoint is off, or the run is new); restart the kernel from the run's weights`,
+      );
+    }
+    const restored = await trainer.restore(policy, { uri: checkpointUri }, signal);
+    if (restored.policyVersion !== version) {
+      throw nonRetryable(
+        NON_RETRYABLE.versionConflict,
+        `checkpoint ${checkpointUri} holds version ${restored.policyVersion}, expected ${version}`,
+      );
+    }
+  };
+
+  const publish = async (
+    trainer: TrainerClient,
+    runId: string,
+    config: RunConfig,
+    version: number,
+    signal: AbortSignal,
+  ): Promise<WeightSnapshot> => {
+    const { policy } = config.training;
+    const uri = deps.store.uri(snapshotPrefix(runId, policy, version));
+    const published = await trainer.publish(policy, { uri, version }, signal);
+    return { policy, version: published.policyVersion, uri: published.uri, format: published.format };
+  };
+
   return {
     async update(input: UpdateInput): Promise<UpdateResult> {
       const t0 = Date.now();
-      const { config } = input;
+      const { config, runId } = input;
+      const { policy } = config.training;
       if (input.rows === 0) {
         return {
           policyVersion: input.policyVersion,
@@ -23,46 +98,66 @@ export function updateActivities(deps: ActivityDeps) {
           seconds: 0,
         };
       }
-      let url: string;
-      try {
-        url = trainerUrlFor(config, deps.env);
-      } catch (err) {
-        if (err instanceof MissingSetting) throw nonRetryable(NON_RETRYABLE.invalidConfig, err.message);
-        throw err;
-      }
-      const trainer = new TrainerClient(url, {
-        timeoutMs: config.timeouts.trainStepMinutes * 60_000,
-        maxRetries: config.inference.maxRetries,
-      });
-      const ctx = Context.current();
-      // The step can take minutes; heartbeat while it runs so a dead worker is noticed, a live one is not.
-      const beat = setInterval(
-        () => ctx.heartbeat({ waiting: 'train_step' }),
-        Math.max(1000, (config.timeouts.heartbeatSeconds * 1000) / 3),
-      );
-      try {
-        const response = await trainer.trainStep(
-          {
-            idempotencyKey: `${input.runId}/iter-${input.iteration}/${config.training.policy}`,
-            runId: input.runId,
-            iteration: input.iteration,
-            policy: config.training.policy,
-            baseVersion: input.policyVersion,
-            batch: { uri: input.batchUri, rows: input.rows, sha256: input.sha256 },
-            loss: config.training.loss,
-            optimizer: config.training.optimizer,
-          },
-          ctx.cancellationSignal,
-        );
+      const trainer = trainerFor(config);
+      return withHeartbeat(config, 'train_step', async (signal) => {
+        const request = {
+          idempotencyKey: `${runId}/iter-${input.iteration}/${policy}`,
+          runId,
+          iteration: input.iteration,
+          policy,
+          baseVersion: input.policyVersion,
+          batch: { uri: input.batchUri, rows: input.rows, sha256: input.sha256 },
+          loss: config.training.loss,
+          optimizer: config.training.optimizer,
+        };
+        const response = await trainer.trainStep(request, signal).catch(async (err: unknown) => {
+          if (!isVersionConflict(err)) throw err;
+          await restoreTo(trainer, config, input.policyVersion, input.checkpointUri, signal);
+          return trainer.trainStep(request, signal);
+        });
+        const version = response.policyVersion;
+        const checkpointUri = config.training.checkpoint
+          ? (
+              await trainer.checkpoint(
+                policy,
+                { uri: deps.store.uri(checkpointPrefix(runId, policy, version)) },
+                signal,
+              )
+            ).uri
+          : undefined;
+        const snapshot =
+          config.weightSync.engine === 'none'
+            ? undefined
+            : await publish(trainer, runId, config, version, signal);
         return {
-          policyVersion: response.policyVersion,
+          policyVersion: version,
           applied: response.applied,
           train: { ...response.metrics },
+          ...(checkpointUri ? { checkpointUri } : {}),
+          ...(snapshot ? { snapshot } : {}),
           seconds: (Date.now() - t0) / 1000,
         };
-      } finally {
-        clearInterval(beat);
-      }
+      });
+    },
+
+    /**
+     * Before an iteration samples: the kernel is brought to the committed version (restored from the
+     * committed checkpoint after a restart or preemption), and when inference servers need one, a snapshot of
+     * that version is published (at version 0, the base weights). Returns the snapshot to sync, if any.
+     */
+    async prepareTrainer(input: PublishInput): Promise<WeightSnapshot | undefined> {
+      const trainer = trainerFor(input.config);
+      return withHeartbeat(input.config, 'prepare', async (signal) => {
+        const state = await trainer.policyState(input.config.training.policy, signal);
+        if (state.policyVersion !== input.version) {
+          await restoreTo(trainer, input.config, input.version, input.checkpointUri, signal);
+        }
+        if (input.config.weightSync.engine === 'none') return undefined;
+        return input.snapshot ?? publish(trainer, input.runId, input.config, input.version, signal);
+      });
     },
   };
 }
+
+const isVersionConflict = (err: unknown): boolean =>
+  err instanceof Error && (err as { type?: unknown }).type === NON_RETRYABLE.versionConflict;

@@ -4,7 +4,7 @@ import { mkdtempSync } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
 import { getJson, getJsonl } from '../../activities/clients/storage/codec';
 import { latestKey, manifestKey, shardKey } from '../../activities/clients/storage/keys';
-import { openStore, readObjectAtUri } from '../../activities/clients/storage';
+import { openStore, readObjectAtUri, writeObjectAtUri } from '../../activities/clients/storage';
 import { seedOf } from '../../activities/lib/rng';
 import { SPICE_CALLS } from '../../activities/clients/llm-protocol';
 import type { SpiceSolved } from '../../activities/recipes/spice/records';
@@ -49,7 +49,11 @@ describe('durability', () => {
     // Reasoner calls are slow enough (one request of G at a time) that the worker dies while solve runs.
     llm = await startScriptedLlm({ capacity: G, calls: { [SPICE_CALLS.reason]: { latencyMs: 150 } } });
     stateFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'trainer-')), 'state.json');
-    trainer = await startRecordingTrainer({ readBatch: readObjectAtUri, stateFile });
+    trainer = await startRecordingTrainer({
+      readBatch: readObjectAtUri,
+      writeObject: writeObjectAtUri,
+      stateFile,
+    });
   });
   afterEach(async () => {
     await Promise.all([llm.close(), trainer.close()]);
@@ -170,7 +174,11 @@ describe('durability', () => {
 
       await temporal.restart();
       llm = await startScriptedLlm({ capacity: G });
-      trainer = await startRecordingTrainer({ readBatch: readObjectAtUri, stateFile });
+      trainer = await startRecordingTrainer({
+        readBatch: readObjectAtUri,
+        writeObject: writeObjectAtUri,
+        stateFile,
+      });
       worker = spawnWorker(env());
       connection = await Connection.connect({ address: temporal.address });
       const outcome = await new Client({ connection }).workflow.getHandle<typeof selfPlayRun>(runId).result();

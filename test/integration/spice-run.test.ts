@@ -50,7 +50,7 @@ describe('SPICE run on the real stack', () => {
       expect(m.validTaskRate).toBeGreaterThan(0);
       expect(m.validTaskRate).toBeLessThanOrEqual(1);
       expect(Object.keys(manifest!.metrics.stages).sort()).toEqual(
-        ['filter', 'gate', 'judge', 'plan', 'propose', 'solve', 'update'].sort(),
+        ['filter', 'gate', 'judge', 'plan', 'propose', 'solve', 'sync', 'update'].sort(),
       );
 
       const rows = (await getJsonl<TrainingRow>(stack.store, batchKey(runId, iteration, runId)))!;

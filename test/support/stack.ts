@@ -10,7 +10,12 @@ import {
   type WorkflowBundleWithSourceMap,
 } from '@temporalio/worker';
 import { InferencePool } from '../../activities/clients/inference';
-import { openStore, readObjectAtUri, type ObjectStore } from '../../activities/clients/storage';
+import {
+  openStore,
+  readObjectAtUri,
+  writeObjectAtUri,
+  type ObjectStore,
+} from '../../activities/clients/storage';
 import { RECIPES } from '../../activities/recipes';
 import { createPoolWorkers, POOLS, queueNames, type Pool } from '../../workers/pools';
 import type { WorkerEnv } from '../../config/env';
@@ -57,7 +62,7 @@ export async function startStack(
       : `s3://${required('SELFPLAY_TEST_BUCKET')}/it-${suffix}`;
   const store = openStore(storageUri);
   const llm = await startScriptedLlm(options.llm ?? {});
-  const trainer = await startRecordingTrainer({ readBatch: readObjectAtUri });
+  const trainer = await startRecordingTrainer({ readBatch: readObjectAtUri, writeObject: writeObjectAtUri });
   const connection = await Connection.connect({ address });
   const client = new Client({ connection });
   const queuePrefix = `it-${suffix}`;

@@ -43,6 +43,17 @@ export async function readObjectAtUri(uri: string): Promise<Buffer> {
   }
 }
 
+/** Writes one object named by a full URI (atomically, like `ObjectStore.put`). */
+export async function writeObjectAtUri(uri: string, body: Buffer | string): Promise<void> {
+  if (uri.startsWith('s3://')) {
+    const { bucket, rest } = splitS3Uri(uri);
+    if (rest === '') throw new Error(`${uri} names a bucket, not an object`);
+    return new S3Store({ bucket }).put(rest, body);
+  }
+  const file = localPath(uri);
+  return new LocalStore(path.dirname(file)).put(path.basename(file), body);
+}
+
 function splitS3Uri(uri: string): { bucket: string; rest: string } {
   const body = uri.slice('s3://'.length);
   const slash = body.indexOf('/');

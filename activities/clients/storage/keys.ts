@@ -7,6 +7,8 @@
  *   runs/{runId}/iter-000042/{stage}/shard-0003.jsonl.gz      a stage's output for one shard
  *   runs/{runId}/iter-000042/{stage}/shard-0003/unit-0017.json.gz   a finished unit inside a running shard
  *   runs/{runId}/iter-000042/update/batch-{policy}.jsonl.gz   the training batch
+ *   runs/{runId}/checkpoints/{policy}/v000042/                 the kernel's state after version 42
+ *   runs/{runId}/snapshots/{policy}/v000042/                   the sampler snapshot of version 42
  */
 const pad = (n: number, width: number): string => String(n).padStart(width, '0');
 
@@ -42,3 +44,9 @@ export const batchKey = (runId: string, iteration: number, policy: string): stri
 
 export const metricsKey = (runId: string, iteration: number): string =>
   `${iterationPrefix(runId, iteration)}/metrics.json`;
+
+export const checkpointPrefix = (runId: string, policy: string, version: number): string =>
+  `${runPrefix(runId)}/checkpoints/${policy}/v${pad(version, 6)}`;
+
+export const snapshotPrefix = (runId: string, policy: string, version: number): string =>
+  `${runPrefix(runId)}/snapshots/${policy}/v${pad(version, 6)}`;

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { announceAndServe, runMain } from '../serve-cli';
-import { readObjectAtUri } from '../../../activities/clients/storage/index';
+import { readObjectAtUri, writeObjectAtUri } from '../../../activities/clients/storage/index';
 import { startRecordingTrainer } from './server';
 
 /**
@@ -20,6 +20,7 @@ async function main(): Promise<void> {
   });
   const trainer = await startRecordingTrainer({
     readBatch: readObjectAtUri,
+    writeObject: writeObjectAtUri,
     port: Number(values.port),
     host: values.host,
     ...(values['state-file'] !== undefined ? { stateFile: values['state-file'] } : {}),

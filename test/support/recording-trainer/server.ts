@@ -1,6 +1,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type {
+  CheckpointResponse,
+  PublishResponse,
   PolicyState,
   TrainerError,
   TrainingRow,
@@ -24,6 +26,8 @@ export interface RecordingTrainerOptions {
   stateFile?: string;
   /** Reads a batch object by its URI (the tests read local files; the CLI reads file:// and s3://). */
   readBatch: (uri: string) => Promise<Buffer>;
+  /** Writes checkpoint and snapshot objects; without it those endpoints answer 501. */
+  writeObject?: (uri: string, body: string) => Promise<void>;
   /** 0 (the default) lets the OS pick a free port. */
   port?: number;
   host?: string;
@@ -40,6 +44,8 @@ export interface RecordingTrainerStats {
   /** Requests refused with an error. */
   rejected: number;
   steps: StepRecord[];
+  /** Checkpoints restored since this process started. */
+  restores: Array<{ policy: string; uri: string; version: number }>;
 }
 
 export interface RecordingTrainer {
@@ -75,7 +81,7 @@ const sendError = (res: ServerResponse, status: number, type: string, message: s
   sendJson(res, status, { error: { type, message } } satisfies TrainerError);
 
 export async function startRecordingTrainer(options: RecordingTrainerOptions): Promise<RecordingTrainer> {
-  const { stateFile, readBatch, port: wantedPort = 0, host = '127.0.0.1' } = options;
+  const { stateFile, readBatch, writeObject, port: wantedPort = 0, host = '127.0.0.1' } = options;
   let state: TrainerState = stateFile ? await loadState(stateFile) : emptyState();
   let requests = 0;
   let duplicates = 0;
@@ -123,6 +129,48 @@ export async function startRecordingTrainer(options: RecordingTrainerOptions): P
     return response;
   };
 
+  /**
+   * Checkpoints, restores and snapshots, recorded rather than real: a checkpoint is the policy's version
+   * (plus a COMPLETE marker, written last), a snapshot a small descriptor. Restore reads the version back.
+   */
+  const stateAction = async (kind: string, policy: string, body: { uri?: unknown; version?: unknown }) => {
+    if (!writeObject) throw new TrainerRefusal(501, 'not_implemented', `${kind} needs a writeObject option`);
+    if (typeof body.uri !== 'string' || body.uri === '')
+      throw new TrainerRefusal(400, 'invalid_request', 'uri: expected a non-empty string');
+    const current = state.versions[policy] ?? 0;
+    const base = body.uri.replace(/\/+$/, '');
+    if (kind === 'restore') {
+      const text = await readBatch(`${base}/COMPLETE`).then(
+        () => readBatch(`${base}/state.json`),
+        () => {
+          throw new TrainerRefusal(404, 'checkpoint_not_found', `no complete checkpoint at ${base}`);
+        },
+      );
+      const version = (JSON.parse(text.toString('utf8')) as { policyVersion: number }).policyVersion;
+      const next: TrainerState = { ...state, versions: { ...state.versions, [policy]: version } };
+      if (stateFile) await saveState(stateFile, next);
+      state = next;
+      restores.push({ policy, uri: base, version });
+      return { policy, policyVersion: version } satisfies PolicyState;
+    }
+    if (kind === 'publish' && body.version !== current) {
+      throw new TrainerRefusal(
+        409,
+        'version_conflict',
+        `version: policy "${policy}" is at version ${current}, not ${String(body.version)}`,
+      );
+    }
+    await writeObject(
+      `${base}/${kind === 'checkpoint' ? 'state.json' : 'snapshot.json'}`,
+      JSON.stringify({ policy, policyVersion: current }),
+    );
+    await writeObject(`${base}/COMPLETE`, '');
+    return kind === 'checkpoint'
+      ? ({ uri: base, policyVersion: current, bytes: 0 } satisfies CheckpointResponse)
+      : ({ uri: base, policyVersion: current, format: 'full' } satisfies PublishResponse);
+  };
+  const restores: Array<{ policy: string; uri: string; version: number }> = [];
+
   const serially = <T>(work: () => Promise<T>): Promise<T> => {
     const run = queue.then(work);
     queue = run.catch(() => undefined);
@@ -142,7 +190,13 @@ export async function startRecordingTrainer(options: RecordingTrainerOptions): P
         throw err;
       }
     }
-    const policy = /^\/v1\/policies\/(.+)$/.exec(path)?.[1];
+    const action = /^\/v1\/policies\/([^/]+)\/(checkpoint|restore|publish)$/.exec(path);
+    if (method === 'POST' && action) {
+      const body = (await readJson(req, BODY_LIMIT_BYTES)) as { uri?: unknown; version?: unknown };
+      const name = decodeURIComponent(action[1] as string);
+      return sendJson(res, 200, await serially(() => stateAction(action[2] as string, name, body)));
+    }
+    const policy = /^\/v1\/policies\/([^/]+)$/.exec(path)?.[1];
     if (method === 'GET' && policy !== undefined) {
       const name = decodeURIComponent(policy);
       return sendJson(res, 200, {
@@ -164,6 +218,7 @@ export async function startRecordingTrainer(options: RecordingTrainerOptions): P
       duplicates,
       rejected,
       steps: [...state.steps],
+      restores: [...restores],
     };
   };
 

@@ -1,0 +1,36 @@
+import type { HttpPolicy } from './http';
+import { kernelAdapter } from './kernel';
+import { sglangAdapter } from './sglang';
+import { SnapshotCache } from './snapshot-cache';
+import type { Engine, WeightSyncAdapter } from './types';
+import { vllmAdapter } from './vllm';
+
+export type { Engine, SnapshotRef, WeightSyncAdapter } from './types';
+export { DEFAULT_HTTP_POLICY, EngineRefusal, type HttpPolicy } from './http';
+export {
+  COMPLETE_MARKER,
+  SnapshotCache,
+  SnapshotUnavailable,
+  type SnapshotCacheOptions,
+} from './snapshot-cache';
+export { syncServers, type ServerSync, type SyncOptions } from './sync';
+
+export interface AdapterOptions {
+  http?: HttpPolicy;
+  /** Where s3:// snapshots are copied for vLLM and SGLang; one cache per process by default. */
+  cache?: SnapshotCache;
+}
+
+let sharedCache: SnapshotCache | undefined;
+
+export function adapterFor(engine: Engine, options: AdapterOptions = {}): WeightSyncAdapter {
+  const cache = (): SnapshotCache => options.cache ?? (sharedCache ??= new SnapshotCache());
+  switch (engine) {
+    case 'kernel':
+      return kernelAdapter(options.http);
+    case 'vllm':
+      return vllmAdapter(cache(), options.http);
+    case 'sglang':
+      return sglangAdapter(cache(), options.http);
+  }
+}

@@ -1,0 +1,70 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+
+const ROOT = path.resolve(__dirname, '../..');
+export const KERNEL_PYTHON = path.join(ROOT, 'infra/kernels/.venv/bin/python');
+
+/** Builds the kernel's tiny test model (random weights, locally built tokenizer) once per directory. */
+export function buildTinyModel(dir = mkdtempSync(path.join(os.tmpdir(), 'tiny-model-'))): string {
+  if (!existsSync(path.join(dir, 'config.json'))) {
+    execFileSync(KERNEL_PYTHON, ['-m', 'selfplay_kernel', 'tiny-model', dir], { stdio: 'inherit' });
+  }
+  return dir;
+}
+
+export interface KernelProcess {
+  url: string;
+  /** SIGKILL simulates a crash: the kernel forgets everything not checkpointed. */
+  stop(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/** Starts `python -m selfplay_kernel serve` and waits for its one JSON line saying where it listens. */
+export async function startKernel(options: {
+  model: string;
+  policy: string;
+  env?: Record<string, string>;
+  args?: string[];
+}): Promise<KernelProcess> {
+  if (!existsSync(KERNEL_PYTHON))
+    throw new Error(`no kernel environment at ${KERNEL_PYTHON}: run 'bash infra/kernels/setup.sh'`);
+  const child: ChildProcess = spawn(
+    KERNEL_PYTHON,
+    [
+      '-m',
+      'selfplay_kernel',
+      'serve',
+      '--model',
+      options.model,
+      '--policy',
+      options.policy,
+      '--port',
+      '0',
+      '--device',
+      'cpu',
+      ...(options.args ?? []),
+    ],
+    { env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-8000)));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const killOnExit = (): void => void child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  const line = await new Promise<string>((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout! });
+    lines.once('line', resolve);
+    void exited.then(() => reject(new Error(`the kernel exited before it was ready:\n${stderr}`)));
+  });
+  const { url } = JSON.parse(line) as { url: string };
+  return {
+    url,
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      await exited;
+      process.off('exit', killOnExit);
+    },
+  };
+}

@@ -1,0 +1,98 @@
+import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { LocalStore } from '../../../activities/clients/storage';
+import { SnapshotCache, SnapshotUnavailable, type SnapshotRef } from '../../../activities/clients/weight-sync';
+import { FULL_FILES, s3InDirectory, tempDir, writeSnapshot } from './fixtures';
+
+let dir: string;
+let cacheDir: string;
+let s3Root: string;
+let cache: SnapshotCache;
+
+beforeEach(async () => {
+  dir = await tempDir('snapshot-cache-');
+  cacheDir = path.join(dir, 'cache');
+  s3Root = path.join(dir, 's3');
+  cache = new SnapshotCache({ dir: cacheDir, openStore: s3InDirectory(s3Root) });
+});
+afterEach(async () => {
+  jest.restoreAllMocks();
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function s3Snapshot(prefix: string, options?: { complete?: boolean }): Promise<SnapshotRef> {
+  await writeSnapshot(path.join(s3Root, 'bucket', prefix), FULL_FILES, options);
+  return { policy: 'solver', version: 7, uri: `s3://bucket/${prefix}`, format: 'full' };
+}
+
+/** Every file under a directory, relative, sorted. */
+async function filesUnder(root: string): Promise<string[]> {
+  const entries = await readdir(root, { recursive: true, withFileTypes: true });
+  return entries
+    .filter((e) => e.isFile())
+    .map((e) => path.relative(root, path.join(e.parentPath, e.name)))
+    .sort();
+}
+
+test('copies every object of an s3 snapshot, nested keys included, once', async () => {
+  const snapshot = await s3Snapshot('runs/r1/solver/v7');
+  const gets = jest.spyOn(LocalStore.prototype, 'get');
+  const local = await cache.localPath(snapshot);
+  expect(path.relative(cacheDir, local)).toMatch(/^solver\/v7\/[0-9a-f]{16}$/);
+  expect(await filesUnder(local)).toEqual(['COMPLETE', ...Object.keys(FULL_FILES)].sort());
+  expect(await readFile(path.join(local, 'tokenizer', 'tokenizer.json'), 'utf8')).toBe(
+    FULL_FILES['tokenizer/tokenizer.json'],
+  );
+  expect(gets).toHaveBeenCalledTimes(5);
+
+  expect(await cache.localPath(snapshot)).toBe(local);
+  // A second cache on the same directory (another worker process) finds the copy complete too.
+  expect(await new SnapshotCache({ dir: cacheDir, openStore: s3InDirectory(s3Root) }).localPath(snapshot)).toBe(local);
+  expect(gets).toHaveBeenCalledTimes(5);
+});
+
+test('concurrent requests for one snapshot share one download', async () => {
+  const snapshot = await s3Snapshot('solver/v7');
+  const gets = jest.spyOn(LocalStore.prototype, 'get');
+  const paths = await Promise.all([cache.localPath(snapshot), cache.localPath(snapshot), cache.localPath(snapshot)]);
+  expect(new Set(paths).size).toBe(1);
+  expect(gets).toHaveBeenCalledTimes(5);
+});
+
+test('two snapshots with the same policy and version but different URIs never share a copy', async () => {
+  const a = await s3Snapshot('run-a/solver/v7');
+  const b = await s3Snapshot('run-b/solver/v7');
+  const [pathA, pathB] = [await cache.localPath(a), await cache.localPath(b)];
+  expect(pathA).not.toBe(pathB);
+  expect(path.dirname(pathA)).toBe(path.dirname(pathB));
+});
+
+test('an s3 snapshot without COMPLETE is refused and leaves nothing in the cache', async () => {
+  const snapshot = await s3Snapshot('solver/v7', { complete: false });
+  await expect(cache.localPath(snapshot)).rejects.toMatchObject({ type: 'ContractViolation', nonRetryable: true });
+  await mkdir(cacheDir, { recursive: true });
+  expect(await filesUnder(cacheDir)).toEqual([]);
+});
+
+test('a store failing mid-copy is SnapshotUnavailable and the partial copy is removed', async () => {
+  const snapshot = await s3Snapshot('solver/v7');
+  jest.spyOn(LocalStore.prototype, 'get').mockRejectedValueOnce(new Error('connection reset'));
+  await expect(cache.localPath(snapshot)).rejects.toThrow(SnapshotUnavailable);
+  expect(await filesUnder(cacheDir)).toEqual([]);
+  // The next sync tries again and succeeds.
+  expect(await filesUnder(await cache.localPath(snapshot))).toContain('COMPLETE');
+});
+
+test('file:// and plain-path snapshots are used in place, and need their COMPLETE marker', async () => {
+  const published = await writeSnapshot(path.join(dir, 'published', 'v7'), FULL_FILES);
+  const ref = (uri: string): SnapshotRef => ({ policy: 'solver', version: 7, uri, format: 'full' });
+  expect(await cache.localPath(ref(pathToFileURL(published).href))).toBe(published);
+  expect(await cache.localPath(ref(published))).toBe(published);
+
+  const partial = await writeSnapshot(path.join(dir, 'published', 'v8'), FULL_FILES, { complete: false });
+  await expect(cache.localPath(ref(pathToFileURL(partial).href))).rejects.toMatchObject({
+    type: 'ContractViolation',
+  });
+  await expect(cache.localPath(ref('gs://bucket/solver/v7'))).rejects.toMatchObject({ type: 'InvalidConfig' });
+});

@@ -1,0 +1,204 @@
+import { readdir, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { LocalStore } from '../../../activities/clients/storage';
+import {
+  adapterFor,
+  SnapshotCache,
+  syncServers,
+  type SnapshotRef,
+  type WeightSyncAdapter,
+} from '../../../activities/clients/weight-sync';
+import { startFakeVllm, type FakeVllm, type FakeVllmOptions } from '../../support/fake-engines/vllm';
+import { FAST_HTTP, FULL_FILES, LORA_FILES, s3InDirectory, tempDir, writeSnapshot } from './fixtures';
+
+const POLICY = 'solver';
+const options = { attempts: 2, timeoutMs: 5_000 };
+
+let dir: string;
+let cacheDir: string;
+let s3Root: string;
+let adapter: WeightSyncAdapter;
+let servers: FakeVllm[] = [];
+
+beforeEach(async () => {
+  dir = await tempDir('weight-sync-vllm-');
+  cacheDir = path.join(dir, 'cache');
+  s3Root = path.join(dir, 's3');
+  const cache = new SnapshotCache({ dir: cacheDir, openStore: s3InDirectory(s3Root) });
+  adapter = adapterFor('vllm', { http: FAST_HTTP, cache });
+});
+afterEach(async () => {
+  await Promise.all(servers.map((s) => s.close()));
+  servers = [];
+  jest.restoreAllMocks();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const start = async (options?: FakeVllmOptions): Promise<FakeVllm> => {
+  const server = await startFakeVllm(options);
+  servers.push(server);
+  return server;
+};
+
+/** A LoRA snapshot published to a local directory. */
+async function fileSnapshot(version: number): Promise<SnapshotRef & { dir: string }> {
+  const snapshotDir = await writeSnapshot(path.join(dir, 'published', `v${version}`), LORA_FILES);
+  return { policy: POLICY, version, uri: pathToFileURL(snapshotDir).href, format: 'lora', dir: snapshotDir };
+}
+
+test('loads a new adapter name per version from the local path and verifies it is listed', async () => {
+  const server = await start();
+  const snapshot = await fileSnapshot(4);
+  const results = await syncServers(adapter, [server.url], snapshot, options);
+  expect(results).toEqual([{ server: server.url, ok: true, version: 4 }]);
+  expect(server.calls('POST', '/v1/load_lora_adapter').map((r) => r.body)).toEqual([
+    { lora_name: 'solver-v4', lora_path: snapshot.dir },
+  ]);
+  expect(server.state.adapters.get('solver-v4')).toBe(snapshot.dir);
+  expect(adapter.servedModel(POLICY, 4)).toBe('solver-v4');
+});
+
+test('a server already serving the version gets no load', async () => {
+  const snapshot = await fileSnapshot(4);
+  const server = await start({ adapters: { 'solver-v3': '/x/v3', 'solver-v4': snapshot.dir } });
+  const results = await syncServers(adapter, [server.url], snapshot, options);
+  expect(results).toEqual([{ server: server.url, ok: true, version: 4 }]);
+  expect(server.calls('POST', '/v1/load_lora_adapter')).toHaveLength(0);
+});
+
+test('unloads every version of the policy but the new and the previous one, and nothing else', async () => {
+  const server = await start({
+    adapters: { 'solver-v1': '/x/v1', 'solver-v2': '/x/v2', 'solver-v3': '/x/v3', 'judge-v1': '/y/v1' },
+  });
+  const results = await syncServers(adapter, [server.url], await fileSnapshot(4), options);
+  expect(results[0]?.ok).toBe(true);
+  expect(server.calls('POST', '/v1/unload_lora_adapter').map((r) => r.body)).toEqual([
+    { lora_name: 'solver-v1' },
+    { lora_name: 'solver-v2' },
+  ]);
+  expect([...server.state.adapters.keys()].sort()).toEqual(['judge-v1', 'solver-v3', 'solver-v4']);
+});
+
+test('a failed unload does not fail the sync', async () => {
+  const server = await start({ adapters: { 'solver-v1': '/x/v1' } });
+  server.failNext('/v1/unload_lora_adapter', 1_000, 500);
+  const results = await syncServers(adapter, [server.url], await fileSnapshot(4), options);
+  expect(results).toEqual([{ server: server.url, ok: true, version: 4 }]);
+  expect(server.state.adapters.has('solver-v1')).toBe(true);
+});
+
+test('transient 5xx answers are retried with backoff', async () => {
+  const server = await start();
+  server.failNext('/v1/load_lora_adapter', 2, 503);
+  const results = await syncServers(adapter, [server.url], await fileSnapshot(4), options);
+  expect(results[0]).toMatchObject({ ok: true, version: 4 });
+  expect(server.calls('POST', '/v1/load_lora_adapter')).toHaveLength(3);
+});
+
+test('a retry refused as a same-name reload counts as loaded when the adapter is listed', async () => {
+  const server = await start();
+  server.state.lostAnswers = 1;
+  const results = await syncServers(adapter, [server.url], await fileSnapshot(4), options);
+  expect(results[0]).toMatchObject({ ok: true, version: 4 });
+  expect(server.calls('POST', '/v1/load_lora_adapter')).toHaveLength(2);
+});
+
+test('a server that stays stale is reported, the others still sync', async () => {
+  const [a, stale] = [
+    await start({ adapters: { 'solver-v3': '/x' } }),
+    await start({ adapters: { 'solver-v3': '/x' } }),
+  ];
+  stale.state.staleAfterLoad = true;
+  const results = await syncServers(adapter, [a.url, stale.url], await fileSnapshot(4), options);
+  expect(results[0]).toMatchObject({ ok: true, version: 4 });
+  expect(results[1]).toMatchObject({ ok: false, version: 3 });
+  expect(results[1]?.reason).toMatch(
+    /^vllm server .*: still serves version 3 after 2 load\(s\) of version 4/,
+  );
+});
+
+test('a server without runtime LoRA loading is reported with the setting to fix', async () => {
+  const server = await start({ runtimeLoraUpdating: false });
+  const [result] = await syncServers(adapter, [server.url], await fileSnapshot(4), options);
+  expect(result).toMatchObject({ ok: false });
+  expect(result?.version).toBeUndefined();
+  expect(result?.reason).toContain('404 Not Found');
+  expect(result?.reason).toContain('VLLM_ALLOW_RUNTIME_LORA_UPDATING=True');
+  expect(server.calls('POST', '/v1/load_lora_adapter')).toHaveLength(1);
+});
+
+test('a hung load fails at the deadline', async () => {
+  const server = await start();
+  server.hang('/v1/load_lora_adapter');
+  const [result] = await syncServers(adapter, [server.url], await fileSnapshot(4), {
+    attempts: 1,
+    timeoutMs: 300,
+  });
+  expect(result).toMatchObject({ ok: false });
+  expect(result?.reason).toMatch(/not verified at version 4 within its 300 ms deadline/);
+});
+
+test('an s3 snapshot is copied once into the cache and every server loads that copy', async () => {
+  await writeSnapshot(path.join(s3Root, 'bucket', 'runs', 'r1', 'solver', 'v4'), LORA_FILES);
+  const snapshot: SnapshotRef = {
+    policy: POLICY,
+    version: 4,
+    uri: 's3://bucket/runs/r1/solver/v4',
+    format: 'lora',
+  };
+  const gets = jest.spyOn(LocalStore.prototype, 'get');
+  const [a, b] = [await start(), await start()];
+  const results = await syncServers(adapter, [a.url, b.url], snapshot, options);
+  expect(results.map((r) => r.ok)).toEqual([true, true]);
+  const paths = [a, b].map(
+    (s) => (s.calls('POST', '/v1/load_lora_adapter')[0]?.body as { lora_path: string }).lora_path,
+  );
+  expect(paths[0]).toBe(paths[1]);
+  expect(path.relative(cacheDir, paths[0] ?? '')).toMatch(/^solver\/v4\/[0-9a-f]{16}$/);
+  expect((await readdir(paths[0] ?? '')).sort()).toEqual(['COMPLETE', ...Object.keys(LORA_FILES)].sort());
+  expect(gets).toHaveBeenCalledTimes(Object.keys(LORA_FILES).length + 1);
+
+  const c = await start();
+  await syncServers(adapter, [c.url], snapshot, options);
+  expect(gets).toHaveBeenCalledTimes(Object.keys(LORA_FILES).length + 1);
+});
+
+test('an s3 snapshot without its COMPLETE marker is never loaded', async () => {
+  await writeSnapshot(path.join(s3Root, 'bucket', 'solver', 'v4'), LORA_FILES, { complete: false });
+  const snapshot: SnapshotRef = { policy: POLICY, version: 4, uri: 's3://bucket/solver/v4', format: 'lora' };
+  const server = await start();
+  await expect(syncServers(adapter, [server.url], snapshot, options)).rejects.toMatchObject({
+    type: 'ContractViolation',
+    nonRetryable: true,
+    message: expect.stringContaining('has no COMPLETE marker') as unknown,
+  });
+  expect(server.calls('POST', '/v1/load_lora_adapter')).toHaveLength(0);
+});
+
+test('a full-model snapshot is a configuration error for vLLM runtime LoRA', async () => {
+  const snapshotDir = await writeSnapshot(path.join(dir, 'full'), FULL_FILES);
+  const snapshot: SnapshotRef = { policy: POLICY, version: 4, uri: snapshotDir, format: 'full' };
+  const server = await start();
+  await expect(syncServers(adapter, [server.url], snapshot, options)).rejects.toMatchObject({
+    type: 'InvalidConfig',
+    nonRetryable: true,
+    message: expect.stringContaining('vLLM weight sync hot-loads LoRA adapters only') as unknown,
+  });
+  expect(server.requests).toHaveLength(0);
+});
+
+test('the fake refuses malformed and duplicate loads, as vLLM does', async () => {
+  const server = await start({ adapters: { 'solver-v3': '/x' } });
+  const post = (body: unknown): Promise<Response> =>
+    fetch(`${server.url}/load_lora_adapter`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+  const snapshot = await fileSnapshot(5);
+  expect((await post({ lora_name: 'solver-v5', path: snapshot.dir })).status).toBe(400);
+  expect((await post({ lora_name: 'solver-v3', lora_path: snapshot.dir })).status).toBe(400);
+  expect((await post({ lora_name: 'solver-v5', lora_path: path.join(dir, 'nowhere') })).status).toBe(404);
+  expect([...server.state.adapters.keys()]).toEqual(['solver-v3']);
+});
