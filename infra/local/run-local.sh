@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The embedded default: a local SPICE run, everything started here.
-#   npm run local [-- --set iterations=5 ...]   (extra arguments go to `selfplay start`)
+#   npm run local [-- --set iterations=5 ...]      (extra arguments go to `selfplay start`)
 # Starts the Temporal dev server (SQLite in .selfplay/, Web UI on :8233), storage in .selfplay/storage, the
-# scripted LLM server and the recording trainer (until the training kernel lands: the model is SIMULATED),
-# and a worker serving all three pools; then runs SPICE for 3 iterations and prints each commit.
+# training kernel (infra/kernels) serving the policy for sampling and training, and a worker serving all
+# three pools; then runs SPICE and prints each commit.
+#   SELFPLAY_MODEL=NAME_OR_PATH     the model (default: a tiny model built locally, with random weights)
+#   SELFPLAY_LOCAL_ENGINE=scripted  sample from the scripted LLM server and record training steps instead
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$REPO_ROOT"
@@ -12,6 +14,7 @@ ensure_node_modules
 bash infra/local/tools.sh
 bash infra/local/temporal.sh start
 export TEMPORAL_ADDRESS="${TEMPORAL_ADDRESS:-${TEMPORAL_IP:-127.0.0.1}:${TEMPORAL_PORT:-7233}}"
+export SELFPLAY_STORAGE="${SELFPLAY_STORAGE:-$STATE_DIR/storage}"
 mkdir -p "$LOG_DIR"
 
 pids=()
@@ -29,7 +32,7 @@ start_json() {
   pids+=($!)
   local line
   exec {ready}<"$fifo"
-  if ! read -r -t 60 line <&"$ready"; then
+  if ! read -r -t 300 line <&"$ready"; then
     echo "$name did not start; see $log" >&2
     exit 1
   fi
@@ -38,19 +41,41 @@ start_json() {
   printf -v "$var" '%s' "$(node -e 'console.log(JSON.parse(process.argv[1]).url)' "$line")"
 }
 
-echo "======================================================================================"
-echo " MODEL IS SIMULATED: answers come from the scripted LLM server (test/support/scripted-llm)"
-echo " and training steps are recorded, not applied, until the training kernel lands."
-echo "======================================================================================"
-start_json scripted-llm "$LOG_DIR/scripted-llm.log" LLM_URL "${NODE_TS[@]}" test/support/scripted-llm/main.ts --port 0 --latency-ms 5
-start_json trainer "$LOG_DIR/trainer.log" TRAINER_URL "${NODE_TS[@]}" test/support/recording-trainer/main.ts --port 0 --state-file "$STATE_DIR/trainer-state.json"
+POLICY=local
+RUN_ARGS=(--set iterations=3 --set "training.policy=$POLICY")
+if [ "${SELFPLAY_LOCAL_ENGINE:-kernel}" = scripted ]; then
+  echo "== MODEL IS SIMULATED: answers come from the scripted LLM server (test/support/scripted-llm) and"
+  echo "   training steps are recorded, not applied (SELFPLAY_LOCAL_ENGINE=scripted)."
+  start_json scripted-llm "$LOG_DIR/scripted-llm.log" LLM_URL "${NODE_TS[@]}" test/support/scripted-llm/main.ts --port 0 --latency-ms 5
+  start_json trainer "$LOG_DIR/trainer.log" TRAINER_URL "${NODE_TS[@]}" test/support/recording-trainer/main.ts --port 0
+  export SELFPLAY_INFERENCE_URL="$LLM_URL" SELFPLAY_INFERENCE_MODEL=scripted-policy SELFPLAY_TRAINER_URL="$TRAINER_URL"
+  RUN_ARGS+=(--set batchSize=32 --set shardSize=8)
+else
+  bash infra/kernels/setup.sh
+  KERNEL_PY="$REPO_ROOT/infra/kernels/.venv/bin/python"
+  MODEL="${SELFPLAY_MODEL:-}"
+  if [ -z "$MODEL" ]; then
+    MODEL="$STATE_DIR/tiny-model"
+    [ -f "$MODEL/config.json" ] || "$KERNEL_PY" -m selfplay_kernel tiny-model "$MODEL" >>"$LOG_DIR/kernel.log" 2>&1
+    echo "== MODEL: a TINY model built locally with random weights ($MODEL): real sampling and real training"
+    echo "   steps, but its answers are noise and no task it writes is valid. Set SELFPLAY_MODEL to a model name"
+    echo "   (e.g. Qwen/Qwen3-0.6B, on a machine that can download it) or a local path for a meaningful run."
+    # Random outputs give every group equal rewards, so Dr.GRPO advantages are 0; REINFORCE still updates.
+    RUN_ARGS+=(--set training.estimator=reinforce --set training.optimizer.learningRate=0.001)
+  else
+    echo "== MODEL: $MODEL"
+  fi
+  start_json kernel "$LOG_DIR/kernel.log" KERNEL_URL "$KERNEL_PY" -m selfplay_kernel serve --model "$MODEL" --policy "$POLICY" --port 0
+  echo "   kernel at $KERNEL_URL (log $LOG_DIR/kernel.log)"
+  export SELFPLAY_INFERENCE_URL="$KERNEL_URL/v1" SELFPLAY_INFERENCE_MODEL="$POLICY" SELFPLAY_TRAINER_URL="$KERNEL_URL"
+  RUN_ARGS+=(--set batchSize=4 --set shardSize=2 --set groupSize=4 --set sampling.maxTokens=64
+    --set spice.maxAttempts=4 --set spice.typeSelectionAttempts=1 --set weightSync.engine=kernel
+    --set corpus.maxSegmentChars=1500 --set inference.requestTimeoutSeconds=300)
+fi
 
-export SELFPLAY_STORAGE="${SELFPLAY_STORAGE:-$STATE_DIR/storage}"
-export SELFPLAY_INFERENCE_URL="$LLM_URL" SELFPLAY_INFERENCE_MODEL=scripted-policy SELFPLAY_TRAINER_URL="$TRAINER_URL"
 "${NODE_TS[@]}" workers/main.ts >>"$LOG_DIR/worker.log" 2>&1 &
 pids+=($!)
 
-"${NODE_TS[@]}" cli/main.ts start --recipe spice --set iterations=3 --set batchSize=32 --set shardSize=8 \
-  --set "training.policy=local-$(date +%Y%m%d%H%M%S)" --wait "$@"
+"${NODE_TS[@]}" cli/main.ts start --recipe spice "${RUN_ARGS[@]}" --wait "$@"
 echo "artifacts: $SELFPLAY_STORAGE/runs/   Web UI: http://${TEMPORAL_IP:-127.0.0.1}:${TEMPORAL_UI_PORT:-8233}"
 echo "the Temporal dev server keeps running; stop it with: bash infra/local/temporal.sh stop"

@@ -1,26 +1,46 @@
 #!/usr/bin/env bash
 # Runs every test on a fresh clone: installs the npm packages (when the lockfile changed), builds the Go tools
-# (Temporal CLI, MinIO) into .tools/ once, type-checks, lints, then runs jest. The integration tests start
-# their own Temporal dev server and MinIO unless TEMPORAL_ADDRESS / S3_ENDPOINT name running ones.
+# (Temporal CLI, MinIO) into .tools/ once, creates the kernel's Python environment, type-checks, lints, then
+# runs pytest (the kernel) and jest. The integration tests start their own Temporal dev server and MinIO
+# unless TEMPORAL_ADDRESS / S3_ENDPOINT name running ones.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$REPO_ROOT"
 
 ensure_node_modules
 bash infra/local/tools.sh
+bash infra/kernels/setup.sh
 
 echo "== typecheck"; npx tsc --noEmit -p .
 echo "== lint"; npx eslint .
 echo "== format"; npx prettier --check . >/dev/null || { npx prettier --check .; exit 1; }
 
 mkdir -p "$STATE_DIR"
-results="$STATE_DIR/jest-results.json"
-rm -f "$results"
+pytest_xml="$STATE_DIR/pytest-results.xml"
+jest_json="$STATE_DIR/jest-results.json"
+rm -f "$pytest_xml" "$jest_json"
 status=0
-npx jest --ci --json --outputFile="$results" "$@" || status=$?
-# One plain closing line, whatever the runner printed above it.
+echo "== kernel (pytest)"
+infra/kernels/.venv/bin/python -m pytest infra/kernels/tests -q --junit-xml="$pytest_xml" || status=$?
+echo "== jest"
+npx jest --ci --json --outputFile="$jest_json" "$@" || status=$?
+
+# One plain closing line over both runners, whatever they printed above it.
 node -e '
-  const r = require(process.argv[1]);
-  console.log(`tests: ${r.numPassedTests} passed, ${r.numFailedTests} failed` + (r.numPendingTests ? `, ${r.numPendingTests} skipped` : ""));
-' "$results" || true
+  const fs = require("fs");
+  let passed = 0, failed = 0, skipped = 0;
+  if (fs.existsSync(process.argv[1])) {
+    const r = require(process.argv[1]);
+    passed += r.numPassedTests; failed += r.numFailedTests; skipped += r.numPendingTests;
+  }
+  if (fs.existsSync(process.argv[2])) {
+    const xml = fs.readFileSync(process.argv[2], "utf8");
+    const suite = /<testsuite\b[^>]*>/.exec(xml)?.[0] ?? "";
+    const n = (name) => Number(new RegExp(`\\b${name}="(\\d+)"`).exec(suite)?.[1] ?? 0);
+    passed += n("tests") - n("failures") - n("errors") - n("skipped");
+    failed += n("failures") + n("errors");
+    skipped += n("skipped");
+  }
+  console.log(`tests: ${passed} passed, ${failed} failed` + (skipped ? `, ${skipped} skipped` : ""));
+' "$jest_json" "$pytest_xml" || true
 exit "$status"

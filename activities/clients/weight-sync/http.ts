@@ -113,7 +113,7 @@ async function send(
   }
 }
 
-/** The message inside an engine's error body: OpenAI-style `error.message`, SGLang's `message`, FastAPI's `detail`. */
+/** The message in an engine's error body: OpenAI `error.message`, SGLang `message`, FastAPI `detail`. */
 function serverMessage(text: string): string {
   try {
     const body = JSON.parse(text) as { error?: { message?: unknown }; message?: unknown; detail?: unknown };
@@ -127,8 +127,8 @@ function serverMessage(text: string): string {
 }
 
 /**
- * An error's message with its cause: fetch reports connection errors as "fetch failed" with the useful part
- * (ECONNREFUSED ...) in `cause`. Duck-typed, because fetch and AbortSignal errors may come from another realm.
+ * An error's message with its cause: fetch reports connection errors as "fetch failed" with the useful
+ * part (ECONNREFUSED ...) in `cause`. Duck-typed: fetch and AbortSignal errors may come from another realm.
  */
 export function errorMessage(err: unknown): string {
   const { message, cause } = (err ?? {}) as {

@@ -17,10 +17,10 @@ import type { WeightSyncAdapter } from './types';
  *        -> 200 {success: true, message, num_paused_requests}, or 400 {success: false, message}
  *   GET  {root}/get_weight_version -> {"weight_version": string}
  *
- * Source (sgl-project/sglang, python/sglang/srt/entrypoints/http_server.py): `update_weights_from_disk`
- * sets `tokenizer_manager.server_args.weight_version` only when the load succeeded, and
- * `GET /get_weight_version` returns exactly that field (`GET /get_model_info` repeats it among other
- * fields). It starts as "default" (`--weight-version`, server_args.py), which reads as no version here.
+ * Source: sgl-project/sglang @0025436e, python/sglang/srt/entrypoints/http_server.py. The
+ * `update_weights_from_disk` handler sets `tokenizer_manager.server_args.weight_version` only when the load
+ * succeeded, and `GET /get_weight_version` returns exactly that field (`GET /get_model_info` repeats it
+ * among other fields). It starts as "default" (`--weight-version`, server_args.py): no version here.
  *
  * One model per server: start it with `--served-model-name {policy}`, the name samplers request.
  */

@@ -12,7 +12,7 @@ export const COMPLETE_MARKER = 'COMPLETE';
 const DEFAULT_CACHE_DIR = '.selfplay/snapshots';
 const PARALLEL_DOWNLOADS = 4;
 
-/** The snapshot's objects cannot be fetched (store down, object gone): a problem of the snapshot, not of a server. */
+/** The snapshot's objects cannot be fetched (store down, object gone): not the fault of any one server. */
 export class SnapshotUnavailable extends Error {
   constructor(message: string, options?: ErrorOptions) {
     super(message, options);
@@ -21,9 +21,9 @@ export class SnapshotUnavailable extends Error {
 }
 
 export interface SnapshotCacheOptions {
-  /** The cache root; SELFPLAY_SNAPSHOT_CACHE, else `.selfplay/snapshots`. Must be visible to the engines' hosts. */
+  /** The cache root (SELFPLAY_SNAPSHOT_CACHE, else `.selfplay/snapshots`); the engines' hosts must see it. */
   dir?: string;
-  /** Opens the store an `s3://` snapshot lives in, rooted at the snapshot's prefix (tests pass a LocalStore). */
+  /** Opens the store rooted at an `s3://` snapshot's prefix (tests pass a LocalStore). */
   openStore?: (uri: string) => ObjectStore;
 }
 
@@ -81,20 +81,19 @@ export class SnapshotCache {
 
   private async download(snapshot: SnapshotRef, target: string): Promise<string> {
     if (await exists(path.join(target, COMPLETE_MARKER))) return target;
-    const store = this.openStore(snapshot.uri);
+    let store: ObjectStore;
+    try {
+      store = this.openStore(snapshot.uri);
+    } catch (err) {
+      throw nonRetryable(NON_RETRYABLE.invalidConfig, `snapshot ${snapshot.uri}: ${String(err)}`);
+    }
     const keys = await unavailableOnError(snapshot, 'list', () => store.list(''));
     if (!keys.includes(COMPLETE_MARKER)) throw incomplete(snapshot);
     const temp = `${target}.partial-${randomBytes(6).toString('hex')}`;
     try {
       await mkdir(temp, { recursive: true });
       const objects = keys.filter((k) => k !== COMPLETE_MARKER);
-      let next = 0;
-      const worker = async (): Promise<void> => {
-        for (let key = objects[next++]; key !== undefined; key = objects[next++]) {
-          await copyObject(snapshot, store, key, temp);
-        }
-      };
-      await Promise.all(Array.from({ length: PARALLEL_DOWNLOADS }, worker));
+      await forEachLimited(objects, PARALLEL_DOWNLOADS, (key) => copyObject(snapshot, store, key, temp));
       // The marker goes last, as on the store, so no reader ever takes a partial copy for complete.
       await copyObject(snapshot, store, COMPLETE_MARKER, temp);
       await rename(temp, target);
@@ -106,6 +105,23 @@ export class SnapshotCache {
       throw err;
     }
   }
+}
+
+/** Runs `work` on every item, `limit` at a time; after a failure starts no more and settles, then throws. */
+async function forEachLimited<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  let failed = false;
+  const worker = async (): Promise<void> => {
+    while (!failed && next < items.length) {
+      await work(items[next++] as T).catch((err: unknown) => {
+        failed = true;
+        throw err;
+      });
+    }
+  };
+  const outcomes = await Promise.allSettled(Array.from({ length: limit }, worker));
+  const rejected = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+  if (rejected) throw rejected.reason;
 }
 
 async function copyObject(

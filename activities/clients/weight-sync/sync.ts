@@ -21,18 +21,18 @@ export interface ServerSync {
   reason?: string;
 }
 
-/** The snapshot formats each engine's runtime update can load. */
-const LOADABLE: Record<Engine, ReadonlyArray<SnapshotRef['format']>> = {
-  kernel: ['lora', 'full'],
-  vllm: ['lora'],
-  sglang: ['full'],
-};
-
-const FORMAT_ADVICE: Record<Engine, string> = {
-  kernel: '',
-  vllm: 'vLLM weight sync hot-loads LoRA adapters only (/v1/load_lora_adapter): train the policy with LoRA, or serve it with sglang or the kernel sampler',
-  sglang:
-    'SGLang weight sync reloads full models from disk (/update_weights_from_disk): serve LoRA policies with vllm or the kernel sampler',
+/** The snapshot format an engine's runtime update cannot load, and what to do instead. */
+const FORMAT_MISMATCH: Partial<Record<Engine, { format: SnapshotRef['format']; advice: string }>> = {
+  vllm: {
+    format: 'full',
+    advice:
+      'vLLM weight sync hot-loads LoRA adapters only (/v1/load_lora_adapter): train the policy with LoRA, or serve it with sglang or the kernel sampler',
+  },
+  sglang: {
+    format: 'lora',
+    advice:
+      'SGLang weight sync reloads full models from disk (/update_weights_from_disk): serve LoRA policies with vllm or the kernel sampler',
+  },
 };
 
 /**
@@ -104,11 +104,12 @@ async function syncServer(
 }
 
 function checkRequest(engine: Engine, snapshot: SnapshotRef, options: SyncOptions): void {
-  if (!LOADABLE[engine].includes(snapshot.format)) {
+  const mismatch = FORMAT_MISMATCH[engine];
+  if (mismatch?.format === snapshot.format) {
     throw nonRetryable(
       NON_RETRYABLE.invalidConfig,
       `policy ${snapshot.policy} publishes ${snapshot.format === 'lora' ? 'LoRA adapters' : 'full models'}, ` +
-        `but ${FORMAT_ADVICE[engine]}`,
+        `but ${mismatch.advice}`,
     );
   }
   if (!Number.isSafeInteger(snapshot.version) || snapshot.version < 0) {

@@ -10,7 +10,7 @@ export type Engine = 'kernel' | 'vllm' | 'sglang';
 export interface SnapshotRef {
   policy: string;
   version: number;
-  /** `s3://bucket/prefix`, `file:///abs/dir` or a plain path; complete only once its `COMPLETE` marker exists. */
+  /** `s3://bucket/prefix`, `file:///abs/dir` or a path; complete only once its `COMPLETE` marker exists. */
   uri: string;
   /** A PEFT LoRA adapter directory, or a full Hugging Face model directory. */
   format: 'lora' | 'full';

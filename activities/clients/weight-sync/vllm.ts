@@ -10,8 +10,8 @@ import type { SnapshotCache } from './snapshot-cache';
 import type { WeightSyncAdapter } from './types';
 
 /**
- * vLLM with runtime LoRA (`VLLM_ALLOW_RUNTIME_LORA_UPDATING=True`, `--enable-lora`). vLLM refuses to reload
- * a name it has, so each version gets its own name, `{policy}-v{N}`, which is also the model samplers ask for:
+ * vLLM with runtime LoRA (`VLLM_ALLOW_RUNTIME_LORA_UPDATING=True`, `--enable-lora`). vLLM refuses to
+ * reload a name it has, so each version gets its own name, `{policy}-v{N}`, the model samplers ask for:
  *
  *   POST {root}/v1/load_lora_adapter   {"lora_name", "lora_path"}  -> 200 "Success: ..."
  *   POST {root}/v1/unload_lora_adapter {"lora_name"}

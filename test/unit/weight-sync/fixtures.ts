@@ -4,7 +4,7 @@ import path from 'node:path';
 import { LocalStore, type ObjectStore } from '../../../activities/clients/storage';
 import type { HttpPolicy } from '../../../activities/clients/weight-sync';
 
-/** Shared by the weight-sync tests: snapshot directories as the kernel publishes them, and a fast HTTP policy. */
+/** For the weight-sync tests: snapshot directories as the kernel publishes them, and a fast HTTP policy. */
 
 export const LORA_FILES: Record<string, string> = {
   'adapter_config.json': JSON.stringify({
@@ -22,7 +22,7 @@ export const FULL_FILES: Record<string, string> = {
   'tokenizer/tokenizer.json': '{"version":"1.0"}',
 };
 
-/** Writes a snapshot directory; `complete: false` leaves out the COMPLETE marker, as a crashed publish does. */
+/** Writes a snapshot directory; `complete: false` leaves out the COMPLETE marker, like a crashed publish. */
 export async function writeSnapshot(
   dir: string,
   files: Record<string, string>,

@@ -96,14 +96,19 @@ test('a server that stays stale is reported, the others still sync', async () =>
   stale.state.staleAfterLoad = true;
   const results = await syncServers(adapter, [a.url, stale.url, b.url], await fileSnapshot(4), options);
   expect(results.map((r) => r.ok)).toEqual([true, false, true]);
-  expect(results[1]?.reason).toMatch(/^sglang server .*: still serves version 3 after 2 load\(s\) of version 4/);
+  expect(results[1]?.reason).toMatch(
+    /^sglang server .*: still serves version 3 after 2 load\(s\) of version 4/,
+  );
   expect(stale.calls('POST', '/update_weights_from_disk')).toHaveLength(2);
 });
 
 test('a hung version read fails at the deadline', async () => {
   const server = await start('3');
   server.hang('/get_weight_version');
-  const [result] = await syncServers(adapter, [server.url], await fileSnapshot(4), { attempts: 2, timeoutMs: 300 });
+  const [result] = await syncServers(adapter, [server.url], await fileSnapshot(4), {
+    attempts: 2,
+    timeoutMs: 300,
+  });
   expect(result).toMatchObject({ ok: false });
   expect(result?.reason).toMatch(/not verified at version 4 within its 300 ms deadline/);
   expect(server.calls('POST', '/update_weights_from_disk')).toHaveLength(0);

@@ -2,7 +2,11 @@ import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { LocalStore } from '../../../activities/clients/storage';
-import { SnapshotCache, SnapshotUnavailable, type SnapshotRef } from '../../../activities/clients/weight-sync';
+import {
+  SnapshotCache,
+  SnapshotUnavailable,
+  type SnapshotRef,
+} from '../../../activities/clients/weight-sync';
 import { FULL_FILES, s3InDirectory, tempDir, writeSnapshot } from './fixtures';
 
 let dir: string;
@@ -48,14 +52,20 @@ test('copies every object of an s3 snapshot, nested keys included, once', async 
 
   expect(await cache.localPath(snapshot)).toBe(local);
   // A second cache on the same directory (another worker process) finds the copy complete too.
-  expect(await new SnapshotCache({ dir: cacheDir, openStore: s3InDirectory(s3Root) }).localPath(snapshot)).toBe(local);
+  expect(
+    await new SnapshotCache({ dir: cacheDir, openStore: s3InDirectory(s3Root) }).localPath(snapshot),
+  ).toBe(local);
   expect(gets).toHaveBeenCalledTimes(5);
 });
 
 test('concurrent requests for one snapshot share one download', async () => {
   const snapshot = await s3Snapshot('solver/v7');
   const gets = jest.spyOn(LocalStore.prototype, 'get');
-  const paths = await Promise.all([cache.localPath(snapshot), cache.localPath(snapshot), cache.localPath(snapshot)]);
+  const paths = await Promise.all([
+    cache.localPath(snapshot),
+    cache.localPath(snapshot),
+    cache.localPath(snapshot),
+  ]);
   expect(new Set(paths).size).toBe(1);
   expect(gets).toHaveBeenCalledTimes(5);
 });
@@ -70,7 +80,10 @@ test('two snapshots with the same policy and version but different URIs never sh
 
 test('an s3 snapshot without COMPLETE is refused and leaves nothing in the cache', async () => {
   const snapshot = await s3Snapshot('solver/v7', { complete: false });
-  await expect(cache.localPath(snapshot)).rejects.toMatchObject({ type: 'ContractViolation', nonRetryable: true });
+  await expect(cache.localPath(snapshot)).rejects.toMatchObject({
+    type: 'ContractViolation',
+    nonRetryable: true,
+  });
   await mkdir(cacheDir, { recursive: true });
   expect(await filesUnder(cacheDir)).toEqual([]);
 });
@@ -94,5 +107,7 @@ test('file:// and plain-path snapshots are used in place, and need their COMPLET
   await expect(cache.localPath(ref(pathToFileURL(partial).href))).rejects.toMatchObject({
     type: 'ContractViolation',
   });
-  await expect(cache.localPath(ref('gs://bucket/solver/v7'))).rejects.toMatchObject({ type: 'InvalidConfig' });
+  await expect(cache.localPath(ref('gs://bucket/solver/v7'))).rejects.toMatchObject({
+    type: 'InvalidConfig',
+  });
 });

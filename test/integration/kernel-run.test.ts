@@ -1,0 +1,109 @@
+import { Client, Connection } from '@temporalio/client';
+import { getJson } from '../../activities/clients/storage/codec';
+import { latestKey, manifestKey, snapshotPrefix } from '../../activities/clients/storage/keys';
+import { openStore } from '../../activities/clients/storage';
+import type { Manifest } from '../../workflows/contracts';
+import { selfPlayRun } from '../../workflows';
+import { queueNames } from '../../workers/pools';
+import { buildTinyModel, startKernel, type KernelProcess } from '../support/kernel-process';
+import { spawnWorker } from '../support/worker-process';
+import { uniqueId } from '../support/stack';
+import { waitFor } from '../support/wait';
+
+/**
+ * SPICE on the real kernel: a tiny locally built model samples every role and trains on every step, and
+ * versioned snapshots are published and loaded by the kernel's sampler. Then the kernel and the worker are
+ * SIGKILLed after a commit; the restarted kernel starts from the base weights, the run restores the committed
+ * checkpoint, and no step is applied twice.
+ *
+ * A random tiny model writes no valid task, so every Challenger group has equal rewards and Dr.GRPO
+ * advantages are all zero; REINFORCE (no baseline) makes each step a real update of the weights.
+ */
+describe('SPICE on the training kernel', () => {
+  const bucket = process.env.SELFPLAY_TEST_BUCKET as string;
+  let model: string;
+  beforeAll(() => {
+    model = buildTinyModel();
+  });
+
+  test('3 iterations with real sampling, training, publishing and a kernel + worker crash in between', async () => {
+    const runId = uniqueId('kernel');
+    const prefix = uniqueId('kq');
+    const storageUri = `s3://${bucket}/${runId}`;
+    const store = openStore(storageUri);
+    const address = process.env.TEMPORAL_ADDRESS as string;
+    let kernel: KernelProcess = await startKernel({ model, policy: runId });
+    const env = () => ({
+      TEMPORAL_ADDRESS: address,
+      SELFPLAY_QUEUE_PREFIX: prefix,
+      SELFPLAY_STORAGE: storageUri,
+      SELFPLAY_INFERENCE_URL: `${kernel.url}/v1`,
+      SELFPLAY_INFERENCE_MODEL: runId,
+      SELFPLAY_TRAINER_URL: kernel.url,
+    });
+    const config = {
+      recipe: 'spice',
+      iterations: 3,
+      batchSize: 2,
+      shardSize: 2,
+      groupSize: 2,
+      corpus: { uri: 'test/fixtures/corpus/small.jsonl', maxSegmentChars: 600 },
+      sampling: { maxTokens: 16 },
+      spice: { maxAttempts: 2, typeSelectionAttempts: 1 },
+      training: { policy: runId, estimator: 'reinforce', optimizer: { learningRate: 1e-3 } },
+      weightSync: { engine: 'kernel' },
+      pools: queueNames(prefix),
+      inference: { requestTimeoutSeconds: 120, maxRetries: 3 },
+      timeouts: { heartbeatSeconds: 10, activityMaxAttempts: 10 },
+    };
+    const connection = await Connection.connect({ address });
+    let worker = spawnWorker(env());
+    try {
+      const handle = await new Client({ connection }).workflow.start(selfPlayRun, {
+        workflowId: runId,
+        taskQueue: config.pools.orchestrator,
+        args: [config],
+      });
+      await waitFor(
+        'iteration 2 committed',
+        async () => ((await getJson<{ iteration: number }>(store, latestKey(runId)))?.iteration ?? 0) >= 2,
+        240_000,
+        200,
+      );
+      await Promise.all([worker.stop('SIGKILL'), kernel.stop('SIGKILL')]);
+      kernel = await startKernel({ model, policy: runId });
+      worker = spawnWorker(env());
+      const outcome = await handle.result();
+
+      expect(outcome).toMatchObject({ lastCommitted: 3, policyVersion: 3 });
+      // The restarted kernel was restored to version 2 and trained once more: no step applied twice.
+      const state = (await (await fetch(`${kernel.url}/v1/policies/${runId}`)).json()) as {
+        policyVersion: number;
+      };
+      expect(state.policyVersion).toBe(3);
+      const models = (await (await fetch(`${kernel.url}/v1/models`)).json()) as {
+        data: Array<{ id: string; weight_version: number }>;
+      };
+      expect(models.data.find((m) => m.id === runId)?.weight_version).toBe(3);
+
+      for (const iteration of [1, 2, 3]) {
+        const manifest = await getJson<Manifest>(store, manifestKey(runId, iteration));
+        expect(manifest).toMatchObject({
+          policyVersion: iteration,
+          snapshot: { version: iteration, policy: runId },
+        });
+        expect(manifest?.checkpointUri).toContain(`v${String(iteration).padStart(6, '0')}`);
+        // A real update: REINFORCE on the ρ-rewarded trajectories has a gradient.
+        expect(manifest?.metrics.train.gradNorm).toBeGreaterThan(0);
+        expect(manifest?.metrics.train.tokens).toBeGreaterThan(0);
+      }
+      // Every version the servers were synced to was published completely, version 0 included.
+      for (const version of [0, 1, 2, 3]) {
+        expect(await store.exists(`${snapshotPrefix(runId, runId, version)}/COMPLETE`)).toBe(true);
+      }
+    } finally {
+      await Promise.all([worker.stop('SIGKILL'), kernel.stop('SIGKILL')]);
+      await connection.close();
+    }
+  });
+});
