@@ -3,7 +3,7 @@ import eslint from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', '.tools/**', '.selfplay/**', 'coverage/**', 'cli/bin.js'] },
+  { ignores: ['node_modules/**', '.tools/**', '.selfplay/**', 'coverage/**', 'cli/bin.js', '**/.venv/**'] },
   eslint.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

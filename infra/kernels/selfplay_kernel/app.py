@@ -1,0 +1,132 @@
+"""HTTP routes. Handlers are plain `def`s, so FastAPI runs them on its thread pool; the policy's locks (see
+policy.py) order training, state operations and sampling. Every error is JSON
+`{"error": {"type", "message", "code"}}` naming the problem (OpenAI-style on the `/v1/chat` and `/v1/models`
+routes, trainer-contract style elsewhere)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Annotated
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.exceptions import HTTPException
+
+from . import state
+from .errors import KernelError
+from .policy import Policy
+from .sampler import ChatCompletionRequest, Sampler
+from .trainer import TrainStepRequest, train_step
+
+log = logging.getLogger(__name__)
+
+NonEmpty = Annotated[str, Field(min_length=1)]
+
+
+class UriRequest(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid")
+    uri: NonEmpty
+
+
+class VersionedUriRequest(UriRequest):
+    version: Annotated[int, Field(ge=0)]
+
+
+def _openai_route(path: str) -> bool:
+    return path.startswith("/v1/chat") or path.startswith("/v1/models")
+
+
+def create_app(policy: Policy, sampler: Sampler) -> FastAPI:
+    app = FastAPI(title="selfplay-kernel", docs_url=None, redoc_url=None, openapi_url=None)
+    name = policy.config.policy
+
+    @app.exception_handler(KernelError)
+    def kernel_error(request: Request, err: KernelError) -> JSONResponse:
+        if err.status >= 500:
+            log.error("%s %s: %s", request.method, request.url.path, err.message)
+        return JSONResponse(err.body(), status_code=err.status)
+
+    @app.exception_handler(RequestValidationError)
+    def invalid_body(request: Request, err: RequestValidationError) -> JSONResponse:
+        first = err.errors()[0]
+        loc = [str(part) for part in first.get("loc", ()) if part != "body"]
+        if first.get("type") == "json_invalid":
+            message = "the body is not valid JSON"
+        else:
+            message = f"{'.'.join(loc) or '(body)'}: {first.get('msg', 'invalid')}"
+        kind = "invalid_request_error" if _openai_route(request.url.path) else "invalid_request"
+        return JSONResponse(KernelError(400, kind, message, code="invalid_request").body(), status_code=400)
+
+    @app.exception_handler(HTTPException)
+    def http_error(request: Request, err: HTTPException) -> JSONResponse:
+        kind = {404: "not_found", 405: "method_not_allowed"}.get(err.status_code, "http_error")
+        message = (
+            f"no route for {request.method} {request.url.path}" if err.status_code in (404, 405) else str(err.detail)
+        )
+        return JSONResponse(KernelError(err.status_code, kind, message).body(), status_code=err.status_code)
+
+    @app.exception_handler(Exception)
+    def internal(request: Request, err: Exception) -> JSONResponse:
+        log.exception("%s %s failed", request.method, request.url.path)
+        return JSONResponse(KernelError(500, "internal", f"{type(err).__name__}: {err}").body(), status_code=500)
+
+    def known(policy_name: str) -> None:
+        if policy_name != name:
+            raise KernelError(
+                404, "policy_not_found", f"policy: this kernel holds policy {name!r}, not {policy_name!r}"
+            )
+
+    @app.get("/v1/models")
+    def models() -> dict:
+        return {
+            "object": "list",
+            "data": [{"id": name, "object": "model", "owned_by": "selfplay-kernel", "weight_version": sampler.version}],
+        }
+
+    @app.post("/v1/chat/completions")
+    def chat_completions(body: ChatCompletionRequest) -> dict:
+        return sampler.complete(body)
+
+    @app.post("/v1/sampler/load")
+    def sampler_load(body: VersionedUriRequest) -> dict:
+        with policy.ops:
+            if body.version == policy.version:
+                with policy.weights.write():
+                    sampler.use_live()
+                loaded = False
+            elif sampler.snapshot is not None and sampler.version == body.version:
+                loaded = False
+            else:
+                model = state.load_snapshot(policy, body.uri, body.version)
+                with policy.weights.write():
+                    sampler.use_snapshot(model, body.version)
+                loaded = True
+        return {"object": "sampler.load", "model": name, "weight_version": sampler.version, "loaded": loaded}
+
+    @app.post("/v1/train/step")
+    def step(body: TrainStepRequest) -> dict:
+        return train_step(policy, body)
+
+    @app.get("/v1/policies/{policy_name}")
+    def policy_state(policy_name: str) -> dict:
+        known(policy_name)
+        return {"policy": name, "policyVersion": policy.version}
+
+    @app.post("/v1/policies/{policy_name}/checkpoint")
+    def checkpoint(policy_name: str, body: UriRequest) -> dict:
+        known(policy_name)
+        return state.checkpoint(policy, body.uri)
+
+    @app.post("/v1/policies/{policy_name}/restore")
+    def restore(policy_name: str, body: UriRequest) -> dict:
+        known(policy_name)
+        return state.restore(policy, body.uri)
+
+    @app.post("/v1/policies/{policy_name}/publish")
+    def publish(policy_name: str, body: VersionedUriRequest) -> dict:
+        known(policy_name)
+        return state.publish(policy, body.uri, body.version)
+
+    return app

@@ -1,0 +1,119 @@
+"""Loading a training batch by reference and checking it before any weight is touched.
+
+The batch is untrusted: its bytes must hash to the sha256 the request names, it must decode (gzip when the
+URI ends in `.gz`, with a cap on the decompressed size), and every JSONL line must be a valid TrainingRow
+(trainer-contract.ts). Every refusal names what is wrong: `batch line N: field: problem`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import zlib
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from .errors import KernelError
+from .storage import ObjectNotFound, read_object
+
+MAX_BATCH_BYTES = 1 << 30
+
+Finite = Annotated[float, Field(allow_inf_nan=False)]
+
+
+class ChatMessage(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid")
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+class TrainingRow(BaseModel):
+    """One trajectory: a JSONL line of the batch object."""
+
+    model_config = ConfigDict(strict=True, extra="forbid")
+    messages: Annotated[list[ChatMessage], Field(min_length=1)]
+    completion: str
+    role: Annotated[str, Field(min_length=1)]
+    group: Annotated[str, Field(min_length=1)]
+    reward: Finite
+    advantage: Finite
+    behaviourLogprobs: list[Annotated[float, Field(allow_inf_nan=False, le=0)]] | None = None
+    lossMaskSpans: list[tuple[Annotated[int, Field(ge=0)], Annotated[int, Field(ge=0)]]] | None = None
+
+    @model_validator(mode="after")
+    def _spans_inside(self) -> TrainingRow:
+        for i, (start, end) in enumerate(self.lossMaskSpans or []):
+            if start > end or end > len(self.completion):
+                raise ValueError(
+                    f"lossMaskSpans.{i}: span [{start}, {end}) is not inside the completion "
+                    f"({len(self.completion)} chars)"
+                )
+        return self
+
+
+class BatchRef(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid")
+    uri: Annotated[str, Field(min_length=1)]
+    rows: Annotated[int, Field(ge=1)]
+    sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+
+
+def load_batch(ref: BatchRef, max_bytes: int = MAX_BATCH_BYTES) -> list[TrainingRow]:
+    """Reads, verifies and parses the batch; raises KernelError (400 batch_*, 503 batch_unreadable)."""
+    try:
+        raw = read_object(ref.uri, "batch.uri")
+    except ObjectNotFound:
+        raise KernelError(400, "batch_not_found", f"batch.uri: no object at {ref.uri}") from None
+    except KernelError:
+        raise
+    except Exception as err:  # a storage outage: worth retrying
+        raise KernelError(503, "batch_unreadable", f"batch.uri: reading {ref.uri} failed: {err}") from err
+    digest = hashlib.sha256(raw).hexdigest()
+    if digest != ref.sha256:
+        raise KernelError(400, "batch_invalid", f"batch.sha256: the object's sha256 is {digest}, not {ref.sha256}")
+    text = _decode(raw, gzipped=ref.uri.endswith(".gz"), max_bytes=max_bytes)
+    rows = [parse_row(line, number) for number, line in enumerate(text.split("\n"), start=1) if line.strip()]
+    if len(rows) != ref.rows:
+        raise KernelError(400, "batch_invalid", f"batch.rows: the batch holds {len(rows)} rows, not {ref.rows}")
+    return rows
+
+
+def _decode(raw: bytes, gzipped: bool, max_bytes: int) -> str:
+    if gzipped:
+        inflater = zlib.decompressobj(wbits=31)
+        try:
+            data = inflater.decompress(raw, max_bytes + 1)
+        except zlib.error as err:
+            raise KernelError(400, "batch_invalid", f"batch.uri: not a gzip object: {err}") from None
+        if len(data) > max_bytes or inflater.unconsumed_tail:
+            raise KernelError(400, "batch_invalid", f"batch.uri: decompresses to more than {max_bytes} bytes")
+        if not inflater.eof:
+            raise KernelError(400, "batch_invalid", "batch.uri: truncated gzip object")
+    else:
+        data = raw
+    if len(data) > max_bytes:
+        raise KernelError(400, "batch_invalid", f"batch.uri: the batch is larger than {max_bytes} bytes")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise KernelError(400, "batch_invalid", f"batch.uri: not UTF-8 text: {err}") from None
+
+
+def parse_row(line: str, number: int) -> TrainingRow:
+    """One JSONL line as a TrainingRow; the error names the physical line number and the field."""
+    try:
+        return TrainingRow.model_validate_json(line)
+    except ValidationError as err:
+        if err.errors()[0]["type"] == "json_invalid":
+            raise KernelError(400, "batch_invalid", f"batch line {number}: not JSON") from None
+        raise KernelError(400, "batch_invalid", f"batch line {number}: {describe(err)}") from None
+
+
+def describe(err: ValidationError) -> str:
+    """The first problem of a pydantic error as `field.path: message`."""
+    first = err.errors()[0]
+    path = ".".join(str(part) for part in first["loc"])
+    message = first["msg"].removeprefix("Value error, ")
+    if message.startswith("lossMaskSpans."):
+        return message
+    return f"{path}: {message}" if path else message

@@ -1,0 +1,121 @@
+"""Command line: `serve` runs the kernel, `tiny-model` writes a tiny local model for tests and benchmarks.
+
+`serve` prints exactly one JSON line to stdout once the server accepts connections (the caller's handshake:
+it learns the URL even with `--port 0`); everything else goes to stderr. SIGTERM and SIGINT shut it down
+cleanly (exit 0).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import signal
+import socket
+import sys
+import threading
+import time
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from .app import create_app
+    from .policy import KernelConfig, Policy
+    from .sampler import Sampler
+
+    config = KernelConfig(
+        model=args.model,
+        policy=args.policy,
+        device=args.device,
+        dtype=args.dtype,
+        lora_rank=args.lora_rank,
+        lora_alpha=args.lora_alpha,
+        lora_target_modules=tuple(m.strip() for m in args.lora_target_modules.split(",") if m.strip()),
+        micro_batch_size=args.micro_batch_size,
+        seed=args.seed,
+        max_batch_rows=args.max_batch_rows,
+    )
+    policy = Policy.load(config)
+    sampler = Sampler(policy)
+    app = create_app(policy, sampler)
+
+    sock = socket.socket(socket.AF_INET6 if ":" in args.host else socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((args.host, args.port))
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, log_config=None, access_log=True, timeout_graceful_shutdown=30))
+
+    def announce() -> None:
+        while not server.started:
+            if server.should_exit:
+                return
+            time.sleep(0.05)
+        host = f"[{args.host}]" if ":" in args.host else args.host
+        line = {
+            "url": f"http://{host}:{port}",
+            "port": port,
+            "model": args.model,
+            "device": str(policy.device),
+            "policyVersion": policy.version,
+        }
+        print(json.dumps(line), flush=True)
+
+    threading.Thread(target=announce, name="announce", daemon=True).start()
+    # uvicorn shuts down gracefully on SIGTERM/SIGINT, then re-raises the signal to the handler it found
+    # installed; this one swallows it, so a requested shutdown ends with exit status 0.
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: None)
+    try:
+        server.run(sockets=[sock])
+    finally:
+        sampler.close()
+    return 0
+
+
+def _tiny_model(args: argparse.Namespace) -> int:
+    from .tiny import build_tiny_model
+
+    out = build_tiny_model(args.out_dir, seed=args.seed)
+    print(json.dumps({"model": str(out)}), flush=True)
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="python -m selfplay_kernel", description=__doc__)
+    sub = top.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser("serve", help="run the kernel's HTTP service")
+    serve.add_argument("--model", required=True, help="Hugging Face model name or local directory")
+    serve.add_argument("--policy", required=True, help="the policy name this kernel holds (and serves as model id)")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=0, help="0 picks a free port")
+    serve.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+    serve.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"])
+    serve.add_argument("--lora-rank", type=int, default=0, help="0 = full fine-tuning")
+    serve.add_argument("--lora-alpha", type=float, default=16.0)
+    serve.add_argument(
+        "--lora-target-modules", default="all-linear", help="comma-separated module names, or all-linear"
+    )
+    serve.add_argument("--micro-batch-size", type=int, default=8, help="sequences per forward/backward pass")
+    serve.add_argument("--max-batch-rows", type=int, default=64, help="samples generated together at most")
+    serve.add_argument("--seed", type=int, default=0)
+    serve.set_defaults(run=_serve)
+
+    tiny = sub.add_parser("tiny-model", help="write a tiny random causal LM with a local tokenizer")
+    tiny.add_argument("out_dir")
+    tiny.add_argument("--seed", type=int, default=0)
+    tiny.set_defaults(run=_tiny_model)
+    return top
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    if getattr(args, "micro_batch_size", 1) < 1 or getattr(args, "lora_rank", 0) < 0:
+        print("--micro-batch-size must be >= 1 and --lora-rank >= 0", file=sys.stderr)
+        return 2
+    logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
+    return args.run(args)

@@ -1,0 +1,89 @@
+"""The RL losses as pure tensor functions (no model, no I/O), so each can be unit-tested on its own.
+
+A batch's objective is a weighted sum over completion tokens:
+
+    L = sum_i  w_i * sum_{t in loss tokens of i}  ( pg_it + klCoef * k3_it )
+
+where the per-sequence weight w_i carries the normalisation (see `sequence_weights`). Because L is a plain
+weighted sum, summing the gradients of micro-batches gives exactly the full-batch gradient, whatever the
+micro-batch size.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+
+# exp() of a log-ratio beyond this overflows float32 long before it means anything; the clipped branch of the
+# surrogate already ignores such ratios, so clamping only keeps the unclipped branch finite.
+MAX_LOG_RATIO = 20.0
+
+
+def token_logprobs(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """log softmax(logits)[target] per position, in float32, one row at a time to bound the peak memory of the
+    (tokens x vocab) float32 copy."""
+    rows = []
+    for row_logits, row_targets in zip(logits, targets):
+        row_logits = row_logits.float()
+        picked = row_logits.gather(-1, row_targets.unsqueeze(-1)).squeeze(-1)
+        rows.append(picked - torch.logsumexp(row_logits, dim=-1))
+    return torch.stack(rows)
+
+
+def policy_loss(
+    kind: str,
+    logp: torch.Tensor,
+    old_logp: torch.Tensor,
+    advantages: torch.Tensor,
+    clip_low: float,
+    clip_high: float,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per-token policy-gradient loss and a bool tensor of tokens where the PPO clip was active.
+
+    ppo_clip:  -min(r*A, clip(r, 1-clip_low, 1+clip_high)*A),  r = exp(logp - old_logp)
+    reinforce: -A * logp
+    `advantages` broadcasts against `logp` (one value per sequence, shape [B, 1]).
+    """
+    if kind == "reinforce":
+        return -advantages * logp, torch.zeros_like(logp, dtype=torch.bool)
+    if kind != "ppo_clip":
+        raise ValueError(f"unknown policy loss {kind!r}")
+    ratio = torch.exp((logp - old_logp).clamp(max=MAX_LOG_RATIO))
+    unclipped = ratio * advantages
+    clipped = ratio.clamp(1.0 - clip_low, 1.0 + clip_high) * advantages
+    loss = -torch.minimum(unclipped, clipped)
+    return loss, clipped < unclipped
+
+
+def k3_kl(logp: torch.Tensor, ref_logp: torch.Tensor) -> torch.Tensor:
+    """Schulman's k3 estimator of KL(policy || reference) per token: exp(d) - d - 1 with d = ref - logp.
+    Non-negative, and exactly 0 where the policy equals the reference."""
+    d = (ref_logp - logp).clamp(-MAX_LOG_RATIO, MAX_LOG_RATIO)
+    return torch.expm1(d) - d
+
+
+def sequence_weights(normalization: str, loss_tokens: Sequence[int], normalizer_constant: float) -> list[float]:
+    """The weight w_i of each sequence's token SUM in the batch objective, from the loss-token counts T_i of
+    ALL B sequences of the batch (not of one micro-batch):
+
+    dr_grpo:       w_i = 1 / (C * B)      Oat's Dr.GRPO: each sequence's token sum divided by the constant C
+                                          (the generation budget), then the mean over sequences. No length
+                                          bias: every token of every answer weighs the same.
+    token_mean:    w_i = 1 / sum_j T_j    one mean over all loss tokens of the batch (DAPO-style token-level
+                                          mean; long answers weigh more in total, every token the same).
+    sequence_mean: w_i = 1 / (B * T_i)    the original GRPO: mean over each sequence's tokens, then the mean
+                                          over sequences (each answer weighs the same, whatever its length).
+
+    A sequence with no loss token gets weight 0 in sequence_mean; an all-masked batch gets weight 0 in
+    token_mean (there is nothing to average).
+    """
+    b = len(loss_tokens)
+    if normalization == "dr_grpo":
+        return [1.0 / (normalizer_constant * b)] * b
+    if normalization == "token_mean":
+        total = sum(loss_tokens)
+        return [1.0 / total if total else 0.0] * b
+    if normalization == "sequence_mean":
+        return [1.0 / (b * t) if t else 0.0 for t in loss_tokens]
+    raise ValueError(f"unknown normalization {normalization!r}")

@@ -1,0 +1,179 @@
+"""The one policy a kernel process holds: model, tokenizer, optimizer, version and applied step keys.
+
+Training steps and state operations (checkpoint, restore, publish, sampler load) run one at a time under
+`ops`; the weights themselves sit behind a read/write lock so sampling (readers) never sees a half-applied
+step (writer), while several sampling batches and a checkpoint may read together.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import torch
+
+log = logging.getLogger(__name__)
+
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+
+
+@dataclass(frozen=True)
+class KernelConfig:
+    """What `serve` was started with."""
+
+    model: str
+    policy: str
+    device: str = "auto"
+    dtype: str = "float32"
+    lora_rank: int = 0
+    lora_alpha: float = 16.0
+    lora_target_modules: tuple[str, ...] = ("all-linear",)
+    micro_batch_size: int = 8
+    seed: int = 0
+    max_batch_rows: int = 64
+
+
+def resolve_device(name: str) -> torch.device:
+    """`auto` is CUDA when present, else CPU; asking for CUDA without one is a start-up error."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name == "cuda" and not torch.cuda.is_available():
+        raise SystemExit("--device cuda: no CUDA device is available")
+    if name not in ("cpu", "cuda"):
+        raise SystemExit(f"--device {name}: expected auto, cpu or cuda")
+    return torch.device(name)
+
+
+class RWLock:
+    """Many readers or one writer; a waiting writer blocks new readers so steps are not starved by sampling."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._readers = 0
+        self._writer = False
+        self._writers_waiting = 0
+
+    @contextmanager
+    def read(self) -> Iterator[None]:
+        with self._cond:
+            self._cond.wait_for(lambda: not self._writer and not self._writers_waiting)
+            self._readers += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._readers -= 1
+                self._cond.notify_all()
+
+    @contextmanager
+    def write(self) -> Iterator[None]:
+        with self._cond:
+            self._writers_waiting += 1
+            self._cond.wait_for(lambda: not self._writer and self._readers == 0)
+            self._writers_waiting -= 1
+            self._writer = True
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._writer = False
+                self._cond.notify_all()
+
+
+def load_base_model(model: str, device: torch.device, dtype: torch.dtype):
+    """The pretrained causal LM by name or local path, in eval mode: no dropout, so the function that sampled
+    a completion is the one the trainer differentiates."""
+    from transformers import AutoModelForCausalLM
+
+    net = AutoModelForCausalLM.from_pretrained(model, dtype=dtype).to(device)
+    net.eval()
+    return net
+
+
+@dataclass
+class Policy:
+    """Live training state. `version` counts applied steps (it is also the optimizer's step count, which
+    the warm-up schedule reads); `responses` maps each applied idempotency key to its first response."""
+
+    config: KernelConfig
+    device: torch.device
+    dtype: torch.dtype
+    tokenizer: object
+    model: torch.nn.Module
+    optimizer: torch.optim.Optimizer
+    version: int = 0
+    responses: dict[str, dict] = field(default_factory=dict)
+    ops: threading.Lock = field(default_factory=threading.Lock)
+    weights: RWLock = field(default_factory=RWLock)
+    _reference: torch.nn.Module | None = None
+
+    @classmethod
+    def load(cls, config: KernelConfig) -> Policy:
+        from transformers import AutoTokenizer
+
+        torch.manual_seed(config.seed)
+        device = resolve_device(config.device)
+        dtype = DTYPES[config.dtype]
+        tokenizer = AutoTokenizer.from_pretrained(config.model)
+        if tokenizer.eos_token_id is None:
+            raise SystemExit(f"--model {config.model}: the tokenizer has no EOS token")
+        if tokenizer.pad_token_id is None:
+            tokenizer.pad_token = tokenizer.eos_token
+        if tokenizer.chat_template is None:
+            raise SystemExit(f"--model {config.model}: the tokenizer has no chat template")
+        model = load_base_model(config.model, device, dtype)
+        if config.lora_rank > 0:
+            from peft import LoraConfig, get_peft_model
+
+            targets = config.lora_target_modules
+            model = get_peft_model(
+                model,
+                LoraConfig(
+                    r=config.lora_rank,
+                    lora_alpha=config.lora_alpha,
+                    lora_dropout=0.0,
+                    target_modules=targets[0] if targets == ("all-linear",) else list(targets),
+                    task_type="CAUSAL_LM",
+                ),
+            )
+            model.eval()
+        params = [p for p in model.parameters() if p.requires_grad]
+        optimizer = torch.optim.AdamW(params, lr=1e-6, weight_decay=0.0)
+        log.info(
+            "loaded %s on %s as %s (%s, %d trainable parameters)",
+            config.model,
+            device,
+            config.policy,
+            f"LoRA rank {config.lora_rank}" if config.lora_rank else "full fine-tuning",
+            sum(p.numel() for p in params),
+        )
+        return cls(config=config, device=device, dtype=dtype, tokenizer=tokenizer, model=model, optimizer=optimizer)
+
+    @property
+    def is_lora(self) -> bool:
+        return self.config.lora_rank > 0
+
+    @property
+    def context_length(self) -> int:
+        return int(getattr(self.model.config, "max_position_embeddings", 0) or 1 << 30)
+
+    def trainable(self) -> dict[str, torch.Tensor]:
+        """Trainable parameters by name, in the optimizer's order (what a checkpoint must hold)."""
+        return {name: p for name, p in self.model.named_parameters() if p.requires_grad}
+
+    @contextmanager
+    def reference(self) -> Iterator[torch.nn.Module]:
+        """The frozen reference for the KL term: the base model with the adapter switched off for LoRA, else
+        a copy of the pretrained weights loaded on first use (never when klCoef is 0)."""
+        if self.is_lora:
+            with self.model.disable_adapter():
+                yield self.model
+            return
+        if self._reference is None:
+            log.info("loading the frozen reference model for the KL term")
+            self._reference = load_base_model(self.config.model, self.device, self.dtype)
+            self._reference.requires_grad_(False)
+        yield self._reference

@@ -1,0 +1,223 @@
+"""Checkpoint, restore and publish of the policy, and loading a published snapshot for the sampler.
+
+A checkpoint or snapshot is a directory-like location that counts only once its `COMPLETE` marker exists.
+Saving removes an old marker first and writes the new one last, so a crash mid-save never leaves something
+loadable that is half old, half new. Both saves are idempotent: a complete one at the same version is
+described again, not rewritten.
+
+Checkpoint layout: trainable.safetensors (trainable parameters: all of them, or the LoRA adapter's),
+optimizer.pt, rng.pt, state.json (version, configuration, applied idempotency keys with first responses).
+Snapshot layout: a Hugging Face model directory with tokenizer (full fine-tuning) or a PEFT adapter directory
+(LoRA, loadable by vLLM), plus selfplay_snapshot.json.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import torch
+from safetensors.torch import load_file, save_file
+
+from .errors import KernelError
+from .policy import Policy, load_base_model
+from .storage import Location, ObjectNotFound, parse
+
+log = logging.getLogger(__name__)
+
+MARKER = "COMPLETE"
+CHECKPOINT_FORMAT = "selfplay-kernel-checkpoint/1"
+SNAPSHOT_META = "selfplay_snapshot.json"
+
+
+@contextmanager
+def _staging(loc: Location) -> Iterator[Path]:
+    """Where to write the files of `loc` (all but the marker): the directory itself when local, else a temp
+    directory that is uploaded when the block ends without error."""
+    if loc.path is not None:
+        loc.path.mkdir(parents=True, exist_ok=True)
+        yield loc.path
+        return
+    with tempfile.TemporaryDirectory(prefix="selfplay-kernel-") as tmp:
+        yield Path(tmp)
+        loc.upload_dir(Path(tmp), skip=frozenset({MARKER}))
+
+
+def _size(stage: Path) -> int:
+    return sum(f.stat().st_size for f in stage.rglob("*") if f.is_file() and f.name != MARKER)
+
+
+@contextmanager
+def _fetched(loc: Location, what: str) -> Iterator[Path]:
+    """The files of a complete checkpoint/snapshot as a local directory; 404 when it is not complete."""
+    if not loc.exists(MARKER):
+        raise KernelError(404, f"{what}_not_found", f"uri: no complete {what} at {loc.uri} (no {MARKER} marker)")
+    with tempfile.TemporaryDirectory(prefix="selfplay-kernel-") as tmp:
+        try:
+            yield loc.download_dir(Path(tmp))
+        except ObjectNotFound as err:
+            raise KernelError(404, f"{what}_not_found", f"uri: {err}") from None
+
+
+def _marker(loc: Location) -> dict | None:
+    try:
+        return json.loads(loc.read(MARKER))
+    except ObjectNotFound:
+        return None
+    except ValueError:
+        return {}
+
+
+def checkpoint(policy: Policy, uri: str) -> dict:
+    loc = parse(uri)
+    with policy.ops, policy.weights.read():
+        done = _marker(loc)
+        if done and done.get("policyVersion") == policy.version and done.get("policy") == policy.config.policy:
+            return {"uri": uri, "policyVersion": policy.version, "bytes": done.get("bytes", 0)}
+        if done is not None:
+            loc.delete(MARKER)
+        with _staging(loc) as stage:
+            tensors = {name: p.detach().to("cpu").contiguous() for name, p in policy.trainable().items()}
+            save_file(tensors, str(stage / "trainable.safetensors"))
+            torch.save(policy.optimizer.state_dict(), stage / "optimizer.pt")
+            torch.save(
+                {
+                    "torch": torch.get_rng_state(),
+                    "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
+                    "python": random.getstate(),
+                },
+                stage / "rng.pt",
+            )
+            cfg = policy.config
+            state = {
+                "format": CHECKPOINT_FORMAT,
+                "policy": cfg.policy,
+                "policyVersion": policy.version,
+                "step": policy.version,
+                "model": cfg.model,
+                "loraRank": cfg.lora_rank,
+                "loraAlpha": cfg.lora_alpha,
+                "loraTargetModules": list(cfg.lora_target_modules),
+                "dtype": cfg.dtype,
+                "responses": policy.responses,
+            }
+            (stage / "state.json").write_text(json.dumps(state))
+            size = _size(stage)
+        loc.write(MARKER, json.dumps({"policy": cfg.policy, "policyVersion": policy.version, "bytes": size}).encode())
+        log.info("checkpoint of version %d at %s (%d bytes)", policy.version, uri, size)
+        return {"uri": uri, "policyVersion": policy.version, "bytes": size}
+
+
+def restore(policy: Policy, uri: str) -> dict:
+    loc = parse(uri)
+    with policy.ops, _fetched(loc, "checkpoint") as files, policy.weights.write():
+        try:
+            state = json.loads((files / "state.json").read_text())
+        except (OSError, ValueError) as err:
+            raise KernelError(400, "checkpoint_invalid", f"uri: {uri}/state.json is unreadable: {err}") from None
+        _check_compatible(policy, state, uri)
+        tensors = load_file(str(files / "trainable.safetensors"))
+        params = policy.trainable()
+        if set(tensors) != set(params) or any(tensors[n].shape != p.shape for n, p in params.items()):
+            raise KernelError(
+                400, "checkpoint_invalid", f"uri: the parameters in {uri} do not match this kernel's model"
+            )
+        optimizer_state = torch.load(files / "optimizer.pt", map_location="cpu", weights_only=True)
+        rng = torch.load(files / "rng.pt", map_location="cpu", weights_only=True)
+        with torch.no_grad():
+            for name, p in params.items():
+                p.copy_(tensors[name])
+        policy.optimizer.load_state_dict(optimizer_state)
+        torch.set_rng_state(rng["torch"])
+        if rng["cuda"] and torch.cuda.is_available():
+            torch.cuda.set_rng_state_all(rng["cuda"])
+        random.setstate(_as_tuple(rng["python"]))
+        policy.version = int(state["policyVersion"])
+        policy.responses = dict(state.get("responses", {}))
+    log.info("restored version %d from %s", policy.version, uri)
+    return {"policy": policy.config.policy, "policyVersion": policy.version}
+
+
+def _as_tuple(value):
+    """random.setstate wants the tuples that serialisation may have turned into lists."""
+    return tuple(_as_tuple(v) for v in value) if isinstance(value, (list, tuple)) else value
+
+
+def _check_compatible(policy: Policy, state: dict, uri: str) -> None:
+    cfg = policy.config
+    if state.get("format") != CHECKPOINT_FORMAT:
+        raise KernelError(400, "checkpoint_invalid", f"uri: {uri} is not a {CHECKPOINT_FORMAT} checkpoint")
+    if state.get("policy") != cfg.policy:
+        raise KernelError(
+            400, "checkpoint_invalid", f"uri: {uri} holds policy {state.get('policy')!r}, not {cfg.policy!r}"
+        )
+    if state.get("loraRank") != cfg.lora_rank:
+        raise KernelError(
+            400,
+            "checkpoint_invalid",
+            f"uri: {uri} was written with LoRA rank {state.get('loraRank')}; this kernel runs rank {cfg.lora_rank}",
+        )
+
+
+def publish(policy: Policy, uri: str, version: int) -> dict:
+    loc = parse(uri)
+    fmt = "lora" if policy.is_lora else "full"
+    with policy.ops, policy.weights.read():
+        if version != policy.version:
+            raise KernelError(
+                409,
+                "version_conflict",
+                f"version: policy {policy.config.policy!r} is at version {policy.version}, not {version}",
+            )
+        done = _marker(loc)
+        if done and done.get("policyVersion") == version and done.get("policy") == policy.config.policy:
+            return {"uri": uri, "policyVersion": version, "format": done.get("format", fmt)}
+        if done is not None:
+            loc.delete(MARKER)
+        with _staging(loc) as stage:
+            policy.model.save_pretrained(stage)
+            if not policy.is_lora:
+                policy.tokenizer.save_pretrained(stage)
+            meta = {
+                "policy": policy.config.policy,
+                "policyVersion": version,
+                "format": fmt,
+                "baseModel": policy.config.model,
+            }
+            (stage / SNAPSHOT_META).write_text(json.dumps(meta))
+        loc.write(MARKER, json.dumps(meta).encode())
+        log.info("published version %d at %s (%s)", version, uri, fmt)
+        return {"uri": uri, "policyVersion": version, "format": fmt}
+
+
+def load_snapshot(policy: Policy, uri: str, version: int) -> torch.nn.Module:
+    """A published snapshot as a ready-to-sample model; 409 when it is not of `version`."""
+    loc = parse(uri)
+    with _fetched(loc, "snapshot") as files:
+        try:
+            meta = json.loads((files / SNAPSHOT_META).read_text())
+        except (OSError, ValueError) as err:
+            raise KernelError(400, "snapshot_invalid", f"uri: {uri}/{SNAPSHOT_META} is unreadable: {err}") from None
+        if meta.get("policyVersion") != version:
+            raise KernelError(
+                409,
+                "version_conflict",
+                f"version: the snapshot at {uri} is version {meta.get('policyVersion')}, not {version}",
+            )
+        if (files / "adapter_config.json").exists():
+            from peft import PeftModel
+
+            base = load_base_model(policy.config.model, policy.device, policy.dtype)
+            model = PeftModel.from_pretrained(base, str(files)).merge_and_unload()
+        elif (files / "config.json").exists():
+            model = load_base_model(str(files), policy.device, policy.dtype)
+        else:
+            raise KernelError(400, "snapshot_invalid", f"uri: {uri} holds neither a model nor a LoRA adapter")
+    model.eval()
+    model.requires_grad_(False)
+    return model

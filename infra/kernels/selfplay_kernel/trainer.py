@@ -1,0 +1,262 @@
+"""The idempotent training step: one optimizer step of a policy-gradient loss on a batch given by reference.
+
+Order of checks (so a retry is always safe): request shape (400) -> policy name (404) -> idempotency key seen
+before (first response again, `applied: false`) -> base version (409) -> batch (400/503) -> step. The
+gradient is accumulated over micro-batches of `--micro-batch-size` sequences; the per-sequence weights are
+computed over the whole batch first (losses.sequence_weights), so the result equals the full-batch gradient.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from dataclasses import dataclass
+from typing import Annotated, Literal
+
+import torch
+from pydantic import BaseModel, ConfigDict, Field
+
+from . import losses
+from .batch import BatchRef, TrainingRow, load_batch
+from .chat import encode_completion, encode_prompt
+from .errors import KernelError
+from .policy import Policy
+
+log = logging.getLogger(__name__)
+
+NonNegInt = Annotated[int, Field(ge=0)]
+Finite = Annotated[float, Field(allow_inf_nan=False)]
+
+
+class LossSpec(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid")
+    type: Literal["ppo_clip", "reinforce"]
+    normalization: Literal["dr_grpo", "token_mean", "sequence_mean"]
+    normalizerConstant: Annotated[float, Field(gt=0, allow_inf_nan=False)]
+    clipLow: Annotated[float, Field(ge=0, allow_inf_nan=False)]
+    clipHigh: Annotated[float, Field(ge=0, allow_inf_nan=False)]
+    klCoef: Annotated[float, Field(ge=0, allow_inf_nan=False)]
+
+
+class OptimizerSpec(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid")
+    learningRate: Annotated[float, Field(gt=0, allow_inf_nan=False)]
+    schedule: Literal["constant", "warmup_constant"]
+    warmupSteps: NonNegInt
+    maxGradNorm: Annotated[float, Field(gt=0, allow_inf_nan=False)]
+    weightDecay: Annotated[float, Field(ge=0, allow_inf_nan=False)]
+
+
+class TrainStepRequest(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid")
+    idempotencyKey: Annotated[str, Field(min_length=1)]
+    runId: Annotated[str, Field(min_length=1)]
+    iteration: NonNegInt
+    policy: Annotated[str, Field(min_length=1)]
+    baseVersion: NonNegInt
+    batch: BatchRef
+    loss: LossSpec
+    optimizer: OptimizerSpec
+
+
+@dataclass
+class Trajectory:
+    """One row as token ids: prompt, completion (EOS last), loss mask and behaviour log-probs per token."""
+
+    prompt: list[int]
+    completion: list[int]
+    in_loss: list[bool]
+    behaviour: list[float] | None  # one per completion token; NaN where the row gave none (EOS)
+    advantage: float
+
+    @property
+    def length(self) -> int:
+        return len(self.prompt) + len(self.completion)
+
+
+def encode_rows(policy: Policy, rows: list[TrainingRow]) -> list[Trajectory]:
+    """Tokenizes every row; refuses (400) rows that do not fit the context or whose behaviour log-probs do not
+    line up with the completion's tokens (with or without the EOS token)."""
+    out = []
+    for number, row in enumerate(rows, start=1):
+        prompt = encode_prompt(policy.tokenizer, [m.model_dump() for m in row.messages])
+        comp = encode_completion(policy.tokenizer, row.completion, [tuple(s) for s in row.lossMaskSpans or []])
+        total = len(prompt) + len(comp.ids)
+        if total > policy.context_length:
+            raise KernelError(
+                400,
+                "batch_invalid",
+                f"batch row {number}: prompt and completion are {total} tokens; the model's context is "
+                f"{policy.context_length}",
+            )
+        behaviour = row.behaviourLogprobs
+        if behaviour is not None and len(behaviour) not in (len(comp.ids) - 1, len(comp.ids)):
+            raise KernelError(
+                400,
+                "batch_invalid",
+                f"batch row {number}: behaviourLogprobs: {len(behaviour)} values, but the completion is "
+                f"{len(comp.ids) - 1} tokens (+1 for EOS) under this kernel's tokenizer",
+            )
+        if behaviour is not None and len(behaviour) < len(comp.ids):
+            behaviour = [*behaviour, math.nan]
+        out.append(Trajectory(prompt, comp.ids, comp.in_loss, behaviour, row.advantage))
+    return out
+
+
+def completion_logprobs(
+    model: torch.nn.Module, seqs: list[Trajectory], device: torch.device, pad_id: int
+) -> torch.Tensor:
+    """Log-probs of each sequence's completion tokens under `model`, right-aligned in a [B, K] tensor
+    (K = longest completion; positions left of a shorter completion hold prompt or padding scores).
+
+    Sequences are left-padded so every completion ends at the last position; only the last K+1 positions'
+    logits are computed (`logits_to_keep`), which skips the vocabulary projection of long prompts."""
+    width = max(s.length for s in seqs)
+    k = max(len(s.completion) for s in seqs)
+    ids = torch.full((len(seqs), width), pad_id, dtype=torch.long)
+    attention = torch.zeros((len(seqs), width), dtype=torch.long)
+    for i, s in enumerate(seqs):
+        ids[i, width - s.length :] = torch.tensor(s.prompt + s.completion)
+        attention[i, width - s.length :] = 1
+    ids, attention = ids.to(device), attention.to(device)
+    positions = (attention.cumsum(-1) - 1).clamp(min=0)
+    logits = model(
+        input_ids=ids, attention_mask=attention, position_ids=positions, logits_to_keep=k + 1, use_cache=False
+    ).logits[:, :-1]
+    return losses.token_logprobs(logits, ids[:, width - k :])
+
+
+def _right_aligned(values: list[list], width: int, fill, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    out = torch.full((len(values), width), fill, dtype=dtype)
+    for i, row in enumerate(values):
+        if row:
+            out[i, width - len(row) :] = torch.tensor(row, dtype=dtype)
+    return out.to(device)
+
+
+def learning_rate(spec: OptimizerSpec, step: int) -> float:
+    """`constant`, or `warmup_constant`: linear from lr/warmupSteps at step 0 up to lr at step warmupSteps-1."""
+    if spec.schedule == "warmup_constant" and spec.warmupSteps > 0:
+        return spec.learningRate * min(1.0, (step + 1) / spec.warmupSteps)
+    return spec.learningRate
+
+
+def train_step(policy: Policy, request: TrainStepRequest) -> dict:
+    """Applies the step once per idempotency key and returns the TrainStepResponse as a dict."""
+    if request.policy != policy.config.policy:
+        raise KernelError(
+            404,
+            "policy_not_found",
+            f"policy: this kernel holds policy {policy.config.policy!r}, not {request.policy!r}",
+        )
+    with policy.ops:
+        first = policy.responses.get(request.idempotencyKey)
+        if first is not None:
+            return {**first, "applied": False}
+        if request.baseVersion != policy.version:
+            raise KernelError(
+                409,
+                "version_conflict",
+                f"baseVersion: the batch was sampled from version {request.baseVersion} of policy "
+                f"{request.policy!r}, which is at version {policy.version}",
+            )
+        started = time.perf_counter()
+        rows = load_batch(request.batch)
+        seqs = encode_rows(policy, rows)
+        with policy.weights.write():
+            metrics = _apply(policy, seqs, request)
+        metrics["seconds"] = time.perf_counter() - started
+        policy.version += 1
+        response = {
+            "idempotencyKey": request.idempotencyKey,
+            "applied": True,
+            "policyVersion": policy.version,
+            "metrics": metrics,
+        }
+        policy.responses[request.idempotencyKey] = response
+        log.info("step %s -> version %d: %s", request.idempotencyKey, policy.version, metrics)
+        return response
+
+
+@dataclass
+class MicroBatchLoss:
+    """One micro-batch's weighted loss (a term of the batch objective) and what the metrics need."""
+
+    loss: torch.Tensor
+    logp: torch.Tensor  # [B, K] completion log-probs, right-aligned
+    mask: torch.Tensor  # [B, K] tokens in the loss
+    kl_sum: float
+    clipped: int
+
+
+def micro_batch_loss(policy: Policy, mb: list[Trajectory], weights: list[float], spec: LossSpec) -> MicroBatchLoss:
+    """The micro-batch's term sum_i w_i * sum_t (pg_it + klCoef * k3_it) over its loss tokens."""
+    device, pad_id = policy.device, policy.tokenizer.pad_token_id
+    logp = completion_logprobs(policy.model, mb, device, pad_id)
+    k = logp.shape[1]
+    mask = _right_aligned([s.in_loss for s in mb], k, False, torch.bool, device)
+    behaviour = _right_aligned([s.behaviour or [] for s in mb], k, math.nan, torch.float32, device)
+    # Tokens without a behaviour log-prob (no row value, or the EOS the sampler did not report) use the
+    # current policy's, detached: ratio 1, so their gradient is the plain policy gradient.
+    old = torch.where(torch.isnan(behaviour), logp.detach(), behaviour)
+    adv = torch.tensor([s.advantage for s in mb], dtype=torch.float32, device=device).unsqueeze(1)
+    per_token, was_clipped = losses.policy_loss(spec.type, logp, old, adv, spec.clipLow, spec.clipHigh)
+    kl_sum = 0.0
+    if spec.klCoef > 0:
+        with torch.no_grad(), policy.reference() as ref_model:
+            ref_logp = completion_logprobs(ref_model, mb, device, pad_id)
+        kl = losses.k3_kl(logp, ref_logp)
+        per_token = per_token + spec.klCoef * kl
+        kl_sum = float(torch.where(mask, kl.detach(), 0.0).sum())
+    w = torch.tensor(weights, dtype=torch.float32, device=device).unsqueeze(1)
+    # where(), not a product with the mask: a NaN score at a padded position must not leak into the sum.
+    loss = (torch.where(mask, per_token, 0.0) * w).sum()
+    return MicroBatchLoss(loss, logp, mask, kl_sum, int((was_clipped & mask).sum()))
+
+
+def accumulate_gradients(policy: Policy, seqs: list[Trajectory], spec: LossSpec) -> dict:
+    """Fills the trainable parameters' .grad with the full-batch gradient, one micro-batch at a time
+    (shortest sequences together, to waste little padding); returns loss, kl, clipFraction and tokens."""
+    loss_tokens = [sum(s.in_loss) for s in seqs]
+    weights = losses.sequence_weights(spec.normalization, loss_tokens, spec.normalizerConstant)
+    n_tokens = sum(loss_tokens)
+    order = sorted(range(len(seqs)), key=lambda i: seqs[i].length)
+    size = policy.config.micro_batch_size
+    total_loss = total_kl = 0.0
+    clipped = 0
+    policy.optimizer.zero_grad(set_to_none=True)
+    for start in range(0, len(order), size):
+        idx = order[start : start + size]
+        part = micro_batch_loss(policy, [seqs[i] for i in idx], [weights[i] for i in idx], spec)
+        part.loss.backward()
+        total_loss += float(part.loss.detach())
+        total_kl += part.kl_sum
+        clipped += part.clipped
+    return {
+        "loss": total_loss,
+        "kl": total_kl / n_tokens if n_tokens else 0.0,
+        "clipFraction": clipped / n_tokens if n_tokens else 0.0,
+        "tokens": n_tokens,
+    }
+
+
+def _apply(policy: Policy, seqs: list[Trajectory], request: TrainStepRequest) -> dict:
+    """Gradient, clipping, one AdamW step at the scheduled learning rate; nothing changes on a NaN/inf."""
+    metrics = accumulate_gradients(policy, seqs, request.loss)
+    params = [p for p in policy.model.parameters() if p.requires_grad]
+    grad_norm = float(torch.nn.utils.clip_grad_norm_(params, request.optimizer.maxGradNorm))
+    if not math.isfinite(grad_norm) or not math.isfinite(metrics["loss"]):
+        policy.optimizer.zero_grad(set_to_none=True)
+        raise KernelError(
+            400,
+            "non_finite_gradient",
+            f"the batch gives a non-finite loss ({metrics['loss']}) or gradient norm ({grad_norm}); no step applied",
+        )
+    lr = learning_rate(request.optimizer, policy.version)
+    for group in policy.optimizer.param_groups:
+        group["lr"] = lr
+        group["weight_decay"] = request.optimizer.weightDecay
+    policy.optimizer.step()
+    policy.optimizer.zero_grad(set_to_none=True)
+    return {**metrics, "gradNorm": grad_norm}

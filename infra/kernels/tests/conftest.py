@@ -1,0 +1,125 @@
+"""Shared fixtures: one tiny model per session, kernels (policy + sampler + in-process HTTP client) per test."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import torch
+from fastapi.testclient import TestClient
+
+from selfplay_kernel.app import create_app
+from selfplay_kernel.batch import TrainingRow
+from selfplay_kernel.policy import KernelConfig, Policy
+from selfplay_kernel.sampler import Sampler
+from selfplay_kernel.tiny import build_tiny_model
+from selfplay_kernel.trainer import completion_logprobs, encode_rows
+
+POLICY = "pol"
+PROMPT = [{"role": "user", "content": "What is two plus two?"}]
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return str(build_tiny_model(tmp_path_factory.mktemp("tiny") / "model", seed=0))
+
+
+@dataclass
+class Kernel:
+    policy: Policy
+    sampler: Sampler
+    client: TestClient
+
+
+@pytest.fixture
+def make_kernel(tiny_model: str) -> Iterator:
+    made: list[Kernel] = []
+
+    def make(**overrides) -> Kernel:
+        config = KernelConfig(model=tiny_model, policy=POLICY, device="cpu", **overrides)
+        policy = Policy.load(config)
+        sampler = Sampler(policy)
+        kernel = Kernel(policy, sampler, TestClient(create_app(policy, sampler), raise_server_exceptions=False))
+        made.append(kernel)
+        return kernel
+
+    yield make
+    for kernel in made:
+        kernel.sampler.close()
+
+
+def row(completion: str, advantage: float, **extra) -> dict:
+    return {
+        "messages": PROMPT,
+        "completion": completion,
+        "role": "reasoner",
+        "group": "reasoner/doc-1",
+        "reward": advantage,
+        "advantage": advantage,
+        **extra,
+    }
+
+
+def training_rows(rows: list[dict]) -> list[TrainingRow]:
+    """Rows as the kernel parses them: from JSON."""
+    return [TrainingRow.model_validate_json(json.dumps(r)) for r in rows]
+
+
+def write_batch(path: Path, rows: list[dict], gz: bool = False) -> dict:
+    """Writes rows as JSONL (gzipped when gz) and returns the request's `batch` reference."""
+    raw = ("\n".join(json.dumps(r) for r in rows) + "\n").encode()
+    if gz:
+        raw = gzip.compress(raw, mtime=0)
+        path = path.with_name(path.name + ".gz")
+    path.write_bytes(raw)
+    return {"uri": str(path), "rows": len(rows), "sha256": hashlib.sha256(raw).hexdigest()}
+
+
+def step_request(
+    batch: dict, key: str = "run/iter-0/pol", base: int = 0, loss: dict | None = None, optimizer: dict | None = None
+) -> dict:
+    return {
+        "idempotencyKey": key,
+        "runId": "run",
+        "iteration": 0,
+        "policy": POLICY,
+        "baseVersion": base,
+        "batch": batch,
+        "loss": {
+            "type": "ppo_clip",
+            "normalization": "dr_grpo",
+            "normalizerConstant": 64,
+            "clipLow": 0.2,
+            "clipHigh": 0.2,
+            "klCoef": 0.0,
+            **(loss or {}),
+        },
+        "optimizer": {
+            "learningRate": 1e-2,
+            "schedule": "constant",
+            "warmupSteps": 0,
+            "maxGradNorm": 1.0,
+            "weightDecay": 0.0,
+            **(optimizer or {}),
+        },
+    }
+
+
+def token_logprobs(policy: Policy, completion: str) -> torch.Tensor:
+    """The policy's log-prob of each token of `completion` + EOS after PROMPT."""
+    (seq,) = encode_rows(policy, training_rows([row(completion, 0.0)]))
+    with torch.no_grad():
+        return completion_logprobs(policy.model, [seq], policy.device, policy.tokenizer.pad_token_id)[0]
+
+
+def params(policy: Policy) -> dict[str, torch.Tensor]:
+    return {name: p.detach().clone() for name, p in policy.trainable().items()}
+
+
+def same_params(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> bool:
+    return a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)

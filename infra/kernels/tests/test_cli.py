@@ -1,0 +1,90 @@
+"""The real `serve` process: one JSON line on stdout once listening, clean exit on SIGTERM; `tiny-model`."""
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import httpx
+
+from selfplay_kernel import cli
+
+
+def test_serve_announces_itself_and_stops_on_sigterm(tiny_model):
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "selfplay_kernel",
+            "serve",
+            "--model",
+            tiny_model,
+            "--policy",
+            "pol",
+            "--port",
+            "0",
+            "--device",
+            "cpu",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    stderr: list[str] = []
+    threading.Thread(target=lambda: stderr.extend(process.stderr), daemon=True).start()
+    try:
+        line = _readline(process, timeout=120)
+        announced = json.loads(line)
+        assert announced["device"] == "cpu" and announced["policyVersion"] == 0 and announced["model"] == tiny_model
+        assert announced["url"] == f"http://127.0.0.1:{announced['port']}"
+        with httpx.Client(base_url=announced["url"], timeout=30) as client:
+            assert client.get("/v1/models").json()["data"][0]["id"] == "pol"
+            assert client.get("/v1/policies/pol").json() == {"policy": "pol", "policyVersion": 0}
+            answer = client.post(
+                "/v1/chat/completions",
+                json={"model": "pol", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 4},
+            )
+            assert answer.status_code == 200
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=60) == 0, "".join(stderr)
+        assert process.stdout.read() == ""  # nothing but the one line on stdout
+    finally:
+        if process.poll() is None:
+            process.kill()
+
+
+def _readline(process: subprocess.Popen, timeout: float) -> str:
+    result: list[str] = []
+    reader = threading.Thread(target=lambda: result.append(process.stdout.readline()), daemon=True)
+    reader.start()
+    reader.join(timeout)
+    assert result and result[0], f"serve printed nothing in {timeout}s (exit code {process.poll()})"
+    return result[0]
+
+
+def test_tiny_model_is_deterministic(tiny_model, tmp_path, capsys):
+    assert cli.main(["tiny-model", str(tmp_path / "again"), "--seed", "0"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"model": str(tmp_path / "again")}
+    for name in ("model.safetensors", "tokenizer.json", "config.json"):
+        first, again = (
+            hashlib.sha256((Path(root) / name).read_bytes()).hexdigest() for root in (tiny_model, tmp_path / "again")
+        )
+        assert first == again, name
+
+
+def test_tokenizer_round_trips_any_utf8(tiny_model):
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_model)
+    for text in ["plain", "Ünïcödé – 数学 🙂\n\t\\boxed{x^2}", "\x00\x7f", ""]:
+        assert tokenizer.decode(tokenizer(text, add_special_tokens=False)["input_ids"]) == text
+    prompt = tokenizer.apply_chat_template(
+        [{"role": "user", "content": "hi"}], add_generation_prompt=True, tokenize=False
+    )
+    assert prompt == "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"
+    assert tokenizer.eos_token == "<|im_end|>" and tokenizer.pad_token == "<|endoftext|>"

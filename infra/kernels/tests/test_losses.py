@@ -1,0 +1,96 @@
+"""The loss functions on hand-made tensors."""
+
+import math
+
+import pytest
+import torch
+
+from selfplay_kernel import losses
+from selfplay_kernel.trainer import OptimizerSpec, learning_rate
+
+
+def _ppo(ratio: float, advantage: float, clip: float = 0.2):
+    logp = torch.tensor([[math.log(ratio)]], requires_grad=True)
+    loss, clipped = losses.policy_loss("ppo_clip", logp, torch.zeros(1, 1), torch.tensor([[advantage]]), clip, clip)
+    loss.sum().backward()
+    return float(loss.detach()), bool(clipped), float(logp.grad)
+
+
+def test_ppo_inside_the_clip_range_is_the_policy_gradient():
+    loss, clipped, grad = _ppo(1.1, 2.0)
+    assert loss == pytest.approx(-2.2) and not clipped
+    assert grad == pytest.approx(-2.2)  # d(-r*A)/dlogp = -r*A
+
+
+@pytest.mark.parametrize(
+    "ratio, advantage, clipped_value",
+    [(1.5, 1.0, 1.2), (0.5, -1.0, 0.8)],  # pushed further the way the advantage wants: clipped
+)
+def test_ppo_clips_beyond_the_boundary_and_stops_the_gradient(ratio, advantage, clipped_value):
+    loss, clipped, grad = _ppo(ratio, advantage)
+    assert clipped
+    assert loss == pytest.approx(-clipped_value * advantage)
+    assert grad == 0.0
+
+
+@pytest.mark.parametrize("ratio, advantage", [(1.5, -1.0), (0.5, 1.0)])
+def test_ppo_does_not_clip_a_move_against_the_advantage(ratio, advantage):
+    loss, clipped, grad = _ppo(ratio, advantage)
+    assert not clipped
+    assert loss == pytest.approx(-ratio * advantage)
+    assert grad == pytest.approx(-ratio * advantage)
+
+
+def test_ppo_at_ratio_one_is_the_plain_policy_gradient():
+    # One PPO epoch without behaviour log-probs: r = 1, both branches tie, and their gradients add up to -A.
+    loss, clipped, grad = _ppo(1.0, 1.5)
+    assert not clipped
+    assert loss == pytest.approx(-1.5) and grad == pytest.approx(-1.5)
+
+
+def test_ppo_asymmetric_clip_range():
+    logp = torch.log(torch.tensor([[1.25, 0.85]]))
+    loss, clipped = losses.policy_loss("ppo_clip", logp, torch.zeros(1, 2), torch.tensor([[1.0]]), 0.1, 0.3)
+    assert clipped.tolist() == [[False, False]]
+    loss, clipped = losses.policy_loss("ppo_clip", logp, torch.zeros(1, 2), torch.tensor([[-1.0]]), 0.1, 0.3)
+    assert clipped.tolist() == [[False, True]]  # 1.25 against A<0 is never clipped; 0.85 < 1 - 0.1 is
+
+
+def test_reinforce_is_minus_advantage_times_logp():
+    logp = torch.tensor([[-1.0, -2.0]], requires_grad=True)
+    loss, clipped = losses.policy_loss("reinforce", logp, torch.zeros(1, 2), torch.tensor([[3.0]]), 0.2, 0.2)
+    loss.sum().backward()
+    assert loss.tolist() == [[3.0, 6.0]]
+    assert logp.grad.tolist() == [[-3.0, -3.0]]
+    assert not clipped.any()
+
+
+def test_k3_is_zero_at_the_reference_and_positive_elsewhere():
+    logp = torch.tensor([-1.0, -2.0, -0.5])
+    assert torch.equal(losses.k3_kl(logp, logp), torch.zeros(3))
+    ref = torch.tensor([-1.5, -1.0, -0.5])
+    d = ref - logp
+    assert torch.allclose(losses.k3_kl(logp, ref), torch.exp(d) - d - 1)
+    assert (losses.k3_kl(logp, ref)[:2] > 0).all()
+
+
+def test_sequence_weights():
+    counts = [2, 4, 0]
+    assert losses.sequence_weights("dr_grpo", counts, 10) == pytest.approx([1 / 30] * 3)
+    assert losses.sequence_weights("token_mean", counts, 10) == pytest.approx([1 / 6] * 3)
+    assert losses.sequence_weights("sequence_mean", counts, 10) == pytest.approx([1 / 6, 1 / 12, 0.0])
+    assert losses.sequence_weights("token_mean", [0, 0], 10) == [0.0, 0.0]
+
+
+def test_token_logprobs_is_log_softmax_at_the_target():
+    logits = torch.randn(2, 3, 7)
+    targets = torch.randint(0, 7, (2, 3))
+    expected = torch.log_softmax(logits, -1).gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+    assert torch.allclose(losses.token_logprobs(logits, targets), expected, atol=1e-6)
+
+
+def test_warmup_schedule():
+    spec = OptimizerSpec(learningRate=1.0, schedule="warmup_constant", warmupSteps=4, maxGradNorm=1, weightDecay=0)
+    assert [learning_rate(spec, s) for s in range(6)] == [0.25, 0.5, 0.75, 1.0, 1.0, 1.0]
+    constant = spec.model_copy(update={"schedule": "constant"})
+    assert learning_rate(constant, 0) == 1.0

@@ -1,0 +1,71 @@
+"""The same batch / checkpoint / snapshot paths against S3 (moto's in-process fake, on a custom endpoint)."""
+
+import gzip
+import hashlib
+import json
+
+import pytest
+import torch
+from conftest import PROMPT, row, step_request
+
+ENDPOINT = "http://minio.test:9000"
+
+
+@pytest.fixture
+def s3(monkeypatch):
+    from moto import mock_aws
+
+    monkeypatch.setenv("S3_ENDPOINT", ENDPOINT)
+    monkeypatch.setenv("MOTO_S3_CUSTOM_ENDPOINTS", ENDPOINT)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "test")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "test")
+    monkeypatch.setenv("AWS_REGION", "us-east-1")
+    with mock_aws():
+        import boto3
+
+        client = boto3.client("s3", endpoint_url=ENDPOINT, region_name="us-east-1")
+        client.create_bucket(Bucket="runs")
+        yield client
+
+
+def test_train_checkpoint_publish_and_load_through_s3(make_kernel, s3):
+    raw = gzip.compress(("\n".join(json.dumps(r) for r in [row("four", 1.0), row("Seven", -1.0)]) + "\n").encode())
+    s3.put_object(Bucket="runs", Key="r1/iter-0/batch.jsonl.gz", Body=raw)
+    batch = {"uri": "s3://runs/r1/iter-0/batch.jsonl.gz", "rows": 2, "sha256": hashlib.sha256(raw).hexdigest()}
+
+    trainer = make_kernel()
+    response = trainer.client.post("/v1/train/step", json=step_request(batch))
+    assert response.status_code == 200, response.text
+
+    missing = trainer.client.post(
+        "/v1/train/step", json=step_request({**batch, "uri": "s3://runs/none.jsonl"}, key="k2", base=1)
+    )
+    assert missing.status_code == 400 and missing.json()["error"]["type"] == "batch_not_found"
+
+    saved = trainer.client.post("/v1/policies/pol/checkpoint", json={"uri": "s3://runs/r1/ckpt/1"}).json()
+    assert saved["policyVersion"] == 1 and saved["bytes"] > 0
+    assert s3.get_object(Bucket="runs", Key="r1/ckpt/1/COMPLETE")["Body"].read()
+
+    restored = make_kernel()
+    assert (
+        restored.client.post("/v1/policies/pol/restore", json={"uri": "s3://runs/r1/ckpt/1"}).json()["policyVersion"]
+        == 1
+    )
+    probe = torch.tensor([[5, 6, 7, 8]])
+    with torch.no_grad():
+        assert torch.equal(restored.policy.model(input_ids=probe).logits, trainer.policy.model(input_ids=probe).logits)
+    absent = restored.client.post("/v1/policies/pol/restore", json={"uri": "s3://runs/r1/ckpt/9"})
+    assert absent.status_code == 404
+
+    assert (
+        trainer.client.post("/v1/policies/pol/publish", json={"uri": "s3://runs/r1/snap/1", "version": 1}).status_code
+        == 200
+    )
+    sampler = make_kernel()
+    loaded = sampler.client.post("/v1/sampler/load", json={"uri": "s3://runs/r1/snap/1", "version": 1}).json()
+    assert loaded["loaded"] is True and loaded["weight_version"] == 1
+    body = {"model": "pol", "messages": PROMPT, "temperature": 0, "max_tokens": 8}
+    assert (
+        sampler.client.post("/v1/chat/completions", json=body).json()["choices"]
+        == trainer.client.post("/v1/chat/completions", json=body).json()["choices"]
+    )

@@ -1,0 +1,132 @@
+"""Checkpoint / restore / publish, and a second kernel serving a published snapshot."""
+
+import shutil
+
+import pytest
+import torch
+from conftest import PROMPT, params, row, same_params, step_request, write_batch
+
+LORA = {"lora_rank": 4, "lora_alpha": 8.0}
+PROBE = torch.tensor([[5, 17, 99, 300, 7, 42, 2]])
+
+
+def logits(kernel) -> torch.Tensor:
+    with torch.no_grad():
+        return kernel.policy.model(input_ids=PROBE).logits
+
+
+def train(kernel, tmp_path, key: str, base: int) -> dict:
+    batch = write_batch(tmp_path / f"{key}.jsonl", [row("The answer is four.", 1.0), row("Seven", -1.0)])
+    response = kernel.client.post("/v1/train/step", json=step_request(batch, key=key, base=base))
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+@pytest.mark.parametrize("lora", [False, True], ids=["full", "lora"])
+def test_checkpoint_restore_round_trip(make_kernel, tmp_path, lora):
+    config = LORA if lora else {}
+    a = make_kernel(**config)
+    first = train(a, tmp_path, "k1", 0)
+    at_v1 = logits(a)
+    uri = str(tmp_path / "ckpt")
+    saved = a.client.post("/v1/policies/pol/checkpoint", json={"uri": uri}).json()
+    assert saved["policyVersion"] == 1 and saved["bytes"] > 0
+    marker = (tmp_path / "ckpt" / "COMPLETE").stat().st_mtime_ns
+    assert a.client.post("/v1/policies/pol/checkpoint", json={"uri": "file://" + uri}).json()["bytes"] == saved["bytes"]
+    assert (tmp_path / "ckpt" / "COMPLETE").stat().st_mtime_ns == marker  # idempotent: not rewritten
+
+    train(a, tmp_path, "k2", 1)
+    assert not torch.equal(logits(a), at_v1)
+    assert a.client.post("/v1/policies/pol/restore", json={"uri": uri}).json() == {"policy": "pol", "policyVersion": 1}
+    assert torch.equal(logits(a), at_v1)
+    again = a.client.post(
+        "/v1/train/step", json=step_request(write_batch(tmp_path / "x.jsonl", [row("x", 1.0)]), key="k1")
+    )
+    assert again.json() == {**first, "applied": False}  # the applied key came back with the checkpoint
+
+    b = make_kernel(**config)
+    assert b.client.post("/v1/policies/pol/restore", json={"uri": uri}).json()["policyVersion"] == 1
+    assert torch.equal(logits(b), at_v1)
+    # Optimizer state came back too: the same next step gives the same weights.
+    train(a, tmp_path, "k3", 1)
+    train(b, tmp_path, "k3", 1)
+    assert same_params(params(a.policy), params(b.policy))
+
+
+def test_restore_refuses_incomplete_and_mismatched_checkpoints(make_kernel, tmp_path):
+    full = make_kernel()
+    uri = str(tmp_path / "ckpt")
+    full.client.post("/v1/policies/pol/checkpoint", json={"uri": uri})
+    shutil.copytree(uri, tmp_path / "half")
+    (tmp_path / "half" / "COMPLETE").unlink()
+    response = full.client.post("/v1/policies/pol/restore", json={"uri": str(tmp_path / "half")})
+    assert response.status_code == 404
+    assert (
+        response.json()["error"]["message"]
+        == f"uri: no complete checkpoint at {tmp_path / 'half'} (no COMPLETE marker)"
+    )
+
+    lora = make_kernel(**LORA)
+    response = lora.client.post("/v1/policies/pol/restore", json={"uri": uri})
+    assert response.status_code == 400
+    assert "written with LoRA rank 0; this kernel runs rank 4" in response.json()["error"]["message"]
+
+
+def test_checkpoint_over_an_older_one(make_kernel, tmp_path):
+    kernel = make_kernel()
+    uri = str(tmp_path / "ckpt")
+    kernel.client.post("/v1/policies/pol/checkpoint", json={"uri": uri})
+    train(kernel, tmp_path, "k1", 0)
+    assert kernel.client.post("/v1/policies/pol/checkpoint", json={"uri": uri}).json()["policyVersion"] == 1
+    fresh = make_kernel()
+    assert fresh.client.post("/v1/policies/pol/restore", json={"uri": uri}).json()["policyVersion"] == 1
+
+
+def _greedy(kernel, logprobs: bool = False) -> dict:
+    body = {"model": "pol", "messages": PROMPT, "temperature": 0, "max_tokens": 12, "logprobs": logprobs}
+    response = kernel.client.post("/v1/chat/completions", json=body)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+@pytest.mark.parametrize("lora", [False, True], ids=["full", "lora"])
+def test_publish_then_load_in_another_kernel(make_kernel, tmp_path, lora):
+    config = LORA if lora else {}
+    trainer = make_kernel(**config)
+    before = _greedy(trainer)["choices"][0]["message"]["content"]
+    for i in range(3):  # big steps, so the greedy answer surely changes
+        train(trainer, tmp_path, f"k{i}", i)
+    uri = str(tmp_path / "snap")
+    conflict = trainer.client.post("/v1/policies/pol/publish", json={"uri": uri, "version": 2})
+    assert conflict.status_code == 409 and conflict.json()["error"]["type"] == "version_conflict"
+    published = trainer.client.post("/v1/policies/pol/publish", json={"uri": uri, "version": 3}).json()
+    assert published == {"uri": uri, "policyVersion": 3, "format": "lora" if lora else "full"}
+    assert (tmp_path / "snap" / ("adapter_config.json" if lora else "config.json")).exists()
+    assert (tmp_path / "snap" / "COMPLETE").exists()
+    assert trainer.client.post("/v1/policies/pol/publish", json={"uri": uri, "version": 3}).json() == published
+
+    sampler = make_kernel(**config)
+    assert sampler.client.get("/v1/models").json()["data"][0]["weight_version"] == 0
+    wrong = sampler.client.post("/v1/sampler/load", json={"uri": uri, "version": 4})
+    assert wrong.status_code == 409 and "is version 3, not 4" in wrong.json()["error"]["message"]
+    loaded = sampler.client.post("/v1/sampler/load", json={"uri": uri, "version": 3}).json()
+    assert loaded["loaded"] is True and loaded["weight_version"] == 3
+    assert sampler.client.get("/v1/models").json()["data"][0]["weight_version"] == 3
+    served, live = _greedy(sampler, logprobs=True), _greedy(trainer, logprobs=True)
+    assert served["choices"][0]["message"]["content"] == live["choices"][0]["message"]["content"] != before
+    assert served["system_fingerprint"] == "weights-v3"
+    for s, t in zip(served["choices"][0]["logprobs"]["content"], live["choices"][0]["logprobs"]["content"]):
+        assert s["logprob"] == pytest.approx(t["logprob"], abs=1e-4)
+
+    # Loading the version the live policy is at is a no-op (and goes back to the live weights).
+    assert trainer.client.post("/v1/sampler/load", json={"uri": uri, "version": 3}).json()["loaded"] is False
+    back = sampler.client.post("/v1/sampler/load", json={"uri": "/nowhere", "version": 0}).json()
+    assert back == {"object": "sampler.load", "model": "pol", "weight_version": 0, "loaded": False}
+    assert _greedy(sampler)["choices"][0]["message"]["content"] == before
+
+
+def test_load_of_a_missing_snapshot(make_kernel, tmp_path):
+    kernel = make_kernel()
+    response = kernel.client.post("/v1/sampler/load", json={"uri": str(tmp_path / "none"), "version": 1})
+    assert response.status_code == 404
+    assert response.json()["error"]["type"] == "snapshot_not_found"

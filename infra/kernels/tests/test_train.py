@@ -1,0 +1,143 @@
+"""The training step: direction of the update, loss mask, micro-batching, PPO clip, KL, idempotency, versions."""
+
+import dataclasses
+
+import pytest
+import torch
+from conftest import params, row, same_params, step_request, token_logprobs, training_rows, write_batch
+
+from selfplay_kernel.chat import encode_completion
+from selfplay_kernel.trainer import LossSpec, accumulate_gradients, encode_rows, micro_batch_loss
+
+LORA = {"lora_rank": 4, "lora_alpha": 8.0}
+
+
+@pytest.mark.parametrize("lora", [False, True], ids=["full", "lora"])
+@pytest.mark.parametrize("loss_type", ["ppo_clip", "reinforce"])
+def test_advantage_sign_moves_the_completion_logprob(make_kernel, tmp_path, lora, loss_type):
+    kernel = make_kernel(**(LORA if lora else {}))
+    good, bad = "The answer is four.", "Seven hundred"
+    before = {c: float(token_logprobs(kernel.policy, c).sum()) for c in (good, bad)}
+    batch = write_batch(tmp_path / "b.jsonl", [row(good, 1.0), row(bad, -1.0)] * 2)
+    response = kernel.client.post("/v1/train/step", json=step_request(batch, loss={"type": loss_type}))
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["applied"] is True and body["policyVersion"] == 1
+    assert body["metrics"]["tokens"] > 0 and body["metrics"]["gradNorm"] > 0
+    after = {c: float(token_logprobs(kernel.policy, c).sum()) for c in (good, bad)}
+    assert after[good] > before[good] + 0.1
+    assert after[bad] < before[bad] - 0.1
+
+
+def test_masked_tokens_get_no_gradient(make_kernel):
+    policy = make_kernel().policy
+    completion = "Let x be 12. Retrieved: the city river. So x = 12."
+    span = (completion.index("Retrieved"), completion.index(" So"))
+    encoded = encode_completion(policy.tokenizer, completion, [span])
+    assert 0 < encoded.in_loss.count(False) < len(encoded.ids) - 1 and encoded.in_loss[-1]
+    (seq,) = encode_rows(policy, training_rows([row(completion, 1.0, lossMaskSpans=[list(span)])]))
+    spec = LossSpec(
+        type="ppo_clip", normalization="token_mean", normalizerConstant=1, clipLow=0.2, clipHigh=0.2, klCoef=0.1
+    )
+    part = micro_batch_loss(policy, [seq], [1.0], spec)
+    part.logp.retain_grad()
+    part.loss.backward()
+    grad, mask = part.logp.grad[0], part.mask[0]
+    assert mask.tolist() == encoded.in_loss
+    assert torch.all(grad[~mask] == 0)
+    assert torch.all(grad[mask] != 0)
+
+
+@pytest.mark.parametrize("normalization", ["dr_grpo", "token_mean", "sequence_mean"])
+def test_micro_batch_accumulation_equals_the_full_batch(make_kernel, normalization):
+    policy = make_kernel().policy
+    rows = [
+        row("four", 1.0),
+        row("The answer is \\boxed{4} because two and two make four.", -0.5, lossMaskSpans=[[4, 10]]),
+        row("", 0.25),
+        row("Seven", -1.0),
+        row("One two three four five six seven eight nine ten.", 0.75),
+    ]
+    seqs = encode_rows(policy, training_rows(rows))
+    seqs[3].behaviour = [-7.0] * len(seqs[3].completion)  # ratio != 1: exercises the clip
+    spec = LossSpec(
+        type="ppo_clip", normalization=normalization, normalizerConstant=32, clipLow=0.2, clipHigh=0.2, klCoef=0.05
+    )
+    grads, metrics = [], []
+    for size in (1, 2, len(rows)):
+        policy.config = dataclasses.replace(policy.config, micro_batch_size=size)
+        metrics.append(accumulate_gradients(policy, seqs, spec))
+        grads.append({n: p.grad.clone() for n, p in policy.trainable().items()})
+    for other, other_metrics in zip(grads[:-1], metrics[:-1]):
+        assert other_metrics == pytest.approx(metrics[-1], rel=1e-5, abs=1e-7)
+        for name, full in grads[-1].items():
+            assert torch.allclose(other[name], full, rtol=1e-4, atol=1e-7), name
+
+
+def test_ppo_clip_fraction_and_clipped_tokens_have_no_gradient(make_kernel, tmp_path):
+    kernel = make_kernel()
+    completion = "The answer is four."
+    current = token_logprobs(kernel.policy, completion).tolist()
+    higher = [lp - 1.0 for lp in current]  # behaviour was less likely: r = e > 1 + clipHigh
+
+    def step(key: str, advantage: float, behaviour: list[float], base: int) -> dict:
+        batch = write_batch(tmp_path / f"{key}.jsonl", [row(completion, advantage, behaviourLogprobs=behaviour)])
+        response = kernel.client.post("/v1/train/step", json=step_request(batch, key=key, base=base))
+        assert response.status_code == 200, response.text
+        return response.json()["metrics"]
+
+    before = params(kernel.policy)
+    clipped = step("k1", 1.0, higher, 0)
+    assert clipped["clipFraction"] == 1.0 and clipped["gradNorm"] == 0.0
+    assert same_params(before, params(kernel.policy))  # AdamW with zero gradient and no decay: no change
+
+    against = step("k2", -1.0, higher, 1)  # moving against the advantage is never clipped
+    assert against["clipFraction"] == 0.0 and against["gradNorm"] > 0
+
+    # Without the EOS value (the sampler does not report it): the EOS token falls back to ratio 1.
+    now = token_logprobs(kernel.policy, completion).tolist()
+    partial = step("k3", 1.0, now[:-1], 2)
+    assert partial["clipFraction"] == 0.0 and partial["gradNorm"] > 0
+
+
+@pytest.mark.parametrize("lora", [False, True], ids=["full", "lora"])
+def test_kl_is_zero_at_the_reference_and_grows_after_a_step(make_kernel, tmp_path, lora):
+    kernel = make_kernel(**(LORA if lora else {}))
+    batch = write_batch(tmp_path / "b.jsonl", [row("The answer is four.", 1.0), row("Seven", -1.0)])
+    first = kernel.client.post("/v1/train/step", json=step_request(batch, key="k1", loss={"klCoef": 0.1})).json()
+    assert abs(first["metrics"]["kl"]) < 1e-6
+    second = kernel.client.post(
+        "/v1/train/step", json=step_request(batch, key="k2", base=1, loss={"klCoef": 0.1})
+    ).json()
+    assert second["metrics"]["kl"] > 1e-6
+
+
+def test_repeated_key_applies_nothing(make_kernel, tmp_path):
+    kernel = make_kernel()
+    batch = write_batch(tmp_path / "b.jsonl", [row("four", 1.0)])
+    first = kernel.client.post("/v1/train/step", json=step_request(batch)).json()
+    snapshot = params(kernel.policy)
+    # Even with another base version: the key decides, so a retry after success never conflicts.
+    again = kernel.client.post("/v1/train/step", json=step_request(batch, base=0)).json()
+    assert again == {**first, "applied": False}
+    assert same_params(snapshot, params(kernel.policy))
+    assert kernel.client.get("/v1/policies/pol").json()["policyVersion"] == 1
+
+
+def test_version_conflict(make_kernel, tmp_path):
+    kernel = make_kernel()
+    batch = write_batch(tmp_path / "b.jsonl", [row("four", 1.0)])
+    response = kernel.client.post("/v1/train/step", json=step_request(batch, base=3))
+    assert response.status_code == 409
+    error = response.json()["error"]
+    assert error["type"] == "version_conflict"
+    assert (
+        error["message"] == "baseVersion: the batch was sampled from version 3 of policy 'pol', which is at version 0"
+    )
+
+
+def test_fully_masked_batch_still_counts_as_a_step(make_kernel, tmp_path):
+    kernel = make_kernel()
+    batch = write_batch(tmp_path / "b.jsonl", [row("four", 1.0, lossMaskSpans=[[0, 4]])])
+    body = kernel.client.post("/v1/train/step", json=step_request(batch, loss={"normalization": "token_mean"})).json()
+    assert body["policyVersion"] == 1 and body["metrics"]["tokens"] == 1  # only EOS is left
