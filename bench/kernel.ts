@@ -10,6 +10,8 @@ export function main(args: string[]): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn(KERNEL_PYTHON, ['-m', 'selfplay_kernel.bench', ...args], { stdio: 'inherit' });
     child.once('error', reject);
-    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`kernel benchmark exited with ${code}`))));
+    child.once('exit', (code) =>
+      code === 0 ? resolve() : reject(new Error(`kernel benchmark exited with ${code}`)),
+    );
   });
 }

@@ -105,5 +105,5 @@ describe('SPICE on the training kernel', () => {
       await Promise.all([worker.stop('SIGKILL'), kernel.stop('SIGKILL')]);
       await connection.close();
     }
-  });
+  }, 600_000);
 });

@@ -75,7 +75,7 @@ def build_tiny_model(
     hidden_size: int = 64,
     layers: int = 2,
     heads: int = 4,
-    max_positions: int = 2048,
+    max_positions: int = 16384,
 ) -> Path:
     """Writes tokenizer + randomly initialised Qwen2 causal LM to `out_dir` (loadable with `--model`)."""
     import torch
