@@ -34,7 +34,10 @@ export interface TrainingRow {
   advantage: number;
   /** Behaviour-policy log-probabilities of the completion's tokens, when the sampler returned them. */
   behaviourLogprobs?: number[];
-  /** Character spans of the completion excluded from the loss (e.g. retrieved text), [start, end). */
+  /**
+   * Spans of the completion excluded from the loss (e.g. retrieved text), [start, end), counted in Unicode
+   * code points (Python string indices, not JavaScript's UTF-16 units: use `[...text]` to count).
+   */
   lossMaskSpans?: Array<[number, number]>;
 }
 

@@ -1,4 +1,5 @@
 import { resolveRunConfig } from '../../config/schema';
+import { endpointFor, loadWorkerEnv, syncServersFor } from '../../config/env';
 
 describe('run config', () => {
   test('{"recipe":"spice"} alone is valid and takes the SPICE preset', () => {
@@ -75,5 +76,33 @@ describe('run config', () => {
         config: { resumeFrom: { runId: 'run-1', iteration: 4 } },
       },
     );
+  });
+
+  test('endpoints: role over default over environment; {policy} and {version} name a versioned adapter', () => {
+    const r = resolveRunConfig({
+      recipe: 'spice',
+      training: { policy: 'pi' },
+      inference: {
+        default: { model: '{policy}-v{version}' },
+        roles: { reasoner: { baseUrl: 'http://r:8000/v1' } },
+      },
+    });
+    if (!r.ok) throw new Error(r.problems.join('; '));
+    const env = loadWorkerEnv({
+      SELFPLAY_INFERENCE_URL: 'http://default:8000/v1',
+      SELFPLAY_INFERENCE_MODEL: 'base',
+    });
+    expect(endpointFor('challenger', r.config, env, 3)).toMatchObject({
+      baseUrl: 'http://default:8000/v1',
+      model: 'pi-v3',
+    });
+    expect(endpointFor('reasoner', r.config, env, 0)).toMatchObject({
+      baseUrl: 'http://r:8000/v1',
+      model: 'pi-v0',
+    });
+    expect(syncServersFor(r.config, env)).toEqual(['http://default:8000/v1', 'http://r:8000/v1']);
+    const bare = resolveRunConfig({ recipe: 'spice' });
+    if (!bare.ok) throw new Error('default config');
+    expect(() => endpointFor('challenger', bare.config, loadWorkerEnv({}))).toThrow(/SELFPLAY_INFERENCE_URL/);
   });
 });
