@@ -1,5 +1,7 @@
 import { z } from 'zod';
-import { spicePreset } from './presets/spice';
+import { SPICE_DEFAULTS, spiceParams, spicePreset } from './presets/spice';
+import { SPELL_DEFAULTS, spellParams, spellPreset } from './presets/spell';
+import { MAE_DEFAULTS, maeParams, maePreset } from './presets/mae';
 
 /**
  * The run configuration: ONE plain-JSON object, the only argument of `selfPlayRun`, so a run can be started
@@ -23,23 +25,9 @@ const endpoint = z.strictObject({
   supportsN: z.boolean().optional(),
 });
 
-const spiceParams = z.strictObject({
-  maxAttempts: positiveInt.max(100_000),
-  invalidPenalty: z.number().max(0),
-  challengerReward: z.enum(['gaussian', 'absolute_zero', 'threshold', 'r_zero']),
-  tau: z.number().positive(),
-  targetVariance: z.number().positive().max(0.25),
-  /** mixed: the type-selection call decides; mcq / free_form force one format. */
-  taskFormats: z.enum(['mixed', 'mcq', 'free_form']),
-  reasonerTemplate: z.enum(['qwen', 'octothinker']),
-  typeSelectionAttempts: positiveInt.max(10),
-  /** Zero-advantage rows add nothing under Dr.GRPO's constant normaliser; dropping them only saves compute. */
-  dropZeroAdvantage: z.boolean(),
-});
-
 const runConfig = z
   .strictObject({
-    recipe: z.literal('spice'),
+    recipe: z.enum(['spice', 'spell', 'mae']),
     /** Storage prefix and child-workflow ids; defaults to the workflow id. */
     runId: id.optional(),
     seed: z
@@ -93,7 +81,10 @@ const runConfig = z
         weightDecay: z.number().min(0),
       }),
     }),
+    /** Each recipe's own parameters; every section is present (with its defaults), only the run's is used. */
     spice: spiceParams,
+    spell: spellParams,
+    mae: maeParams,
     /**
      * How inference servers get each committed version before the next iteration samples: `none` (they are
      * not ours to update, e.g. the scripted test server), the kernel's sampler, vLLM runtime LoRA, or SGLang
@@ -136,7 +127,7 @@ const runConfig = z
 
 export type RunConfig = z.output<typeof runConfig>;
 export type RecipeName = RunConfig['recipe'];
-export const RECIPES = ['spice'] as const satisfies readonly RecipeName[];
+export const RECIPES = ['spice', 'spell', 'mae'] as const satisfies readonly RecipeName[];
 
 /** Defaults shared by every recipe; a preset overrides them. */
 const commonDefaults = {
@@ -155,9 +146,12 @@ const commonDefaults = {
   },
   continueAsNewEvery: 10,
   judgePool: 'rollout',
+  spice: SPICE_DEFAULTS,
+  spell: SPELL_DEFAULTS,
+  mae: MAE_DEFAULTS,
 };
 
-const presets: Record<RecipeName, object> = { spice: spicePreset };
+const presets: Record<RecipeName, object> = { spice: spicePreset, spell: spellPreset, mae: maePreset };
 
 export type ConfigResult = { ok: true; config: RunConfig } | { ok: false; problems: string[] };
 
@@ -173,6 +167,15 @@ export function resolveRunConfig(input: unknown): ConfigResult {
       problems: [
         `recipe: expected one of ${RECIPES.map((r) => JSON.stringify(r)).join(', ')}, got ${JSON.stringify(recipe)}`,
       ],
+    };
+  }
+  const foreign = RECIPES.filter((r) => r !== recipe && (input as Record<string, unknown>)[r] !== undefined);
+  if (foreign.length > 0) {
+    return {
+      ok: false,
+      problems: foreign.map(
+        (r) => `${r}: this run's recipe is "${recipe}"; remove the "${r}" section or set recipe to "${r}"`,
+      ),
     };
   }
   const merged = deepMerge(deepMerge(commonDefaults, presets[recipe as RecipeName]), input);

@@ -45,6 +45,8 @@ export interface ShardStageInput {
   shard: number;
   config: RunConfig;
   policyVersion: number;
+  /** The recipe state committed by the previous iteration, if the recipe keeps one. */
+  recipeStateKey?: string;
 }
 
 export interface ShardStageResult {

@@ -12,3 +12,20 @@ export const SPICE_CALLS = {
   freeForm: 'spice.challenger_free_form',
   reason: 'spice.reasoner',
 } as const;
+
+/** The SPELL calls (shared/specs/spell.md): one policy as questioner, responder and verifier. */
+export const SPELL_CALLS = {
+  questioner: 'spell.questioner',
+  /** The responder with the documents replaced by "Empty": the grounding filter. */
+  grounding: 'spell.grounding',
+  responder: 'spell.responder',
+  verifier: 'spell.verifier',
+} as const;
+
+/** The MAE calls (shared/specs/mae.md): one policy as proposer, solver and judge. */
+export const MAE_CALLS = {
+  proposer: 'mae.proposer',
+  judgeQuestion: 'mae.judge_question',
+  solver: 'mae.solver',
+  judgeAnswer: 'mae.judge_answer',
+} as const;

@@ -3,6 +3,6 @@ import type { RecipeName } from '../../config/schema';
 import { spiceRecipe } from './spice';
 
 /** Every recipe a worker can run. A new recipe is one folder here plus its preset in config/presets. */
-export const RECIPES: Record<RecipeName, AnyRecipe> = {
+export const RECIPES: Partial<Record<RecipeName, AnyRecipe>> = {
   spice: spiceRecipe,
 };

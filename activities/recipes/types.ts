@@ -2,25 +2,41 @@ import type { RunConfig, RecipeName } from '../../config/schema';
 import type { LlmCaller } from '../clients/inference';
 import type { TrainingRow } from '../clients/trainer-contract';
 import type { RecipeMetrics } from '../../workflows/contracts';
+import type { Corpus } from '../corpus/corpus';
 
 /**
  * A recipe is what differs between papers: prompts, parsing, checks, rewards, advantages. The stage
  * activities around it do the rest (storage, idempotency, heartbeats, sharding) the same for every recipe.
- * Records are per unit (one sampled document) and must be plain JSON.
+ * Records are per unit (one planned item: a document, a cluster task, a prompt) and must be plain JSON.
+ * A recipe may keep state between iterations (a task pool, a history memory): it is read from the last
+ * commit, handed to every stage, and the filter returns the next one, which the commit makes durable.
  */
 
-export interface PlanDocument {
-  /** Position inside the shard. */
+export interface Unit {
   unit: number;
-  /** Position in the iteration's sample; seeds derive from it, so they do not depend on sharding. */
+}
+
+/** One unit of an iteration's plan: its place, plus whatever the recipe's plan put in it. */
+export interface PlanUnit extends Unit {
+  /** Position in the iteration's plan; seeds derive from it, so they do not depend on sharding. */
   docIndex: number;
+}
+
+/** SPICE's unit: one sampled document segment. */
+export interface PlanDocument extends PlanUnit {
   segmentId: string;
   docId: string;
   text: string;
 }
 
-export interface Unit {
-  unit: number;
+export interface PlanContext<State = unknown> {
+  config: RunConfig;
+  runId: string;
+  iteration: number;
+  /** The configured corpus, loaded on first use (recipes that need no documents never load it). */
+  corpus(): Promise<Corpus>;
+  /** The recipe state as committed by the previous iteration; undefined on the first. */
+  state: State | undefined;
 }
 
 export interface RecipeContext {
@@ -32,44 +48,58 @@ export interface RecipeContext {
   /** The inference endpoint serving a role. */
   llm(role: string): LlmCaller;
   signal: AbortSignal;
+  /** The recipe state as committed by the previous iteration; undefined on the first. */
+  state: unknown;
 }
 
 /** Every stage's records of one shard, aligned by unit. */
-export interface ShardRecords<P, G, S, J> {
+export interface ShardRecords<P, G, S, J, U extends PlanUnit = PlanUnit> {
   shard: number;
-  plan: PlanDocument[];
+  plan: U[];
   propose: P[];
   gate: G[];
   solve: S[];
   judge: J[];
 }
 
-export interface FilterOutput {
+export interface FilterOutput<State = unknown> {
   rows: TrainingRow[];
   metrics: RecipeMetrics;
+  /** The state the next iteration starts from; omitted when the recipe keeps none. */
+  state?: State;
 }
 
-export interface FilterContext {
+export interface FilterContext<State = unknown> {
   config: RunConfig;
   runId: string;
   iteration: number;
+  state: State | undefined;
 }
 
-export interface Recipe<P extends Unit, G extends Unit, S extends Unit, J extends Unit> {
+export interface Recipe<
+  P extends Unit,
+  G extends Unit,
+  S extends Unit,
+  J extends Unit,
+  U extends PlanUnit = PlanUnit,
+  State = unknown,
+> {
   name: RecipeName;
+  /** The iteration's units, in order; the plan stage numbers them and cuts them into shards. */
+  plan(ctx: PlanContext<State>): Promise<Array<Omit<U, 'unit' | 'docIndex'>>>;
   /** Writes one document's tasks (may call the policy many times, e.g. until a valid task exists). */
-  propose(ctx: RecipeContext, doc: PlanDocument): Promise<P>;
+  propose(ctx: RecipeContext, unit: U): Promise<P>;
   /** Checks a shard's proposals together (duplicates across documents need the whole shard). */
-  gate(ctx: RecipeContext, plan: PlanDocument[], proposals: P[]): Promise<G[]>;
+  gate(ctx: RecipeContext, plan: U[], proposals: P[]): Promise<G[]>;
   /** G rollouts per task that passed the gate. */
   solve(ctx: RecipeContext, gated: G): Promise<S>;
   judge(ctx: RecipeContext, gated: G, solved: S): Promise<J>;
   /** Rewards, advantages and the training batch over every shard; deterministic. */
-  filter(ctx: FilterContext, shards: Array<ShardRecords<P, G, S, J>>): FilterOutput;
+  filter(ctx: FilterContext<State>, shards: Array<ShardRecords<P, G, S, J, U>>): FilterOutput<State>;
   /** A few numbers about a stage's shard output, for the workflow and the UI. */
   summarize(stage: 'propose' | 'gate' | 'solve' | 'judge', records: readonly Unit[]): Record<string, number>;
 }
 
 // The registry stores recipes with their record types erased; each recipe is type-checked where it is defined.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type AnyRecipe = Recipe<any, any, any, any>;
+export type AnyRecipe = Recipe<any, any, any, any, any, any>;

@@ -30,12 +30,18 @@ export function recipeContext(
   deps: ActivityDeps,
   input: { config: RunConfig; runId: string; iteration: number; shard: number; policyVersion: number },
   signal: AbortSignal,
+  state: unknown,
 ): RecipeContext {
   // Every concurrent LLM call of the shard listens on the activity's one cancellation signal.
   setMaxListeners(0, signal);
   return {
-    ...input,
+    config: input.config,
+    runId: input.runId,
+    iteration: input.iteration,
+    shard: input.shard,
+    policyVersion: input.policyVersion,
     signal,
+    state,
     llm: (role) => {
       try {
         return deps.inference.endpoint(endpointFor(role, input.config, deps.env, input.policyVersion));

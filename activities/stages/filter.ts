@@ -3,9 +3,10 @@ import type { FilterResult, IterationStageInput } from '../../workflows/contract
 import type { ActivityDeps } from './deps';
 import { recipeFor } from './deps';
 import { readShard } from './shard-units';
+import { loadRecipeState, saveRecipeState } from './recipe-state';
 import { getJson, putJson, putJsonl } from '../clients/storage/codec';
 import { batchKey } from '../clients/storage/keys';
-import type { ShardRecords, Unit, PlanDocument } from '../recipes/types';
+import type { ShardRecords, Unit, PlanUnit } from '../recipes/types';
 
 /**
  * Waits for nothing but its input: every shard's records. Computes rewards and advantages (the recipe's
@@ -27,7 +28,7 @@ export function filterActivities(deps: ActivityDeps) {
         input.shards.map(async (shard): Promise<ShardRecords<Unit, Unit, Unit, Unit>> => {
           const read = <T>(stage: string) => readShard<T>(store, runId, iteration, stage, shard);
           const [plan, propose, gate, solve, judge] = await Promise.all([
-            read<PlanDocument>('plan'),
+            read<PlanUnit>('plan'),
             read<Unit>('propose'),
             read<Unit>('gate'),
             read<Unit>('solve'),
@@ -36,7 +37,12 @@ export function filterActivities(deps: ActivityDeps) {
           return { shard, plan, propose, gate, solve, judge };
         }),
       );
-      const { rows, metrics } = recipeFor(deps, config).filter({ config, runId, iteration }, shards);
+      const state = await loadRecipeState(store, input.recipeStateKey);
+      const out = recipeFor(deps, config).filter({ config, runId, iteration, state }, shards);
+      const { rows, metrics } = out;
+      // The next state is written before the batch summary, so a summary always has its state.
+      const nextStateKey =
+        out.state === undefined ? undefined : await saveRecipeState(store, runId, iteration, out.state);
       await putJsonl(store, key, rows);
       const bytes = await store.get(key);
       if (!bytes) throw new Error(`${store.uri(key)} vanished right after it was written`);
@@ -45,6 +51,7 @@ export function filterActivities(deps: ActivityDeps) {
         batchUri: store.uri(key),
         rows: rows.length,
         sha256: createHash('sha256').update(bytes).digest('hex'),
+        ...(nextStateKey ? { recipeStateKey: nextStateKey } : {}),
         metrics,
         seconds: (Date.now() - t0) / 1000,
       };

@@ -1,12 +1,12 @@
 import type { IterationStageInput, PlanResult } from '../../workflows/contracts';
 import type { ActivityDeps } from './deps';
+import { recipeFor } from './deps';
+import { loadRecipeState } from './recipe-state';
 import { getJsonl, putJsonl } from '../clients/storage/codec';
 import { shardKey } from '../clients/storage/keys';
-import { loadCorpus } from '../corpus/corpus';
-import { sampleSegments } from '../corpus/sample';
-import { seededRng } from '../lib/rng';
+import { loadCorpus, type Corpus } from '../corpus/corpus';
 import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
-import type { PlanDocument } from '../recipes/types';
+import type { PlanUnit } from '../recipes/types';
 
 export type PlanInput = Omit<IterationStageInput, 'shards'>;
 
@@ -16,55 +16,57 @@ export function shardCount(batchSize: number, shardSize: number): number {
 }
 
 /**
- * Samples the iteration's B documents (seeded by seed and iteration, so a retry picks the same ones) and
- * writes them as shards of `shardSize`. Orchestrator pool.
+ * The recipe chooses the iteration's units (seeded by seed and iteration, so a retry chooses the same);
+ * they are numbered and written as shards of `shardSize`. Orchestrator pool.
  */
 export function planActivities(deps: ActivityDeps) {
   return {
     async plan(input: PlanInput): Promise<PlanResult> {
       const t0 = Date.now();
       const { config, runId, iteration } = input;
-      const count = shardCount(config.batchSize, config.shardSize);
-      const corpus = await loadCorpus(config.corpus.uri, {
-        maxSegmentChars: config.corpus.maxSegmentChars,
-        maxDocumentChars: config.corpus.maxDocumentChars,
-      }).catch((err: unknown) => {
-        throw nonRetryable(
-          NON_RETRYABLE.invalidConfig,
-          `corpus.uri ${config.corpus.uri}: ${err instanceof Error ? err.message : String(err)}`,
-        );
-      });
-      if (corpus.segments.length === 0) {
-        throw nonRetryable(
-          NON_RETRYABLE.invalidConfig,
-          `corpus.uri ${config.corpus.uri} has no usable documents (skipped: ${JSON.stringify(corpus.stats.skipped)})`,
-        );
-      }
-      const sampled = sampleSegments(
-        corpus.segments,
-        config.batchSize,
-        seededRng(config.seed, iteration, 'plan'),
-      );
+      let loaded: Corpus | undefined;
+      const corpus = async (): Promise<Corpus> => (loaded ??= await loadUsableCorpus(config.corpus));
+      const state = await loadRecipeState(deps.store, input.recipeStateKey);
+      const units = await recipeFor(deps, config).plan({ config, runId, iteration, corpus, state });
       const shards: PlanResult['shards'] = [];
-      for (let shard = 0; shard < count; shard++) {
-        const docs: PlanDocument[] = sampled
+      for (let shard = 0; shard * config.shardSize < Math.max(units.length, 1); shard++) {
+        const rows: PlanUnit[] = units
           .slice(shard * config.shardSize, (shard + 1) * config.shardSize)
-          .map((segment, unit) => ({
-            unit,
-            docIndex: shard * config.shardSize + unit,
-            segmentId: segment.id,
-            docId: segment.docId,
-            text: segment.text,
-          }));
+          .map((u, unit) => ({ ...u, unit, docIndex: shard * config.shardSize + unit }));
         const key = shardKey(runId, iteration, 'plan', shard);
-        if (!(await getJsonl(deps.store, key))) await putJsonl(deps.store, key, docs);
-        shards.push({ shard, documents: docs.length });
+        if (!(await getJsonl(deps.store, key))) await putJsonl(deps.store, key, rows);
+        shards.push({ shard, documents: rows.length });
       }
       return {
         shards,
-        corpus: { segments: corpus.segments.length, skipped: { ...corpus.stats.skipped } },
+        corpus: loaded
+          ? { segments: loaded.segments.length, skipped: { ...loaded.stats.skipped } }
+          : { segments: 0, skipped: {} },
         seconds: (Date.now() - t0) / 1000,
       };
     },
   };
+}
+
+async function loadUsableCorpus(spec: {
+  uri: string;
+  maxSegmentChars: number;
+  maxDocumentChars: number;
+}): Promise<Corpus> {
+  const corpus = await loadCorpus(spec.uri, {
+    maxSegmentChars: spec.maxSegmentChars,
+    maxDocumentChars: spec.maxDocumentChars,
+  }).catch((err: unknown) => {
+    throw nonRetryable(
+      NON_RETRYABLE.invalidConfig,
+      `corpus.uri ${spec.uri}: ${err instanceof Error ? err.message : String(err)}`,
+    );
+  });
+  if (corpus.segments.length === 0) {
+    throw nonRetryable(
+      NON_RETRYABLE.invalidConfig,
+      `corpus.uri ${spec.uri} has no usable documents (skipped: ${JSON.stringify(corpus.stats.skipped)})`,
+    );
+  }
+  return corpus;
 }

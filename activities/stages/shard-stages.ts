@@ -3,6 +3,7 @@ import type { ShardStageInput, ShardStageResult } from '../../workflows/contract
 import type { ActivityDeps } from './deps';
 import { recipeContext, recipeFor } from './deps';
 import { readShard, runShardUnits } from './shard-units';
+import { loadRecipeState } from './recipe-state';
 import { getJsonl, putJsonl } from '../clients/storage/codec';
 import { shardKey } from '../clients/storage/keys';
 import type { AnyRecipe, PlanDocument, RecipeContext, Unit } from '../recipes/types';
@@ -42,7 +43,12 @@ export function shardStageActivities(deps: ActivityDeps) {
   ): Promise<ShardStageResult> {
     const startedMs = Date.now();
     const recipe = recipeFor(deps, input.config);
-    const ctx = recipeContext(deps, input, Context.current().cancellationSignal);
+    const ctx = recipeContext(
+      deps,
+      input,
+      Context.current().cancellationSignal,
+      await loadRecipeState(store, input.recipeStateKey),
+    );
     const out = await runShardUnits({
       store,
       ...input,
@@ -74,7 +80,12 @@ export function shardStageActivities(deps: ActivityDeps) {
         read<PlanDocument>(input, 'plan'),
         read<Unit>(input, 'propose'),
       ]);
-      const ctx = recipeContext(deps, input, Context.current().cancellationSignal);
+      const ctx = recipeContext(
+        deps,
+        input,
+        Context.current().cancellationSignal,
+        await loadRecipeState(store, input.recipeStateKey),
+      );
       const records = (await recipeFor(deps, input.config).gate(ctx, plan, proposals)) as Unit[];
       await putJsonl(store, key, records);
       return summary('gate', input, startedMs, { key, records, reusedUnits: 0 });

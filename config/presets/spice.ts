@@ -3,6 +3,38 @@
  * ρ=−0.1, temperature 1.0, Dr.GRPO with PPO-clip, lr 1e-6 constant, β=0.
  * Values the paper leaves open follow Oat's Dr.GRPO defaults (ε=0.2, top_p=1, 3000-token generations).
  */
+import { z } from 'zod';
+
+const positiveInt = z.number().int().positive();
+
+/** The `spice` section of a run config. */
+export const spiceParams = z.strictObject({
+  maxAttempts: positiveInt.max(100_000),
+  invalidPenalty: z.number().max(0),
+  challengerReward: z.enum(['gaussian', 'absolute_zero', 'threshold', 'r_zero']),
+  tau: z.number().positive(),
+  targetVariance: z.number().positive().max(0.25),
+  /** mixed: the type-selection call decides; mcq / free_form force one format. */
+  taskFormats: z.enum(['mixed', 'mcq', 'free_form']),
+  reasonerTemplate: z.enum(['qwen', 'octothinker']),
+  typeSelectionAttempts: positiveInt.max(10),
+  /** Zero-advantage rows add nothing under Dr.GRPO's constant normaliser; dropping them only saves compute. */
+  dropZeroAdvantage: z.boolean(),
+});
+
+export const SPICE_DEFAULTS = {
+  maxAttempts: 1024,
+  invalidPenalty: -0.1,
+  challengerReward: 'gaussian',
+  tau: 0.01,
+  targetVariance: 0.25,
+  taskFormats: 'mixed',
+  reasonerTemplate: 'qwen',
+  typeSelectionAttempts: 3,
+  dropZeroAdvantage: false,
+} as const;
+
+/** Run-config defaults SPICE sets for the shared fields. */
 export const spicePreset = {
   iterations: 640,
   batchSize: 128,
@@ -21,16 +53,5 @@ export const spicePreset = {
       klCoef: 0,
     },
     optimizer: { learningRate: 1e-6, schedule: 'constant', warmupSteps: 0, maxGradNorm: 1.0, weightDecay: 0 },
-  },
-  spice: {
-    maxAttempts: 1024,
-    invalidPenalty: -0.1,
-    challengerReward: 'gaussian',
-    tau: 0.01,
-    targetVariance: 0.25,
-    taskFormats: 'mixed',
-    reasonerTemplate: 'qwen',
-    typeSelectionAttempts: 3,
-    dropZeroAdvantage: false,
   },
 } as const;

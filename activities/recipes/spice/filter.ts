@@ -28,7 +28,7 @@ interface Group {
  *   the group, with r_R = 1[â ≡ a*].
  * - Advantages per role and group with the configured estimator (Dr.GRPO: r − group mean, no std).
  */
-export function filterSpice(ctx: FilterContext, shards: SpiceShard[]): FilterOutput {
+export function filterSpice(ctx: FilterContext<undefined>, shards: SpiceShard[]): FilterOutput<undefined> {
   const { config, iteration } = ctx;
   const params = { tau: config.spice.tau, targetVariance: config.spice.targetVariance };
   const g = config.groupSize;

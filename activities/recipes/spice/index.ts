@@ -1,4 +1,5 @@
-import type { Recipe } from '../types';
+import type { PlanDocument, Recipe } from '../types';
+import { planSpice } from './plan';
 import { proposeSpice } from './propose';
 import { gateSpice } from './gate';
 import { solveSpice } from './solve';
@@ -7,8 +8,16 @@ import { filterSpice } from './filter';
 import type { SpiceGated, SpiceJudged, SpiceProposal, SpiceSolved } from './records';
 
 /** SPICE (shared/specs/spice.md): a Challenger grounded in documents, a Reasoner without them. */
-export const spiceRecipe: Recipe<SpiceProposal, SpiceGated, SpiceSolved, SpiceJudged> = {
+export const spiceRecipe: Recipe<
+  SpiceProposal,
+  SpiceGated,
+  SpiceSolved,
+  SpiceJudged,
+  PlanDocument,
+  undefined
+> = {
   name: 'spice',
+  plan: planSpice,
   propose: proposeSpice,
   gate: (_ctx, plan, proposals) => Promise.resolve(gateSpice(plan, proposals)),
   solve: solveSpice,

@@ -2,6 +2,8 @@ import { seededRng, type Rng } from '../../../activities/lib/rng';
 import { SPICE_CALLS } from '../../../activities/clients/llm-protocol';
 import { ANSWER_TYPES, type AnswerType, type BehaviourSettings, type FaultKind } from './config';
 import type { ChatTurn } from './chat-request';
+import { SPELL_BEHAVIOURS } from './spell-behaviour';
+import { MAE_BEHAVIOURS } from './mae-behaviour';
 import { composeMcq, composeProblem, mcqText, passRateOf, recogniseTask, type Letter } from './problems';
 
 /**
@@ -173,7 +175,7 @@ const garbage: CallBehaviour['fault'] = {
   write: () => 'Sure! I thought about it and would rather describe the question in prose than as JSON.',
 };
 
-export const BEHAVIOURS: Readonly<Record<string, CallBehaviour>> = {
+const SPICE_BEHAVIOURS: Readonly<Record<string, CallBehaviour>> = {
   [SPICE_CALLS.typeSelection]: { answer: selectType, fault: garbage },
   [SPICE_CALLS.mcq]: { answer: writeMcqTask, fault: garbage },
   [SPICE_CALLS.freeForm]: { answer: writeFreeFormTask, fault: garbage },
@@ -187,4 +189,10 @@ export const BEHAVIOURS: Readonly<Record<string, CallBehaviour>> = {
       },
     },
   },
+};
+
+export const BEHAVIOURS: Readonly<Record<string, CallBehaviour>> = {
+  ...SPICE_BEHAVIOURS,
+  ...SPELL_BEHAVIOURS,
+  ...MAE_BEHAVIOURS,
 };

@@ -57,6 +57,7 @@ const context = (cfg: RunConfig, llm: LlmCaller): RecipeContext => ({
   policyVersion: 0,
   llm: () => llm,
   signal: new AbortController().signal,
+  state: undefined,
 });
 
 const doc = (docIndex: number): PlanDocument => ({
@@ -152,7 +153,7 @@ describe('SPICE gate, judge and filter', () => {
       [true, true, true, true],
     ]);
 
-    const { rows, metrics } = filterSpice({ config: cfg, runId: 'u', iteration: 1 }, [
+    const { rows, metrics } = filterSpice({ config: cfg, runId: 'u', iteration: 1, state: undefined }, [
       { shard: 0, plan: [doc(0)], propose: [p], gate: [gate], solve: [solve], judge: [judge] },
     ]);
     const gaussian = (p: number) => Math.exp(-((p * (1 - p) - 0.25) ** 2) / (2 * 0.01));
