@@ -4,18 +4,23 @@ import { resolveRunConfig } from '../config/schema';
 import { selfPlayRun } from '../workflows';
 import { progressQuery } from '../workflows/messages';
 import { applySet, parseFlags } from './args';
+import { committedState, storeFromEnv } from './state';
 
 const USAGE = `selfplay <command>
   start --recipe NAME [--config FILE.json] [--set key=value]... [--id RUN_ID] [--wait]
         start a run (the config is validated here first); --wait prints each committed iteration
   status RUN_ID     the run's progress
-Environment: TEMPORAL_ADDRESS (localhost:7233), TEMPORAL_NAMESPACE (default)`;
+  state RUN_ID [--iteration N]
+                    the recipe state (task pool, history memory) committed at the latest (or given) iteration:
+                    each part's size and a sample, read from storage as the next iteration will read it
+Environment: TEMPORAL_ADDRESS (localhost:7233), TEMPORAL_NAMESPACE (default), SELFPLAY_STORAGE (.selfplay/storage)`;
 
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   const { positionals, flags, switches } = parseFlags(rest);
   if (command === 'start') return start(flags, switches.has('--wait'));
   if (command === 'status' && positionals[0]) return status(positionals[0]);
+  if (command === 'state' && positionals[0]) return state(positionals[0], flags.get('--iteration')?.[0]);
   throw new UsageError(USAGE);
 }
 
@@ -86,6 +91,23 @@ async function status(runId: string): Promise<void> {
   const description = await handle.describe();
   const progress = await handle.query(progressQuery).catch(() => undefined);
   console.log(JSON.stringify({ status: description.status.name, ...progress }, null, 2));
+}
+
+async function state(runId: string, iteration: string | undefined): Promise<void> {
+  const at = iteration === undefined ? undefined : Number(iteration);
+  if (at !== undefined && !(Number.isInteger(at) && at > 0))
+    throw new UsageError(`--iteration: expected a positive integer, got ${iteration}`);
+  const report = await committedState(storeFromEnv(), runId, at).catch((err: unknown) => {
+    throw new UsageError(err instanceof Error ? err.message : String(err));
+  });
+  console.log(
+    `run ${report.runId} (${report.recipe}), state committed at iteration ${report.iteration}${report.stateKey ? ` (${report.stateKey})` : ''}`,
+  );
+  if (report.parts.length === 0) console.log('  the recipe keeps no state');
+  for (const part of report.parts) {
+    console.log(`  ${part.name}: ${part.size} entr${part.size === 1 ? 'y' : 'ies'}`);
+    for (const entry of part.sample) console.log(`    ${JSON.stringify(entry).slice(0, 200)}`);
+  }
 }
 
 class UsageError extends Error {}

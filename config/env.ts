@@ -88,13 +88,16 @@ export class MissingSetting extends Error {
   override name = 'MissingSetting';
 }
 
-/** The servers a weight sync must bring to each version: the configured list, else every role's base URL. */
+/**
+ * The servers a weight sync must bring to each version: the configured list, else the base URL of every
+ * endpoint that serves the policy (frozen endpoints, such as a separate judge, keep their own weights).
+ */
 export function syncServersFor(config: RunConfig, env: WorkerEnv): string[] {
   if (config.weightSync.servers.length > 0) return config.weightSync.servers;
-  const roles = Object.keys(config.inference.roles);
+  const policyRoles = Object.values(config.inference.roles).filter((r) => !r.frozen);
   const urls = [
-    config.inference.default.baseUrl ?? env.inferenceUrl,
-    ...roles.map((r) => config.inference.roles[r]?.baseUrl),
+    config.inference.default.frozen ? undefined : (config.inference.default.baseUrl ?? env.inferenceUrl),
+    ...policyRoles.map((r) => r.baseUrl),
   ];
   return [...new Set(urls.filter((u): u is string => typeof u === 'string'))];
 }

@@ -23,6 +23,8 @@ const endpoint = z.strictObject({
   model: z.string().min(1).optional(),
   /** Whether the server honours `n` (vLLM and SGLang do); otherwise n requests are sent. */
   supportsN: z.boolean().optional(),
+  /** A frozen model (e.g. a judge on its own server): never brought to the policy's versions. */
+  frozen: z.boolean().optional(),
 });
 
 const runConfig = z

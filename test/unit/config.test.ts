@@ -101,6 +101,13 @@ describe('run config', () => {
       model: 'pi-v0',
     });
     expect(syncServersFor(r.config, env)).toEqual(['http://default:8000/v1', 'http://r:8000/v1']);
+    const judged = resolveRunConfig({
+      recipe: 'spice',
+      inference: { roles: { judge: { baseUrl: 'http://judge:9000/v1', model: 'base', frozen: true } } },
+    });
+    if (!judged.ok) throw new Error(judged.problems.join('; '));
+    // A frozen judge keeps its weights: only the policy's servers are synced.
+    expect(syncServersFor(judged.config, env)).toEqual(['http://default:8000/v1']);
     const bare = resolveRunConfig({ recipe: 'spice' });
     if (!bare.ok) throw new Error('default config');
     expect(() => endpointFor('challenger', bare.config, loadWorkerEnv({}))).toThrow(/SELFPLAY_INFERENCE_URL/);
