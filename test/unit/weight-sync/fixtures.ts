@@ -1,8 +1,15 @@
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { pathToFileURL } from 'node:url';
 import os from 'node:os';
 import path from 'node:path';
 import { LocalStore, type ObjectStore } from '../../../activities/clients/storage';
-import type { HttpPolicy } from '../../../activities/clients/weight-sync';
+import {
+  adapterFor,
+  SnapshotCache,
+  type HttpPolicy,
+  type SnapshotRef,
+  type WeightSyncAdapter,
+} from '../../../activities/clients/weight-sync';
 
 /** For the weight-sync tests: snapshot directories as the kernel publishes them, and a fast HTTP policy. */
 
@@ -51,3 +58,45 @@ export const FAST_HTTP: HttpPolicy = {
   retries: 3,
   backoffBaseMs: 1,
 };
+
+export const POLICY = 'solver';
+
+/**
+ * What every engine suite sets up per test: a temp dir, the engine's adapter with its own snapshot cache and
+ * "S3" root, the fake servers to close afterwards, and snapshots published to a local directory.
+ */
+export function engineSuite<S extends { close(): Promise<void> }>(
+  engine: 'vllm' | 'sglang',
+  format: 'lora' | 'full',
+) {
+  const suite = { dir: '', cacheDir: '', s3Root: '', adapter: undefined as unknown as WeightSyncAdapter };
+  let servers: S[] = [];
+  beforeEach(async () => {
+    suite.dir = await tempDir(`weight-sync-${engine}-`);
+    suite.cacheDir = path.join(suite.dir, 'cache');
+    suite.s3Root = path.join(suite.dir, 's3');
+    const cache = new SnapshotCache({ dir: suite.cacheDir, openStore: s3InDirectory(suite.s3Root) });
+    suite.adapter = adapterFor(engine, { http: FAST_HTTP, cache });
+  });
+  afterEach(async () => {
+    await Promise.all(servers.map((s) => s.close()));
+    servers = [];
+    jest.restoreAllMocks();
+    await rm(suite.dir, { recursive: true, force: true });
+  });
+  return {
+    suite,
+    /** Keeps a started server for the cleanup. */
+    track: async (started: Promise<S>): Promise<S> => {
+      const server = await started;
+      servers.push(server);
+      return server;
+    },
+    /** A snapshot of the suite's format published to a local directory. */
+    fileSnapshot: async (version: number): Promise<SnapshotRef & { dir: string }> => {
+      const files = format === 'lora' ? LORA_FILES : FULL_FILES;
+      const snapshotDir = await writeSnapshot(path.join(suite.dir, 'published', `v${version}`), files);
+      return { policy: POLICY, version, uri: pathToFileURL(snapshotDir).href, format, dir: snapshotDir };
+    },
+  };
+}

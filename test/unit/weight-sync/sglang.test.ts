@@ -1,74 +1,36 @@
-import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { LocalStore } from '../../../activities/clients/storage';
-import {
-  adapterFor,
-  SnapshotCache,
-  syncServers,
-  type SnapshotRef,
-  type WeightSyncAdapter,
-} from '../../../activities/clients/weight-sync';
+import { syncServers, type SnapshotRef } from '../../../activities/clients/weight-sync';
 import { startFakeSglang, type FakeSglang } from '../../support/fake-engines/sglang';
-import { FAST_HTTP, FULL_FILES, LORA_FILES, s3InDirectory, tempDir, writeSnapshot } from './fixtures';
+import { FULL_FILES, LORA_FILES, POLICY, engineSuite, writeSnapshot } from './fixtures';
 
-const POLICY = 'solver';
 const options = { attempts: 2, timeoutMs: 5_000 };
-
-let dir: string;
-let cacheDir: string;
-let s3Root: string;
-let adapter: WeightSyncAdapter;
-let servers: FakeSglang[] = [];
-
-beforeEach(async () => {
-  dir = await tempDir('weight-sync-sglang-');
-  cacheDir = path.join(dir, 'cache');
-  s3Root = path.join(dir, 's3');
-  const cache = new SnapshotCache({ dir: cacheDir, openStore: s3InDirectory(s3Root) });
-  adapter = adapterFor('sglang', { http: FAST_HTTP, cache });
-});
-afterEach(async () => {
-  await Promise.all(servers.map((s) => s.close()));
-  servers = [];
-  jest.restoreAllMocks();
-  await rm(dir, { recursive: true, force: true });
-});
-
-const start = async (weightVersion?: string): Promise<FakeSglang> => {
-  const server = await startFakeSglang(weightVersion);
-  servers.push(server);
-  return server;
-};
-
-async function fileSnapshot(version: number): Promise<SnapshotRef & { dir: string }> {
-  const snapshotDir = await writeSnapshot(path.join(dir, 'published', `v${version}`), FULL_FILES);
-  return { policy: POLICY, version, uri: pathToFileURL(snapshotDir).href, format: 'full', dir: snapshotDir };
-}
+const { suite, track, fileSnapshot } = engineSuite<FakeSglang>('sglang', 'full');
+const start = (weightVersion?: string): Promise<FakeSglang> => track(startFakeSglang(weightVersion));
 
 test('reloads from the local path with the version as a string, and verifies it read back', async () => {
   const server = await start('3');
   const snapshot = await fileSnapshot(4);
-  const results = await syncServers(adapter, [server.url], snapshot, options);
+  const results = await syncServers(suite.adapter, [server.url], snapshot, options);
   expect(results).toEqual([{ server: server.url, ok: true, version: 4 }]);
   expect(server.calls('POST', '/update_weights_from_disk').map((r) => r.body)).toEqual([
     { model_path: snapshot.dir, weight_version: '4', flush_cache: true, abort_all_requests: false },
   ]);
   expect(server.state).toMatchObject({ weightVersion: '4', modelPath: snapshot.dir });
   expect(server.calls('GET', '/get_weight_version')).toHaveLength(2);
-  expect(adapter.servedModel(POLICY, 4)).toBe(POLICY);
+  expect(suite.adapter.servedModel(POLICY, 4)).toBe(POLICY);
 });
 
 test('a fresh server ("default" version) is loaded', async () => {
   const server = await start();
-  const results = await syncServers(adapter, [server.url], await fileSnapshot(0), options);
+  const results = await syncServers(suite.adapter, [server.url], await fileSnapshot(0), options);
   expect(results).toEqual([{ server: server.url, ok: true, version: 0 }]);
   expect(server.calls('POST', '/update_weights_from_disk')).toHaveLength(1);
 });
 
 test('a server already at the version gets no load', async () => {
   const server = await start('4');
-  const results = await syncServers(adapter, [server.url], await fileSnapshot(4), options);
+  const results = await syncServers(suite.adapter, [server.url], await fileSnapshot(4), options);
   expect(results).toEqual([{ server: server.url, ok: true, version: 4 }]);
   expect(server.calls('POST', '/update_weights_from_disk')).toHaveLength(0);
 });
@@ -76,7 +38,7 @@ test('a server already at the version gets no load', async () => {
 test('transient 5xx answers are retried with backoff', async () => {
   const server = await start('3');
   server.failNext('/update_weights_from_disk', 2, 502);
-  const results = await syncServers(adapter, [server.url], await fileSnapshot(4), options);
+  const results = await syncServers(suite.adapter, [server.url], await fileSnapshot(4), options);
   expect(results[0]).toMatchObject({ ok: true, version: 4 });
   expect(server.calls('POST', '/update_weights_from_disk')).toHaveLength(3);
 });
@@ -84,7 +46,7 @@ test('transient 5xx answers are retried with backoff', async () => {
 test('success: false fails the server with SGLang message, without retrying', async () => {
   const server = await start('3');
   server.state.failure = 'Failed to update weights: shape mismatch for lm_head.weight';
-  const [result] = await syncServers(adapter, [server.url], await fileSnapshot(4), options);
+  const [result] = await syncServers(suite.adapter, [server.url], await fileSnapshot(4), options);
   expect(result).toMatchObject({ ok: false, version: 3 });
   expect(result?.reason).toContain('refused');
   expect(result?.reason).toContain('400 Failed to update weights: shape mismatch for lm_head.weight');
@@ -94,7 +56,7 @@ test('success: false fails the server with SGLang message, without retrying', as
 test('a server that stays stale is reported, the others still sync', async () => {
   const [a, stale, b] = [await start('3'), await start('3'), await start('3')];
   stale.state.staleAfterLoad = true;
-  const results = await syncServers(adapter, [a.url, stale.url, b.url], await fileSnapshot(4), options);
+  const results = await syncServers(suite.adapter, [a.url, stale.url, b.url], await fileSnapshot(4), options);
   expect(results.map((r) => r.ok)).toEqual([true, false, true]);
   expect(results[1]?.reason).toMatch(
     /^sglang server .*: still serves version 3 after 2 load\(s\) of version 4/,
@@ -105,7 +67,7 @@ test('a server that stays stale is reported, the others still sync', async () =>
 test('a hung version read fails at the deadline', async () => {
   const server = await start('3');
   server.hang('/get_weight_version');
-  const [result] = await syncServers(adapter, [server.url], await fileSnapshot(4), {
+  const [result] = await syncServers(suite.adapter, [server.url], await fileSnapshot(4), {
     attempts: 2,
     timeoutMs: 300,
   });
@@ -115,22 +77,22 @@ test('a hung version read fails at the deadline', async () => {
 });
 
 test('an s3 snapshot is copied once and loaded by every server from the cache', async () => {
-  await writeSnapshot(path.join(s3Root, 'bucket', 'solver', 'v4'), FULL_FILES);
+  await writeSnapshot(path.join(suite.s3Root, 'bucket', 'solver', 'v4'), FULL_FILES);
   const snapshot: SnapshotRef = { policy: POLICY, version: 4, uri: 's3://bucket/solver/v4', format: 'full' };
   const gets = jest.spyOn(LocalStore.prototype, 'get');
   const [a, b] = [await start('3'), await start('3')];
-  const results = await syncServers(adapter, [a.url, b.url], snapshot, options);
+  const results = await syncServers(suite.adapter, [a.url, b.url], snapshot, options);
   expect(results.map((r) => r.ok)).toEqual([true, true]);
   expect(a.state.modelPath).toBe(b.state.modelPath);
-  expect(path.relative(cacheDir, a.state.modelPath)).toMatch(/^solver\/v4\/[0-9a-f]{16}$/);
+  expect(path.relative(suite.cacheDir, a.state.modelPath)).toMatch(/^solver\/v4\/[0-9a-f]{16}$/);
   expect(gets).toHaveBeenCalledTimes(Object.keys(FULL_FILES).length + 1);
 });
 
 test('a LoRA snapshot is a configuration error for SGLang disk reloads', async () => {
-  const snapshotDir = await writeSnapshot(path.join(dir, 'lora'), LORA_FILES);
+  const snapshotDir = await writeSnapshot(path.join(suite.dir, 'lora'), LORA_FILES);
   const snapshot: SnapshotRef = { policy: POLICY, version: 4, uri: snapshotDir, format: 'lora' };
   const server = await start('3');
-  await expect(syncServers(adapter, [server.url], snapshot, options)).rejects.toMatchObject({
+  await expect(syncServers(suite.adapter, [server.url], snapshot, options)).rejects.toMatchObject({
     type: 'InvalidConfig',
     nonRetryable: true,
     message: expect.stringContaining('SGLang weight sync reloads full models from disk') as unknown,

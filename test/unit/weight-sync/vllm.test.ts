@@ -1,68 +1,30 @@
-import { readdir, rm } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { LocalStore } from '../../../activities/clients/storage';
-import {
-  adapterFor,
-  SnapshotCache,
-  syncServers,
-  type SnapshotRef,
-  type WeightSyncAdapter,
-} from '../../../activities/clients/weight-sync';
+import { syncServers, type SnapshotRef } from '../../../activities/clients/weight-sync';
 import { startFakeVllm, type FakeVllm, type FakeVllmOptions } from '../../support/fake-engines/vllm';
-import { FAST_HTTP, FULL_FILES, LORA_FILES, s3InDirectory, tempDir, writeSnapshot } from './fixtures';
+import { FULL_FILES, LORA_FILES, POLICY, engineSuite, writeSnapshot } from './fixtures';
 
-const POLICY = 'solver';
 const options = { attempts: 2, timeoutMs: 5_000 };
+const { suite, track, fileSnapshot } = engineSuite<FakeVllm>('vllm', 'lora');
+const start = (options?: FakeVllmOptions): Promise<FakeVllm> => track(startFakeVllm(options));
 
-let dir: string;
-let cacheDir: string;
-let s3Root: string;
-let adapter: WeightSyncAdapter;
-let servers: FakeVllm[] = [];
-
-beforeEach(async () => {
-  dir = await tempDir('weight-sync-vllm-');
-  cacheDir = path.join(dir, 'cache');
-  s3Root = path.join(dir, 's3');
-  const cache = new SnapshotCache({ dir: cacheDir, openStore: s3InDirectory(s3Root) });
-  adapter = adapterFor('vllm', { http: FAST_HTTP, cache });
-});
-afterEach(async () => {
-  await Promise.all(servers.map((s) => s.close()));
-  servers = [];
-  jest.restoreAllMocks();
-  await rm(dir, { recursive: true, force: true });
-});
-
-const start = async (options?: FakeVllmOptions): Promise<FakeVllm> => {
-  const server = await startFakeVllm(options);
-  servers.push(server);
-  return server;
-};
-
-/** A LoRA snapshot published to a local directory. */
-async function fileSnapshot(version: number): Promise<SnapshotRef & { dir: string }> {
-  const snapshotDir = await writeSnapshot(path.join(dir, 'published', `v${version}`), LORA_FILES);
-  return { policy: POLICY, version, uri: pathToFileURL(snapshotDir).href, format: 'lora', dir: snapshotDir };
-}
-
-test('loads a new adapter name per version from the local path and verifies it is listed', async () => {
+test('loads a new suite.adapter name per version from the local path and verifies it is listed', async () => {
   const server = await start();
   const snapshot = await fileSnapshot(4);
-  const results = await syncServers(adapter, [server.url], snapshot, options);
+  const results = await syncServers(suite.adapter, [server.url], snapshot, options);
   expect(results).toEqual([{ server: server.url, ok: true, version: 4 }]);
   expect(server.calls('POST', '/v1/load_lora_adapter').map((r) => r.body)).toEqual([
     { lora_name: 'solver-v4', lora_path: snapshot.dir },
   ]);
   expect(server.state.adapters.get('solver-v4')).toBe(snapshot.dir);
-  expect(adapter.servedModel(POLICY, 4)).toBe('solver-v4');
+  expect(suite.adapter.servedModel(POLICY, 4)).toBe('solver-v4');
 });
 
 test('a server already serving the version gets no load', async () => {
   const snapshot = await fileSnapshot(4);
   const server = await start({ adapters: { 'solver-v3': '/x/v3', 'solver-v4': snapshot.dir } });
-  const results = await syncServers(adapter, [server.url], snapshot, options);
+  const results = await syncServers(suite.adapter, [server.url], snapshot, options);
   expect(results).toEqual([{ server: server.url, ok: true, version: 4 }]);
   expect(server.calls('POST', '/v1/load_lora_adapter')).toHaveLength(0);
 });
@@ -71,7 +33,7 @@ test('unloads every version of the policy but the new and the previous one, and 
   const server = await start({
     adapters: { 'solver-v1': '/x/v1', 'solver-v2': '/x/v2', 'solver-v3': '/x/v3', 'judge-v1': '/y/v1' },
   });
-  const results = await syncServers(adapter, [server.url], await fileSnapshot(4), options);
+  const results = await syncServers(suite.adapter, [server.url], await fileSnapshot(4), options);
   expect(results[0]?.ok).toBe(true);
   expect(server.calls('POST', '/v1/unload_lora_adapter').map((r) => r.body)).toEqual([
     { lora_name: 'solver-v1' },
@@ -83,7 +45,7 @@ test('unloads every version of the policy but the new and the previous one, and 
 test('a failed unload does not fail the sync', async () => {
   const server = await start({ adapters: { 'solver-v1': '/x/v1' } });
   server.failNext('/v1/unload_lora_adapter', 1_000, 500);
-  const results = await syncServers(adapter, [server.url], await fileSnapshot(4), options);
+  const results = await syncServers(suite.adapter, [server.url], await fileSnapshot(4), options);
   expect(results).toEqual([{ server: server.url, ok: true, version: 4 }]);
   expect(server.state.adapters.has('solver-v1')).toBe(true);
 });
@@ -91,15 +53,15 @@ test('a failed unload does not fail the sync', async () => {
 test('transient 5xx answers are retried with backoff', async () => {
   const server = await start();
   server.failNext('/v1/load_lora_adapter', 2, 503);
-  const results = await syncServers(adapter, [server.url], await fileSnapshot(4), options);
+  const results = await syncServers(suite.adapter, [server.url], await fileSnapshot(4), options);
   expect(results[0]).toMatchObject({ ok: true, version: 4 });
   expect(server.calls('POST', '/v1/load_lora_adapter')).toHaveLength(3);
 });
 
-test('a retry refused as a same-name reload counts as loaded when the adapter is listed', async () => {
+test('a retry refused as a same-name reload counts as loaded when the suite.adapter is listed', async () => {
   const server = await start();
   server.state.lostAnswers = 1;
-  const results = await syncServers(adapter, [server.url], await fileSnapshot(4), options);
+  const results = await syncServers(suite.adapter, [server.url], await fileSnapshot(4), options);
   expect(results[0]).toMatchObject({ ok: true, version: 4 });
   expect(server.calls('POST', '/v1/load_lora_adapter')).toHaveLength(2);
 });
@@ -110,7 +72,7 @@ test('a server that stays stale is reported, the others still sync', async () =>
     await start({ adapters: { 'solver-v3': '/x' } }),
   ];
   stale.state.staleAfterLoad = true;
-  const results = await syncServers(adapter, [a.url, stale.url], await fileSnapshot(4), options);
+  const results = await syncServers(suite.adapter, [a.url, stale.url], await fileSnapshot(4), options);
   expect(results[0]).toMatchObject({ ok: true, version: 4 });
   expect(results[1]).toMatchObject({ ok: false, version: 3 });
   expect(results[1]?.reason).toMatch(
@@ -120,7 +82,7 @@ test('a server that stays stale is reported, the others still sync', async () =>
 
 test('a server without runtime LoRA loading is reported with the setting to fix', async () => {
   const server = await start({ runtimeLoraUpdating: false });
-  const [result] = await syncServers(adapter, [server.url], await fileSnapshot(4), options);
+  const [result] = await syncServers(suite.adapter, [server.url], await fileSnapshot(4), options);
   expect(result).toMatchObject({ ok: false });
   expect(result?.version).toBeUndefined();
   expect(result?.reason).toContain('404 Not Found');
@@ -131,7 +93,7 @@ test('a server without runtime LoRA loading is reported with the setting to fix'
 test('a hung load fails at the deadline', async () => {
   const server = await start();
   server.hang('/v1/load_lora_adapter');
-  const [result] = await syncServers(adapter, [server.url], await fileSnapshot(4), {
+  const [result] = await syncServers(suite.adapter, [server.url], await fileSnapshot(4), {
     attempts: 1,
     timeoutMs: 300,
   });
@@ -140,7 +102,7 @@ test('a hung load fails at the deadline', async () => {
 });
 
 test('an s3 snapshot is copied once into the cache and every server loads that copy', async () => {
-  await writeSnapshot(path.join(s3Root, 'bucket', 'runs', 'r1', 'solver', 'v4'), LORA_FILES);
+  await writeSnapshot(path.join(suite.s3Root, 'bucket', 'runs', 'r1', 'solver', 'v4'), LORA_FILES);
   const snapshot: SnapshotRef = {
     policy: POLICY,
     version: 4,
@@ -149,26 +111,26 @@ test('an s3 snapshot is copied once into the cache and every server loads that c
   };
   const gets = jest.spyOn(LocalStore.prototype, 'get');
   const [a, b] = [await start(), await start()];
-  const results = await syncServers(adapter, [a.url, b.url], snapshot, options);
+  const results = await syncServers(suite.adapter, [a.url, b.url], snapshot, options);
   expect(results.map((r) => r.ok)).toEqual([true, true]);
   const paths = [a, b].map(
     (s) => (s.calls('POST', '/v1/load_lora_adapter')[0]?.body as { lora_path: string }).lora_path,
   );
   expect(paths[0]).toBe(paths[1]);
-  expect(path.relative(cacheDir, paths[0] ?? '')).toMatch(/^solver\/v4\/[0-9a-f]{16}$/);
+  expect(path.relative(suite.cacheDir, paths[0] ?? '')).toMatch(/^solver\/v4\/[0-9a-f]{16}$/);
   expect((await readdir(paths[0] ?? '')).sort()).toEqual(['COMPLETE', ...Object.keys(LORA_FILES)].sort());
   expect(gets).toHaveBeenCalledTimes(Object.keys(LORA_FILES).length + 1);
 
   const c = await start();
-  await syncServers(adapter, [c.url], snapshot, options);
+  await syncServers(suite.adapter, [c.url], snapshot, options);
   expect(gets).toHaveBeenCalledTimes(Object.keys(LORA_FILES).length + 1);
 });
 
 test('an s3 snapshot without its COMPLETE marker is never loaded', async () => {
-  await writeSnapshot(path.join(s3Root, 'bucket', 'solver', 'v4'), LORA_FILES, { complete: false });
+  await writeSnapshot(path.join(suite.s3Root, 'bucket', 'solver', 'v4'), LORA_FILES, { complete: false });
   const snapshot: SnapshotRef = { policy: POLICY, version: 4, uri: 's3://bucket/solver/v4', format: 'lora' };
   const server = await start();
-  await expect(syncServers(adapter, [server.url], snapshot, options)).rejects.toMatchObject({
+  await expect(syncServers(suite.adapter, [server.url], snapshot, options)).rejects.toMatchObject({
     type: 'ContractViolation',
     nonRetryable: true,
     message: expect.stringContaining('has no COMPLETE marker') as unknown,
@@ -177,10 +139,10 @@ test('an s3 snapshot without its COMPLETE marker is never loaded', async () => {
 });
 
 test('a full-model snapshot is a configuration error for vLLM runtime LoRA', async () => {
-  const snapshotDir = await writeSnapshot(path.join(dir, 'full'), FULL_FILES);
+  const snapshotDir = await writeSnapshot(path.join(suite.dir, 'full'), FULL_FILES);
   const snapshot: SnapshotRef = { policy: POLICY, version: 4, uri: snapshotDir, format: 'full' };
   const server = await start();
-  await expect(syncServers(adapter, [server.url], snapshot, options)).rejects.toMatchObject({
+  await expect(syncServers(suite.adapter, [server.url], snapshot, options)).rejects.toMatchObject({
     type: 'InvalidConfig',
     nonRetryable: true,
     message: expect.stringContaining('vLLM weight sync hot-loads LoRA adapters only') as unknown,
@@ -199,6 +161,8 @@ test('the fake refuses malformed and duplicate loads, as vLLM does', async () =>
   const snapshot = await fileSnapshot(5);
   expect((await post({ lora_name: 'solver-v5', path: snapshot.dir })).status).toBe(400);
   expect((await post({ lora_name: 'solver-v3', lora_path: snapshot.dir })).status).toBe(400);
-  expect((await post({ lora_name: 'solver-v5', lora_path: path.join(dir, 'nowhere') })).status).toBe(404);
+  expect((await post({ lora_name: 'solver-v5', lora_path: path.join(suite.dir, 'nowhere') })).status).toBe(
+    404,
+  );
   expect([...server.state.adapters.keys()]).toEqual(['solver-v3']);
 });
