@@ -94,8 +94,14 @@ export interface Recipe<
   /** G rollouts per task that passed the gate. */
   solve(ctx: RecipeContext, gated: G): Promise<S>;
   judge(ctx: RecipeContext, gated: G, solved: S): Promise<J>;
-  /** Rewards, advantages and the training batch over every shard; deterministic. */
-  filter(ctx: FilterContext<State>, shards: Array<ShardRecords<P, G, S, J, U>>): FilterOutput<State>;
+  /**
+   * Rewards, advantages and the training batch over every shard; deterministic. May be async for a recipe
+   * whose first state comes from outside (MAE reads its seed questions when no state is committed yet).
+   */
+  filter(
+    ctx: FilterContext<State>,
+    shards: Array<ShardRecords<P, G, S, J, U>>,
+  ): FilterOutput<State> | Promise<FilterOutput<State>>;
   /** A few numbers about a stage's shard output, for the workflow and the UI. */
   summarize(stage: 'propose' | 'gate' | 'solve' | 'judge', records: readonly Unit[]): Record<string, number>;
 }

@@ -39,8 +39,17 @@ export function groupAdvantages(estimator: AdvantageEstimator, rewards: readonly
 
 /** REINFORCE++: (r − mean) / (std + 1e-6) over the whole batch, with the population std. */
 export function batchNormalizedAdvantages(rewards: readonly number[]): number[] {
+  return zScores(rewards, 0);
+}
+
+/**
+ * (r − mean) / (std + 1e-6), the std dividing by n − ddof: 0 for the population std, 1 for the unbiased
+ * one (torch's default, which verl's GRPO uses). Fewer than ddof + 1 rewards have no spread: std 0.
+ */
+export function zScores(rewards: readonly number[], ddof: 0 | 1): number[] {
   const m = mean(rewards);
-  const std = Math.sqrt(mean(rewards.map((r) => (r - m) ** 2)));
+  const dof = rewards.length - ddof;
+  const std = dof > 0 ? Math.sqrt(sum(rewards.map((r) => (r - m) ** 2)) / dof) : 0;
   return rewards.map((r) => (r - m) / (std + STD_EPSILON));
 }
 

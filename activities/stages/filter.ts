@@ -38,7 +38,7 @@ export function filterActivities(deps: ActivityDeps) {
         }),
       );
       const state = await loadRecipeState(store, input.recipeStateKey);
-      const out = recipeFor(deps, config).filter({ config, runId, iteration, state }, shards);
+      const out = await recipeFor(deps, config).filter({ config, runId, iteration, state }, shards);
       const { rows, metrics } = out;
       // The next state is written before the batch summary, so a summary always has its state.
       const nextStateKey =

@@ -2,6 +2,7 @@ import type { FilterContext, FilterOutput, ShardRecords } from '../types';
 import type { TrainingRow } from '../../clients/trainer-contract';
 import { computeAdvantages } from '../../scoring/advantages';
 import { seededRng } from '../../lib/rng';
+import { meanRewardByRole, rowsByRole } from '../role-stats';
 import { challengerReward, reasonerReward } from './rewards';
 import {
   CHALLENGER,
@@ -116,8 +117,8 @@ export function filterSpice(ctx: FilterContext<undefined>, shards: SpiceShard[])
       invalidReasons,
       passRateHistogram: histogram,
       zeroAdvantageFraction: rows.length ? zero / rows.length : 0,
-      meanRewardByRole: meanBy(rows, (r) => r.reward),
-      rowsByRole: countBy(kept),
+      meanRewardByRole: meanRewardByRole(rows),
+      rowsByRole: rowsByRole(kept),
       extra: {
         attempts: sum(docs.map((d) => d.propose.attempts)),
         validAttempts: sum(docs.map((d) => d.propose.validAttempts)),
@@ -155,19 +156,3 @@ function withAdvantages(
 }
 
 const sum = (xs: number[]): number => xs.reduce((a, b) => a + b, 0);
-
-function meanBy(rows: TrainingRow[], value: (r: TrainingRow) => number): Record<string, number> {
-  const acc: Record<string, { total: number; n: number }> = {};
-  for (const r of rows) {
-    const a = (acc[r.role] ??= { total: 0, n: 0 });
-    a.total += value(r);
-    a.n++;
-  }
-  return Object.fromEntries(Object.entries(acc).map(([role, a]) => [role, a.total / a.n]));
-}
-
-function countBy(rows: TrainingRow[]): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const r of rows) out[r.role] = (out[r.role] ?? 0) + 1;
-  return out;
-}

@@ -23,6 +23,8 @@ export interface BehaviourSettings {
   passRate: { min: number; max: number };
   /** Probability that a challenger completion is an invalid task. */
   invalidTaskRate: number;
+  /** Share of questions the model answers right without their documents (SPELL's grounding probe). */
+  ungroundedRate: number;
 }
 
 /** Overrides for one call kind (a CALL_HEADER value). */
@@ -56,6 +58,7 @@ export const DEFAULT_CONFIG: ScriptedLlmConfig = {
   answerTypeWeights: { Integer: 0.7, Expression: 0.15, String: 0.15 },
   passRate: { min: 0, max: 1 },
   invalidTaskRate: 0.2,
+  ungroundedRate: 0.1,
 };
 
 const rate = z.number().min(0).max(1);
@@ -87,6 +90,7 @@ export const configPatchSchema = z.strictObject({
     .optional(),
   passRate: z.strictObject({ min: rate, max: rate }).partial().optional(),
   invalidTaskRate: rate.optional(),
+  ungroundedRate: rate.optional(),
   /** Admin switch: the next `count` chat requests fail with HTTP 500, whatever their body. */
   failNext: z.strictObject({ count: z.number().int().min(0), kind: z.literal('http500') }).optional(),
 });
@@ -112,6 +116,7 @@ export function applyPatch(config: ScriptedLlmConfig, patch: ParsedPatch): Scrip
     answerTypeWeights: { ...config.answerTypeWeights, ...patch.answerTypeWeights },
     passRate: { ...config.passRate, ...patch.passRate },
     invalidTaskRate: patch.invalidTaskRate ?? config.invalidTaskRate,
+    ungroundedRate: patch.ungroundedRate ?? config.ungroundedRate,
   };
   if (merged.passRate.min > merged.passRate.max) {
     throw new Error(`passRate.min (${merged.passRate.min}) exceeds passRate.max (${merged.passRate.max})`);

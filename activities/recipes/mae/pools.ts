@@ -1,0 +1,129 @@
+import { z } from 'zod';
+import { readObjectAtUri } from '../../clients/storage';
+import { NON_RETRYABLE, nonRetryable } from '../../lib/errors';
+import type { MaeParams } from '../../../config/presets/mae';
+import { ZERO_SETTING_SEEDS } from './zero-seeds';
+import type { MaeState, QaPair } from './records';
+
+/**
+ * The pools D and P (spec mae.md §1, §8) as the recipe state: created from the seed questions on the first
+ * iteration, read back from the commit on every later one, and grown by the filter. D never shrinks and
+ * holds each question once; P keeps its most recent pairs.
+ */
+
+const stateSchema = z.strictObject({
+  v: z.literal(1),
+  seedCount: z.number().int().min(0),
+  questions: z.array(z.string()),
+  pairs: z.array(z.strictObject({ question: z.string(), answer: z.string() })),
+});
+
+const EMPTY: MaeState = { v: 1, seedCount: 0, questions: [], pairs: [] };
+
+/** The pools an iteration starts from: the committed state, or D0 and an empty P on the first iteration. */
+export async function currentPools(params: MaeParams, state: unknown): Promise<MaeState> {
+  if (state !== undefined) {
+    const parsed = stateSchema.safeParse(state);
+    if (!parsed.success) {
+      throw nonRetryable(
+        NON_RETRYABLE.invalidInput,
+        `the committed recipe state is not MAE's pools (${parsed.error.issues[0]?.message ?? 'invalid'}); ` +
+          'was the run resumed from a run of another recipe?',
+      );
+    }
+    return parsed.data;
+  }
+  const seeds = params.seedQuestions
+    ? parseSeedQuestions(await readSeedFile(params.seedQuestions), params.seedQuestions)
+    : ZERO_SETTING_SEEDS;
+  if (seeds.length === 0)
+    throw nonRetryable(
+      NON_RETRYABLE.invalidConfig,
+      `mae.seedQuestions ${params.seedQuestions}: no questions`,
+    );
+  const { state: d0, overCap } = growPools(EMPTY, seeds, [], params);
+  if (overCap > 0) {
+    throw nonRetryable(
+      NON_RETRYABLE.invalidConfig,
+      `mae.seedQuestions holds more distinct questions than mae.poolCap (${params.poolCap})`,
+    );
+  }
+  return { ...d0, seedCount: d0.questions.length };
+}
+
+async function readSeedFile(uri: string): Promise<string> {
+  try {
+    return (await readObjectAtUri(uri)).toString('utf8');
+  } catch (err) {
+    throw nonRetryable(
+      NON_RETRYABLE.invalidConfig,
+      `mae.seedQuestions ${uri}: ${err instanceof Error ? err.message : String(err)}`,
+    );
+  }
+}
+
+/** A JSONL seed file: one `{"question": "..."}` per line (other fields are ignored), blank lines skipped. */
+export function parseSeedQuestions(text: string, uri: string): string[] {
+  const line = z.looseObject({ question: z.string().trim().min(1) });
+  return text.split('\n').flatMap((raw, i) => {
+    if (raw.trim() === '') return [];
+    let value: unknown;
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      throw nonRetryable(NON_RETRYABLE.invalidConfig, `mae.seedQuestions ${uri} line ${i + 1}: not JSON`);
+    }
+    const parsed = line.safeParse(value);
+    if (!parsed.success) {
+      throw nonRetryable(
+        NON_RETRYABLE.invalidConfig,
+        `mae.seedQuestions ${uri} line ${i + 1}: expected {"question": "<non-empty text>"}`,
+      );
+    }
+    return [parsed.data.question];
+  });
+}
+
+/** D is a set: questions are compared with their whitespace collapsed, and kept as they were written. */
+const questionKey = (q: string): string => q.replace(/\s+/g, ' ').trim();
+
+export interface PoolGrowth {
+  state: MaeState;
+  /** Questions added to D, already there (or twice in this batch), and turned away because D is full. */
+  added: number;
+  duplicates: number;
+  overCap: number;
+  /** Oldest pairs that left P to keep it within its cap. */
+  pairsDropped: number;
+}
+
+/** D ∪ the batch's accepted questions (in order, once each, up to the cap) and P + the batch's pairs. */
+export function growPools(
+  pools: MaeState,
+  accepted: readonly string[],
+  pairs: readonly QaPair[],
+  caps: Pick<MaeParams, 'poolCap' | 'pairPoolCap'>,
+): PoolGrowth {
+  const questions = [...pools.questions];
+  const seen = new Set(questions.map(questionKey));
+  let duplicates = 0;
+  let overCap = 0;
+  for (const q of accepted) {
+    const key = questionKey(q);
+    if (seen.has(key)) duplicates++;
+    else if (questions.length >= caps.poolCap) overCap++;
+    else {
+      seen.add(key);
+      questions.push(q);
+    }
+  }
+  const allPairs = [...pools.pairs, ...pairs];
+  const pairsDropped = Math.max(0, allPairs.length - caps.pairPoolCap);
+  return {
+    state: { v: 1, seedCount: pools.seedCount, questions, pairs: allPairs.slice(pairsDropped) },
+    added: questions.length - pools.questions.length,
+    duplicates,
+    overCap,
+    pairsDropped,
+  };
+}
