@@ -66,7 +66,7 @@ export function shardStageActivities(deps: ActivityDeps) {
         'propose',
         input,
         () => read<PlanDocument>(input, 'plan'),
-        (recipe, ctx) => (doc) => recipe.propose(ctx, doc as PlanDocument),
+        (recipe, ctx) => (doc) => recipe.propose(ctx, doc),
       ),
 
     /** Validity, leakage and duplicate checks over the whole shard at once. Orchestrator pool. */

@@ -106,4 +106,74 @@ describe('SPICE on the training kernel', () => {
       await connection.close();
     }
   }, 600_000);
+
+  /**
+   * SPELL and MAE through the real kernel for one iteration each: every role samples from the tiny model and
+   * the iteration commits with whatever its random outputs earn (a questioner that writes no valid JSON gives
+   * SPELL an empty batch, so no step; MAE's solver and judge rows train).
+   */
+  test.each([
+    [
+      'spell',
+      {
+        corpus: { uri: 'test/fixtures/corpus/clusters.jsonl', maxSegmentChars: 400 },
+        spell: { responderGroups: 2 },
+      },
+    ],
+    ['mae', { mae: { referenceRatio: 0.5 } }],
+  ])(
+    'one iteration of %s on the tiny model',
+    async (recipe, overrides) => {
+      const runId = uniqueId(`kernel-${recipe}`);
+      const prefix = uniqueId('kq');
+      const storageUri = `s3://${bucket}/${runId}`;
+      const address = process.env.TEMPORAL_ADDRESS as string;
+      const kernel = await startKernel({ model, policy: runId });
+      const worker = spawnWorker({
+        TEMPORAL_ADDRESS: address,
+        SELFPLAY_QUEUE_PREFIX: prefix,
+        SELFPLAY_STORAGE: storageUri,
+        SELFPLAY_INFERENCE_URL: `${kernel.url}/v1`,
+        SELFPLAY_INFERENCE_MODEL: runId,
+        SELFPLAY_TRAINER_URL: kernel.url,
+      });
+      const connection = await Connection.connect({ address });
+      try {
+        const config = {
+          recipe,
+          iterations: 1,
+          batchSize: 2,
+          shardSize: 2,
+          groupSize: 2,
+          sampling: { maxTokens: 16 },
+          training: { policy: runId },
+          weightSync: { engine: 'kernel' },
+          pools: queueNames(prefix),
+          inference: { requestTimeoutSeconds: 120, maxRetries: 3 },
+          timeouts: { heartbeatSeconds: 10, activityMaxAttempts: 5 },
+          ...overrides,
+        };
+        const outcome = await new Client({ connection }).workflow.execute(selfPlayRun, {
+          workflowId: runId,
+          taskQueue: config.pools.orchestrator,
+          args: [config],
+        });
+        expect(outcome.lastCommitted).toBe(1);
+        const manifest = await getJson<Manifest>(openStore(storageUri), manifestKey(runId, 1));
+        expect(manifest?.recipe).toBe(recipe);
+        const rows = Object.values(manifest?.metrics.recipe.rowsByRole ?? {}).reduce((a, b) => a + b, 0);
+        // A step was applied exactly when there were rows to train on, and the kernel serves that version.
+        const models = (await (await fetch(`${kernel.url}/v1/models`)).json()) as {
+          data: Array<{ weight_version: number }>;
+        };
+        expect(manifest?.policyVersion).toBe(rows > 0 ? 1 : 0);
+        expect(models.data[0]?.weight_version).toBe(manifest?.policyVersion);
+        expect(manifest?.snapshot?.version).toBe(manifest?.policyVersion);
+      } finally {
+        await Promise.all([worker.stop('SIGKILL'), kernel.stop('SIGKILL')]);
+        await connection.close();
+      }
+    },
+    600_000,
+  );
 });

@@ -1,4 +1,5 @@
-import { seededRng, type Rng } from '../../../activities/lib/rng';
+import type { Rng } from '../../../activities/lib/rng';
+import { sampleRng, userText } from './completion';
 import { SPICE_CALLS } from '../../../activities/clients/llm-protocol';
 import { ANSWER_TYPES, type AnswerType, type BehaviourSettings, type FaultKind } from './config';
 import type { ChatTurn } from './chat-request';
@@ -32,17 +33,6 @@ export interface CallBehaviour {
   /** What the model writes instead when a content fault hits this call kind; kinds without one never get it. */
   fault?: { kind: ContentFaultKind; write: Writer };
 }
-
-/** A random stream for one completion: greedy decoding (temperature 0) gives every choice the same one. */
-function sampleRng(ctx: CompletionContext, ...parts: string[]): Rng {
-  return seededRng(...parts, ctx.seed ?? 'no-seed', ctx.temperature === 0 ? 'greedy' : ctx.index);
-}
-
-const userText = (ctx: CompletionContext): string =>
-  ctx.messages
-    .filter((m) => m.role === 'user')
-    .map((m) => m.content)
-    .join('\n');
 
 /** The document inside a challenger or type-selection prompt (the whole prompt when it has no wrapper). */
 function documentOf(text: string): string {

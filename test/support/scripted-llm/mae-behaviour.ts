@@ -1,4 +1,5 @@
-import { seededRng, type Rng } from '../../../activities/lib/rng';
+import type { Rng } from '../../../activities/lib/rng';
+import { sampleRng, userText } from './completion';
 import { MAE_CALLS } from '../../../activities/clients/llm-protocol';
 import type { CallBehaviour, CompletionContext } from './behaviour';
 import { ANSWER_TYPES } from './config';
@@ -17,16 +18,6 @@ import { composeProblem, passRateOf, recogniseTask } from './problems';
  * placeholder left as the question, a score that is not a number. The judge calls also take the
  * `garbageContent` fault, which makes a judgement prose without any score.
  */
-
-/** A random stream for one completion (each choice of an n > 1 request gets its own). */
-const sampleRng = (ctx: CompletionContext, ...parts: string[]): Rng =>
-  seededRng(...parts, ctx.seed ?? 'no-seed', ctx.temperature === 0 ? 'greedy' : ctx.index);
-
-const userText = (ctx: CompletionContext): string =>
-  ctx.messages
-    .filter((m) => m.role === 'user')
-    .map((m) => m.content)
-    .join('\n');
 
 /** The part of the prompt between two markers (the whole text when they are missing). */
 const between = (text: string, pattern: RegExp): string => pattern.exec(text)?.[1] ?? text;

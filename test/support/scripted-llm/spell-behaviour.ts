@@ -1,4 +1,5 @@
-import { seededRng, type Rng } from '../../../activities/lib/rng';
+import type { Rng } from '../../../activities/lib/rng';
+import { sampleRng, userText } from './completion';
 import { SPELL_CALLS } from '../../../activities/clients/llm-protocol';
 import type { CallBehaviour, CompletionContext } from './behaviour';
 import { passRateOf } from './problems';
@@ -45,15 +46,8 @@ function profilesIn(text: string): Profile[] {
   }));
 }
 
-const promptOf = (ctx: CompletionContext): string =>
-  ctx.messages
-    .filter((m) => m.role === 'user')
-    .map((m) => m.content)
-    .join('\n');
-
-/** One completion's random stream. */
-const stream = (ctx: CompletionContext, ...parts: string[]): Rng =>
-  seededRng('spell', ...parts, ctx.seed ?? 'no-seed', ctx.index);
+/** One completion's random stream, apart from the other recipes' streams. */
+const stream = (ctx: CompletionContext, ...parts: string[]): Rng => sampleRng(ctx, 'spell', ...parts);
 
 /** The documents of a prompt: its `<text>` block (the templates' own mentions of `<text>` have no newline). */
 const documentsOf = (prompt: string): string => /<text>\n([\s\S]*?)\n<\/text>/.exec(prompt)?.[1] ?? '';
@@ -81,7 +75,7 @@ const taskOf = (prompt: string): Task =>
 const THINK = '<think>I will link facts from different documents so that one lookup is not enough.</think>\n';
 
 function writeQuestion(ctx: CompletionContext): string {
-  const prompt = promptOf(ctx);
+  const prompt = userText(ctx);
   const rng = stream(ctx, 'questioner', prompt);
   const task = taskOf(prompt);
   if (rng.next() < ctx.settings.invalidTaskRate) {
@@ -154,7 +148,7 @@ function solveFromPrompt(prompt: string): { question: string; gold?: string; opt
 }
 
 function respond(ctx: CompletionContext): string {
-  const prompt = promptOf(ctx);
+  const prompt = userText(ctx);
   const numeric = prompt.includes('Therefore, the answer is');
   const { question, gold, options } = solveFromPrompt(prompt);
   const rng = stream(ctx, 'responder', prompt);
@@ -195,7 +189,7 @@ function equivalent(first: string, second: string): boolean {
 }
 
 function verify(ctx: CompletionContext): string {
-  const prompt = promptOf(ctx);
+  const prompt = userText(ctx);
   const first = /^- Answer 1: (.*)$/m.exec(prompt)?.[1] ?? '';
   const second = /^- Answer 2: (.*)$/m.exec(prompt)?.[1] ?? '';
   const same = equivalent(first, second);

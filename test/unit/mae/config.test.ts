@@ -1,10 +1,9 @@
 import { resolveRunConfig } from '../../../config/schema';
+import { configFor } from '../../support/recipe-harness';
 
 describe('MAE run config', () => {
   test('the preset: the paper’s constants (§2.5) and the half-reference setting', () => {
-    const r = resolveRunConfig({ recipe: 'mae' });
-    if (!r.ok) throw new Error(r.problems.join('; '));
-    const c = r.config;
+    const c = configFor({ recipe: 'mae' });
     expect(c).toMatchObject({
       batchSize: 128,
       groupSize: 5,

@@ -1,4 +1,4 @@
-import { resolveRunConfig, type RunConfig } from '../../../config/schema';
+import type { RunConfig } from '../../../config/schema';
 import {
   alignUnits,
   filterMae,
@@ -7,12 +7,10 @@ import {
 } from '../../../activities/recipes/mae/filter';
 import { judgeScore, type JudgeScore } from '../../../activities/scoring/judges/score';
 import type { MaeState } from '../../../activities/recipes/mae/records';
+import { configFor } from '../../support/recipe-harness';
 
-const config = (mae: Record<string, unknown> = {}): RunConfig => {
-  const r = resolveRunConfig({ recipe: 'mae', batchSize: 4, mae });
-  if (!r.ok) throw new Error(r.problems.join('; '));
-  return r.config;
-};
+const config = (mae: Record<string, unknown> = {}): RunConfig =>
+  configFor({ recipe: 'mae', batchSize: 4, mae });
 
 const pools: MaeState = {
   v: 1,

@@ -1,16 +1,12 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { resolveRunConfig } from '../../../config/schema';
 import { currentPools, growPools, parseSeedQuestions } from '../../../activities/recipes/mae/pools';
 import { ZERO_SETTING_SEEDS } from '../../../activities/recipes/mae/zero-seeds';
 import type { MaeState } from '../../../activities/recipes/mae/records';
+import { configFor } from '../../support/recipe-harness';
 
-const params = (mae: Record<string, unknown> = {}) => {
-  const r = resolveRunConfig({ recipe: 'mae', mae });
-  if (!r.ok) throw new Error(r.problems.join('; '));
-  return r.config.mae;
-};
+const params = (mae: Record<string, unknown> = {}) => configFor({ recipe: 'mae', mae }).mae;
 const FIXTURE = path.resolve(__dirname, '../../fixtures/mae/seed-questions.jsonl');
 
 describe('the pools at the start of an iteration', () => {

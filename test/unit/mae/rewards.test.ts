@@ -1,4 +1,3 @@
-import { resolveRunConfig } from '../../../config/schema';
 import {
   difficultyReward,
   judgeReward,
@@ -6,12 +5,9 @@ import {
   proposerReward,
   solverReward,
 } from '../../../activities/recipes/mae/rewards';
+import { configFor } from '../../support/recipe-harness';
 
-const params = (mae: Record<string, unknown> = {}) => {
-  const r = resolveRunConfig({ recipe: 'mae', mae });
-  if (!r.ok) throw new Error(r.problems.join('; '));
-  return r.config.mae;
-};
+const params = (mae: Record<string, unknown> = {}) => configFor({ recipe: 'mae', mae }).mae;
 
 describe('difficulty (§2.3): 1 − R̄_S, or the binary 𝟙[R̄_S < 0.7]', () => {
   test.each([

@@ -1,4 +1,3 @@
-import type { ChatRequest, LlmCaller } from '../../../activities/clients/inference';
 import {
   askScoreJudge,
   judgeScore,
@@ -6,6 +5,7 @@ import {
   NEUTRAL_SCORE,
   parseScore,
 } from '../../../activities/scoring/judges/score';
+import { scriptedCaller } from '../../support/recipe-harness';
 
 describe('score parsing: first parsable <score>, fraction then decimal then integer', () => {
   test.each([
@@ -77,13 +77,7 @@ describe('judge scores with the neutral fallback', () => {
   });
 
   test('askScoreJudge asks the given endpoint for one judgement', async () => {
-    const requests: ChatRequest[] = [];
-    const llm: LlmCaller = {
-      chat: (req) => {
-        requests.push(req);
-        return Promise.resolve([{ content: '<think>fine</think><score>4/5</score>', finishReason: 'stop' }]);
-      },
-    };
+    const { llm, calls } = scriptedCaller(() => '<think>fine</think><score>4/5</score>');
     const score = await askScoreJudge(
       llm,
       {
@@ -98,6 +92,6 @@ describe('judge scores with the neutral fallback', () => {
       'x/10',
     );
     expect(score).toMatchObject({ x: 8, value: 0.8 });
-    expect(requests.map((r) => r.n)).toEqual([1]);
+    expect(calls.map((r) => r.n)).toEqual([1]);
   });
 });

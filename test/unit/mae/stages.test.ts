@@ -1,7 +1,6 @@
-import { resolveRunConfig, type RunConfig } from '../../../config/schema';
-import type { ChatRequest, ChatSample, LlmCaller } from '../../../activities/clients/inference';
+import type { RunConfig } from '../../../config/schema';
+import type { LlmCaller } from '../../../activities/clients/inference';
 import { MAE_CALLS } from '../../../activities/clients/llm-protocol';
-import type { RecipeContext } from '../../../activities/recipes/types';
 import { planMae } from '../../../activities/recipes/mae/plan';
 import { proposeMae } from '../../../activities/recipes/mae/propose';
 import { gateMae } from '../../../activities/recipes/mae/gate';
@@ -9,48 +8,14 @@ import { solveMae } from '../../../activities/recipes/mae/solve';
 import { judgeMae } from '../../../activities/recipes/mae/judge';
 import { ZERO_SETTING_SEEDS } from '../../../activities/recipes/mae/zero-seeds';
 import type { MaeGated, MaePlanUnit, MaeProposal, MaeState } from '../../../activities/recipes/mae/records';
+import { configFor, recipeTestContext, scriptedCaller } from '../../support/recipe-harness';
 
-const config = (overrides: Record<string, unknown> = {}): RunConfig => {
-  const r = resolveRunConfig({ recipe: 'mae', batchSize: 8, groupSize: 5, ...overrides });
-  if (!r.ok) throw new Error(r.problems.join('; '));
-  return r.config;
-};
+const config = (overrides: Record<string, unknown> = {}): RunConfig =>
+  configFor({ recipe: 'mae', batchSize: 8, groupSize: 5, ...overrides });
 
-/** An LLM whose behaviour is a script of answers per call kind (the only thing tests may script). */
-function scriptedLlm(answer: (req: ChatRequest, i: number) => string): {
-  llm: LlmCaller;
-  calls: ChatRequest[];
-} {
-  const calls: ChatRequest[] = [];
-  return {
-    calls,
-    llm: {
-      chat: (req) => {
-        calls.push(req);
-        return Promise.resolve(
-          Array.from({ length: req.n }, (_, i): ChatSample => ({
-            content: answer(req, i),
-            finishReason: 'stop',
-          })),
-        );
-      },
-    },
-  };
-}
-
-const context = (cfg: RunConfig, llm: LlmCaller, roles: string[] = []): RecipeContext => ({
-  config: cfg,
-  runId: 'unit',
-  iteration: 3,
-  shard: 0,
-  policyVersion: 2,
-  llm: (role) => {
-    roles.push(role);
-    return llm;
-  },
-  signal: new AbortController().signal,
-  state: undefined,
-});
+/** A stage context at iteration 3; `llm` may be a per-role function, to see which endpoints a stage asks for. */
+const context = (cfg: RunConfig, llm: LlmCaller | ((role: string) => LlmCaller)) =>
+  recipeTestContext(cfg, llm, { iteration: 3 });
 
 const planContext = (cfg: RunConfig, state: MaeState | undefined, iteration = 1) => ({
   config: cfg,
@@ -134,12 +99,16 @@ const unit = (docIndex: number, extra: Partial<MaePlanUnit> = {}): MaePlanUnit =
 describe('MAE propose', () => {
   test('L3 with the reference, the last question extracted, scored by the judge endpoint with L5', async () => {
     const roles: string[] = [];
-    const { llm, calls } = scriptedLlm((req) =>
+    const { llm, calls } = scriptedCaller((req) =>
       req.call === MAE_CALLS.proposer
         ? '<question>draft</question>\n<question>What is 6*7?</question>'
         : '<score>9</score>',
     );
-    const p = await proposeMae(context(config(), llm, roles), unit(2, { reference: 'What is 5*5?' }));
+    const endpoint = (role: string) => {
+      roles.push(role);
+      return llm;
+    };
+    const p = await proposeMae(context(config(), endpoint), unit(2, { reference: 'What is 5*5?' }));
     expect(p).toMatchObject({ unit: 2, question: 'What is 6*7?', quality: { x: 9, value: 8 / 9 } });
     expect(p.proposer.messages[0]?.content).toContain('### Reference Questions:\nWhat is 5*5?\n');
     expect(p.proposer.messages[0]?.content).toContain('Modified Version of a Reference Task');
@@ -155,7 +124,7 @@ describe('MAE propose', () => {
   });
 
   test('no question: no quality call, and the reason is kept', async () => {
-    const { llm, calls } = scriptedLlm(() => '<question>\n[Your generated question here]\n</question>');
+    const { llm, calls } = scriptedCaller(() => '<question>\n[Your generated question here]\n</question>');
     const p = await proposeMae(context(config(), llm), unit(0));
     expect(p).toMatchObject({ invalid: 'placeholder' });
     expect(p.question).toBeUndefined();
@@ -229,7 +198,7 @@ describe('MAE solve and judge', () => {
   });
 
   test('N_sample difficulty answers and one trained answer, each judged with L4 from the shown answer', async () => {
-    const { llm, calls } = scriptedLlm((req, i) =>
+    const { llm, calls } = scriptedCaller((req, i) =>
       req.call === MAE_CALLS.solver
         ? `work ${i}\n<answer>ans ${i}</answer>`
         : `<think>t</think><score>${3 + (calls.length % 5)}</score>`,
@@ -257,7 +226,7 @@ describe('MAE solve and judge', () => {
   });
 
   test('no question, or a rejected one with zeroed difficulty: only the trained answer; no pair: no evaluation', async () => {
-    const { llm, calls } = scriptedLlm(() => '<answer>x</answer>');
+    const { llm, calls } = scriptedCaller(() => '<answer>x</answer>');
     const noQuestion = await solveMae(
       context(config(), llm),
       gated({ question: undefined, accepted: false }),
@@ -276,7 +245,7 @@ describe('MAE solve and judge', () => {
   });
 
   test('judge without a solve record is a bug', async () => {
-    const { llm } = scriptedLlm(() => '');
+    const { llm } = scriptedCaller(() => '');
     await expect(judgeMae(context(config(), llm), gated(), undefined)).rejects.toThrow(/no record/);
   });
 });

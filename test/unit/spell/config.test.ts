@@ -1,10 +1,9 @@
 import { resolveRunConfig } from '../../../config/schema';
+import { configFor } from '../../support/recipe-harness';
 
 describe('SPELL run config', () => {
   test('the preset: G=8, temperature 0.7, top-p 0.95, token-mean loss, β=0, lr 2e-6 constant, LLM judging', () => {
-    const r = resolveRunConfig({ recipe: 'spell' });
-    if (!r.ok) throw new Error(r.problems.join('; '));
-    const c = r.config;
+    const c = configFor({ recipe: 'spell' });
     expect(c).toMatchObject({
       groupSize: 8,
       batchSize: 480,

@@ -1,19 +1,13 @@
-import { resolveRunConfig, type RunConfig } from '../../../config/schema';
+import type { RunConfig } from '../../../config/schema';
 import { buildClusters } from '../../../activities/recipes/spell/clusters';
 import { planSpell } from '../../../activities/recipes/spell/plan';
 import { historyKey } from '../../../activities/recipes/spell/memory';
 import type { SpellState } from '../../../activities/recipes/spell/records';
 import { loadCorpus, type Corpus, type CorpusSegment } from '../../../activities/corpus/corpus';
+import { configFor } from '../../support/recipe-harness';
 
-const config = (overrides: Record<string, unknown> = {}): RunConfig => {
-  const r = resolveRunConfig({
-    recipe: 'spell',
-    corpus: { uri: 'test/fixtures/corpus/clusters.jsonl' },
-    ...overrides,
-  });
-  if (!r.ok) throw new Error(r.problems.join('; '));
-  return r.config;
-};
+const config = (overrides: Record<string, unknown> = {}): RunConfig =>
+  configFor({ recipe: 'spell', corpus: { uri: 'test/fixtures/corpus/clusters.jsonl' }, ...overrides });
 const segment = (docId: string, metadata: Record<string, unknown>): CorpusSegment => ({
   id: `${docId}#0`,
   docId,

@@ -1,7 +1,6 @@
-import { resolveRunConfig, type RunConfig } from '../../../config/schema';
+import type { RunConfig } from '../../../config/schema';
 import type { ChatRequest, LlmCaller } from '../../../activities/clients/inference';
 import { SPELL_CALLS } from '../../../activities/clients/llm-protocol';
-import type { RecipeContext } from '../../../activities/recipes/types';
 import { loadCorpus } from '../../../activities/corpus/corpus';
 import { planSpell } from '../../../activities/recipes/spell/plan';
 import { proposeSpell } from '../../../activities/recipes/spell/propose';
@@ -15,10 +14,11 @@ import { zScores } from '../../../activities/scoring/advantages';
 import type { SpellState, SpellUnit } from '../../../activities/recipes/spell/records';
 import { BEHAVIOURS } from '../../support/scripted-llm/behaviour';
 import { DEFAULT_CONFIG, type BehaviourSettings } from '../../support/scripted-llm/config';
+import { configFor, recipeTestContext, scriptedCaller } from '../../support/recipe-harness';
 
 const G = 4;
-const config = (overrides: Record<string, unknown> = {}): RunConfig => {
-  const r = resolveRunConfig({
+const config = (overrides: Record<string, unknown> = {}): RunConfig =>
+  configFor({
     recipe: 'spell',
     groupSize: G,
     batchSize: 24,
@@ -26,50 +26,26 @@ const config = (overrides: Record<string, unknown> = {}): RunConfig => {
     corpus: { uri: 'test/fixtures/corpus/clusters.jsonl' },
     ...overrides,
   });
-  if (!r.ok) throw new Error(r.problems.join('; '));
-  return r.config;
-};
 
 /** The scripted server's behaviours, called in process: the only thing tests may script is the model. */
-function scriptedModel(
+const scriptedModel = (
   settings: Partial<BehaviourSettings> = {},
   override?: (req: ChatRequest) => string | undefined,
-) {
-  const calls: ChatRequest[] = [];
-  const llm: LlmCaller = {
-    chat: (req) => {
-      calls.push(req);
-      const behaviour = BEHAVIOURS[req.call];
-      if (!behaviour) throw new Error(`no behaviour for ${req.call}`);
-      return Promise.resolve(
-        Array.from({ length: req.n }, (_, index) => ({
-          content:
-            override?.(req) ??
-            behaviour.answer({
-              messages: req.messages,
-              seed: req.seed,
-              temperature: req.temperature,
-              index,
-              settings: { ...DEFAULT_CONFIG, ...settings },
-            }),
-          finishReason: 'stop',
-        })),
-      );
-    },
-  };
-  return { llm, calls };
-}
-
-const contextFor = (cfg: RunConfig, llm: LlmCaller, state?: SpellState): RecipeContext => ({
-  config: cfg,
-  runId: 'unit',
-  iteration: 1,
-  shard: 0,
-  policyVersion: 0,
-  llm: () => llm,
-  signal: new AbortController().signal,
-  state,
-});
+) =>
+  scriptedCaller((req, index) => {
+    const behaviour = BEHAVIOURS[req.call];
+    if (!behaviour) throw new Error(`no behaviour for ${req.call}`);
+    return (
+      override?.(req) ??
+      behaviour.answer({
+        messages: req.messages,
+        seed: req.seed,
+        temperature: req.temperature,
+        index,
+        settings: { ...DEFAULT_CONFIG, ...settings },
+      })
+    );
+  });
 
 async function runIteration(cfg: RunConfig, llm: LlmCaller, state?: SpellState, iteration = 1) {
   const corpus = await loadCorpus(cfg.corpus.uri);
@@ -81,7 +57,7 @@ async function runIteration(cfg: RunConfig, llm: LlmCaller, state?: SpellState, 
     state,
   });
   const plan: SpellUnit[] = planned.map((u, i) => ({ ...u, unit: i, docIndex: i }));
-  const ctx = { ...contextFor(cfg, llm, state), iteration };
+  const ctx = recipeTestContext(cfg, llm, { state, iteration });
   const propose = await Promise.all(plan.map((u) => proposeSpell(ctx, u)));
   const gate = gateSpell(plan, propose, cfg.spell.maxPromptTokens);
   const solve = await Promise.all(gate.map((g) => solveSpell(ctx, g)));

@@ -1,7 +1,6 @@
-import { resolveRunConfig, type RunConfig } from '../../../config/schema';
-import type { ChatRequest, ChatSample, LlmCaller } from '../../../activities/clients/inference';
+import type { RunConfig } from '../../../config/schema';
 import { SPICE_CALLS } from '../../../activities/clients/llm-protocol';
-import type { PlanDocument, RecipeContext } from '../../../activities/recipes/types';
+import type { PlanDocument } from '../../../activities/recipes/types';
 import { proposeSpice } from '../../../activities/recipes/spice/propose';
 import { gateSpice } from '../../../activities/recipes/spice/gate';
 import { judgeSpice } from '../../../activities/recipes/spice/judge';
@@ -12,53 +11,17 @@ import type {
   SpiceProposal,
   SpiceSolved,
 } from '../../../activities/recipes/spice/records';
+import { configFor, recipeTestContext, scriptedCaller } from '../../support/recipe-harness';
 
 const G = 4;
-const config = (overrides: Record<string, unknown> = {}): RunConfig => {
-  const r = resolveRunConfig({ recipe: 'spice', groupSize: G, ...overrides });
-  if (!r.ok) throw new Error(r.problems.join('; '));
-  return r.config;
-};
+const config = (overrides: Record<string, unknown> = {}): RunConfig =>
+  configFor({ recipe: 'spice', groupSize: G, ...overrides });
 
 const VALID_MCQ = JSON.stringify({
   multiple_choice_question: 'Question: What is 17 * 3?\nA) 41\nB) 51\nC) 61\nD) 71\nCorrect: B',
   multiple_choice_correct: 'B',
 });
 const INVALID = 'I could not think of a question.';
-
-/** An LLM whose behaviour is a script of answers per call kind (the only thing tests may script). */
-function scriptedLlm(answer: (req: ChatRequest, i: number, call: number) => string): {
-  llm: LlmCaller;
-  calls: ChatRequest[];
-} {
-  const calls: ChatRequest[] = [];
-  return {
-    calls,
-    llm: {
-      chat: (req) => {
-        calls.push(req);
-        const index = calls.filter((c) => c.call === req.call).length - 1;
-        return Promise.resolve(
-          Array.from({ length: req.n }, (_, i): ChatSample => ({
-            content: answer(req, i, index),
-            finishReason: 'stop',
-          })),
-        );
-      },
-    },
-  };
-}
-
-const context = (cfg: RunConfig, llm: LlmCaller): RecipeContext => ({
-  config: cfg,
-  runId: 'unit',
-  iteration: 1,
-  shard: 0,
-  policyVersion: 0,
-  llm: () => llm,
-  signal: new AbortController().signal,
-  state: undefined,
-});
 
 const doc = (docIndex: number): PlanDocument => ({
   unit: docIndex,
@@ -71,14 +34,14 @@ const doc = (docIndex: number): PlanDocument => ({
 describe('SPICE propose', () => {
   test('retries in rounds of G until one attempt is valid, then keeps the valid:invalid ratio', async () => {
     // Round 0: all invalid; round 1: one valid of four.
-    const { llm, calls } = scriptedLlm((req, i, call) =>
+    const { llm, calls } = scriptedCaller((req, i, round) =>
       req.call === SPICE_CALLS.typeSelection
         ? '{"suitable_for_mcq":true,"suitable_for_free_form":false,"best_answer_type":null,"reason":"relations"}'
-        : call === 1 && i === 2
+        : round === 1 && i === 2
           ? VALID_MCQ
           : INVALID,
     );
-    const p = await proposeSpice(context(config(), llm), doc(0));
+    const p = await proposeSpice(recipeTestContext(config(), llm), doc(0));
     expect(p.format).toBe('mcq');
     expect(p.attempts).toBe(2 * G);
     expect(p.validAttempts).toBe(1);
@@ -91,9 +54,9 @@ describe('SPICE propose', () => {
   });
 
   test('stops at maxAttempts when nothing is valid, and falls back to MCQ when type selection fails', async () => {
-    const { llm, calls } = scriptedLlm(() => INVALID);
+    const { llm, calls } = scriptedCaller(() => INVALID);
     const p = await proposeSpice(
-      context(config({ spice: { maxAttempts: 10, typeSelectionAttempts: 2 } }), llm),
+      recipeTestContext(config({ spice: { maxAttempts: 10, typeSelectionAttempts: 2 } }), llm),
       doc(3),
     );
     expect(p.typeSelectionFallback).toBe(true);
