@@ -2,14 +2,14 @@ import { resolveRunConfig, type RunConfig } from '../../config/schema';
 import type { ChatRequest, ChatSample, LlmCaller } from '../../activities/clients/inference';
 import type { RecipeContext } from '../../activities/recipes/types';
 
-/** The resolved run config for these fields (`recipe` among them); a config the schema refuses throws. */
+/** The resolved run config for these fields (`recipe` among them); throws what the schema refuses. */
 export function configFor(overrides: Record<string, unknown>): RunConfig {
   const r = resolveRunConfig(overrides);
   if (!r.ok) throw new Error(r.problems.join('; '));
   return r.config;
 }
 
-/** An LLM scripted per sample: `answer(req, i, nth)` for sample i of the nth request (from 0) with `req.call`; `calls` records every request. */
+/** An LLM giving `answer(req, i, nth)` for sample i of the nth (from 0) request of its kind; logs `calls`. */
 export function scriptedCaller(answer: (req: ChatRequest, i: number, nth: number) => string): {
   llm: LlmCaller;
   calls: ChatRequest[];
@@ -30,7 +30,7 @@ export function scriptedCaller(answer: (req: ChatRequest, i: number, nth: number
   return { llm, calls };
 }
 
-/** A stage context for shard 0 of run "unit" (iteration 1, no state unless given); `llm` serves every role, or is asked per role. */
+/** A stage context: run "unit", iteration 1, shard 0, no state unless given; `llm` for all or per role. */
 export function recipeTestContext(
   config: RunConfig,
   llm: LlmCaller | ((role: string) => LlmCaller),

@@ -13,7 +13,7 @@ import { configFor, recipeTestContext, scriptedCaller } from '../../support/reci
 const config = (overrides: Record<string, unknown> = {}): RunConfig =>
   configFor({ recipe: 'mae', batchSize: 8, groupSize: 5, ...overrides });
 
-/** A stage context at iteration 3; `llm` may be a per-role function, to see which endpoints a stage asks for. */
+/** A stage context at iteration 3; `llm` may be per role, to see which endpoints a stage asks for. */
 const context = (cfg: RunConfig, llm: LlmCaller | ((role: string) => LlmCaller)) =>
   recipeTestContext(cfg, llm, { iteration: 3 });
 
