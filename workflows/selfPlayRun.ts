@@ -8,7 +8,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import { resolveRunConfig, type RunConfig } from '../config/schema';
+import { RECIPES, resolveRunConfig, type RunConfig } from '../config/schema';
 import type { IterationResult, PolicyRefs, RunCarry, RunStart } from './contracts';
 import { progressQuery, type RunProgress } from './messages';
 import { poolActivities } from './activity-options';
@@ -126,8 +126,14 @@ function recordCommitted(progress: RunProgress, result: IterationResult): void {
   ]);
 }
 
-/** The resolved config, pinned: a continued run keeps its settings even if presets change in a new release. */
-function configForContinuation(config: RunConfig): RunConfig {
+/**
+ * The resolved config, pinned: a continued run keeps its settings even if presets change in a new release.
+ * Other recipes' sections are dropped (a config may carry only its own recipe's), and `resumeFrom` too: the
+ * carried state says where to go on.
+ */
+function configForContinuation(config: RunConfig): Record<string, unknown> {
   const { resumeFrom: _resumed, ...rest } = config;
-  return { ...rest, runId: config.runId ?? workflowInfo().workflowId };
+  const pinned: Record<string, unknown> = { ...rest, runId: config.runId ?? workflowInfo().workflowId };
+  for (const recipe of RECIPES) if (recipe !== config.recipe) delete pinned[recipe];
+  return pinned;
 }

@@ -1,6 +1,7 @@
 """The OpenAI-compatible sampler: n, seeds, batching, stop strings, max_tokens, logprobs, errors."""
 
 import logging
+import re
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -70,7 +71,9 @@ def test_concurrent_requests_share_a_batch_without_changing_answers(kernel, capl
                 time.sleep(0.01)
         together = {s: texts(f.result())[0] for s, f in futures.items()}
     assert together == solo
-    assert any(f"({len(seeds) - 1} requests" in r.getMessage() for r in caplog.records)
+    # How the queued requests split into batches depends on thread timing; that several shared one does not.
+    batched = [int(m.group(1)) for r in caplog.records if (m := re.search(r"\((\d+) requests", r.getMessage()))]
+    assert max(batched) >= 2
 
 
 def test_temperature_zero_is_greedy(kernel):
