@@ -68,9 +68,12 @@ stop_pid() {
   echo "$name stopped"
 }
 
-# ensure_node_modules: npm ci when node_modules is missing or older than the lockfile.
+# ensure_node_modules: installs the locked versions when node_modules is missing or older than the lockfile.
+# `npm install` rather than `npm ci`: npm 11 writes lockfiles without other platforms' optional packages
+# (@swc/core-darwin-*, ...) and then `npm ci` refuses them as out of sync; `npm install` keeps the locked
+# versions and installs the same tree.
 ensure_node_modules() {
   if [ ! -f "$REPO_ROOT/node_modules/.package-lock.json" ] || [ "$REPO_ROOT/package-lock.json" -nt "$REPO_ROOT/node_modules/.package-lock.json" ]; then
-    (cd "$REPO_ROOT" && npm ci --no-audit --no-fund)
+    (cd "$REPO_ROOT" && npm install --no-audit --no-fund)
   fi
 }
