@@ -1,9 +1,10 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
 import { resolveRunConfig } from '../config/schema';
 import { selfPlayRun } from '../workflows';
 import { progressQuery } from '../workflows/messages';
 import { applySet, parseFlags } from './args';
+import { loadManifests, renderReport } from './report';
 import { committedState, storeFromEnv } from './state';
 
 const USAGE = `selfplay <command>
@@ -13,6 +14,9 @@ const USAGE = `selfplay <command>
   state RUN_ID [--iteration N]
                     the recipe state (task pool, history memory) committed at the latest (or given) iteration:
                     each part's size and a sample, read from storage as the next iteration will read it
+  report RUN_ID [--out FILE.html]
+                    one self-contained HTML page (inline SVG plots, a table) from every committed manifest;
+                    default FILE: {RUN_ID}-report.html
 Environment: TEMPORAL_ADDRESS (localhost:7233), TEMPORAL_NAMESPACE (default), SELFPLAY_STORAGE (.selfplay/storage)`;
 
 async function main(argv: string[]): Promise<void> {
@@ -21,6 +25,7 @@ async function main(argv: string[]): Promise<void> {
   if (command === 'start') return start(flags, switches.has('--wait'));
   if (command === 'status' && positionals[0]) return status(positionals[0]);
   if (command === 'state' && positionals[0]) return state(positionals[0], flags.get('--iteration')?.[0]);
+  if (command === 'report' && positionals[0]) return report(positionals[0], flags.get('--out')?.[0]);
   throw new UsageError(USAGE);
 }
 
@@ -108,6 +113,18 @@ async function state(runId: string, iteration: string | undefined): Promise<void
     console.log(`  ${part.name}: ${part.size} entr${part.size === 1 ? 'y' : 'ies'}`);
     for (const entry of part.sample) console.log(`    ${JSON.stringify(entry).slice(0, 200)}`);
   }
+}
+
+async function report(runId: string, out: string | undefined): Promise<void> {
+  const store = storeFromEnv();
+  const manifests = await loadManifests(store, runId).catch((err: unknown) => {
+    throw new UsageError(err instanceof Error ? err.message : String(err));
+  });
+  if (manifests.length === 0)
+    throw new UsageError(`run "${runId}" has no committed iteration in ${store.root}`);
+  const file = out ?? `${runId.replace(/[^A-Za-z0-9._-]/g, '_')}-report.html`;
+  writeFileSync(file, renderReport(runId, manifests));
+  console.log(`wrote ${file}: ${manifests.length} committed iterations of run ${runId}`);
 }
 
 class UsageError extends Error {}

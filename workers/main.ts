@@ -3,11 +3,13 @@ import { NativeConnection } from '@temporalio/worker';
 import { createPoolWorkers, POOLS, queueNames, type Pool } from './pools';
 import { depsFromEnv } from './deps';
 import { ensureSearchAttributes } from '../infra/temporal/search-attributes';
+import { startMetricsFromEnv } from './metrics';
 
 /**
  * Worker process: `tsx workers/main.ts [orchestrator,rollout,trainer]` (default: all three, for a local run).
  *   TEMPORAL_ADDRESS (localhost:7233), TEMPORAL_NAMESPACE (default), SELFPLAY_QUEUE_PREFIX (selfplay),
  *   SELFPLAY_POOLS (alternative to the argument), plus the storage/inference/trainer variables of config/env.ts.
+ *   SELFPLAY_METRICS_PORT / SELFPLAY_PROJECT_METRICS_PORT: Prometheus endpoints (off by default; workers/metrics.ts).
  * SIGINT/SIGTERM drain the workers: running activities finish or heartbeat out, nothing is lost.
  */
 async function main(): Promise<void> {
@@ -15,6 +17,8 @@ async function main(): Promise<void> {
   const address = process.env.TEMPORAL_ADDRESS ?? 'localhost:7233';
   const namespace = process.env.TEMPORAL_NAMESPACE ?? 'default';
   const deps = depsFromEnv();
+  // Before the first connection: the Temporal runtime is created with its Prometheus exporter or not at all.
+  const metrics = await startMetricsFromEnv();
   const connection = await NativeConnection.connect({ address });
   if (pools.includes('orchestrator')) await ensureSearchAttributes(connection, namespace);
   const workers = await createPoolWorkers({
@@ -28,10 +32,13 @@ async function main(): Promise<void> {
   console.log(
     `selfplay worker ${process.pid}: pools ${pools.join(', ')} on ${address}/${namespace}, storage ${deps.store.root}`,
   );
+  if (metrics.temporal) console.log(`  Temporal runtime metrics on http://${metrics.temporal}/metrics`);
+  if (metrics.project) console.log(`  project metrics on http://${metrics.project}/metrics`);
   try {
     await Promise.all(workers.map((w) => w.run()));
   } finally {
     await connection.close();
+    await metrics.close();
   }
 }
 

@@ -138,6 +138,8 @@ export interface CommitInput extends PolicyRefs {
 
 export interface CommitResult {
   manifestKey: string;
+  /** The committed manifest's `configHash`. */
+  configHash?: string;
 }
 
 export interface PublishInput extends PolicyRefs {
@@ -161,6 +163,8 @@ export interface IterationResult extends PolicyRefs {
   iteration: number;
   policyVersion: number;
   manifestKey: string;
+  /** The hash of the config this iteration ran with, as in its manifest. */
+  configHash?: string;
   recipeStateKey?: string;
   summary: IterationSummary;
   /** The full metrics, as committed in the manifest (a few KB). */
@@ -196,9 +200,13 @@ export interface RunStart extends PolicyRefs {
   policyVersion: number;
   recipeStateKey?: string;
   resumedFrom?: { runId: string; iteration: number };
+  /** Hash of the run's config (for the memo); the config of the last commit once there is one. */
+  configHash?: string;
 }
 
 /** State carried across continue-as-new. */
 export interface RunCarry extends RunStart {
   recent: IterationResult[];
+  /** The run was paused when it continued as new: it stays paused. */
+  paused?: boolean;
 }

@@ -1,18 +1,84 @@
-import { defineQuery } from '@temporalio/workflow';
-import type { IterationSummary } from './contracts';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { IterationSummary, StageName } from './contracts';
+
+/** The run's state as the parent sees it (also the `SelfPlayState` search attribute). */
+export type RunState = 'starting' | 'running' | 'paused' | 'stopping' | 'completed';
+
+/** The parameters `setParams` may change while a run is going; each applies from the next iteration. */
+export interface RunParams {
+  /** `training.optimizer.learningRate` */
+  learningRate?: number;
+  /** `sampling.temperature` */
+  temperature?: number;
+  /** G: `groupSize` */
+  groupSize?: number;
+  /** B: `batchSize` */
+  batchSize?: number;
+}
+
+export const RUN_PARAM_KEYS = ['learningRate', 'temperature', 'groupSize', 'batchSize'] as const;
 
 /** What `selfPlayRun` answers to the `progress` query (the CLI's status and the UI's Queries tab). */
 export interface RunProgress {
   runId: string;
   recipe: string;
-  state: 'starting' | 'running' | 'completed';
-  /** The iteration in flight, or the last one when the run is complete. */
+  state: RunState;
+  /** The iteration in flight, or the last one when the run is complete or paused between iterations. */
   iteration: number;
   iterations: number;
   lastCommitted: number;
   policyVersion: number;
+  /** A pause was accepted: the iteration in flight holds at its next stage boundary and no new one starts. */
+  paused: boolean;
+  /** `stopAfterIteration` was accepted: the run completes once the iteration in flight has committed. */
+  stopRequested: boolean;
+  /** Whether an iteration child is running (it may be holding at a stage boundary while paused). */
+  iterationInFlight: boolean;
+  /** The settable parameters as the next iteration will use them. */
+  params: Required<RunParams>;
   resumedFrom?: { runId: string; iteration: number };
   recent: Array<{ iteration: number } & IterationSummary>;
 }
 
 export const progressQuery = defineQuery<RunProgress>('progress');
+
+/**
+ * Operator controls on `selfPlayRun`, as Updates with validators: a rejected update changes nothing and its
+ * failure says why; an accepted one returns the run's progress. Send them from the Web UI, the Temporal CLI
+ * (`temporal workflow update execute --workflow-id RUN --name pause`) or any client.
+ */
+export const pauseUpdate = defineUpdate<RunProgress, []>('pause');
+export const resumeUpdate = defineUpdate<RunProgress, []>('resume');
+export const stopAfterIterationUpdate = defineUpdate<RunProgress, []>('stopAfterIteration');
+export const setParamsUpdate = defineUpdate<RunProgress, [RunParams]>('setParams');
+
+export const CONTROL_DESCRIPTIONS = {
+  pause:
+    'Pause the run: the iteration in flight holds at its next stage boundary and no new iteration starts. ' +
+    'Rejected when the run is already paused or complete.',
+  resume: 'Resume a paused run. Rejected when the run is not paused.',
+  stopAfterIteration:
+    'Finish the iteration in flight, commit it, then complete the run normally. ' +
+    'Rejected when a stop is already requested or the run is complete.',
+  setParams:
+    'Change safe parameters from the next iteration on: {"learningRate", "temperature", "groupSize", ' +
+    '"batchSize"}. Validated with the config schema; a rejection names the field.',
+  progress: 'The run: state, iteration in flight, last commit, pause/stop flags, parameters, recent metrics.',
+  iterationProgress: 'The iteration: its latest stage and whether it is held at a stage boundary by a pause.',
+} as const;
+
+/** The parent forwards pause (true) and resume (false) to its running iteration child. */
+export const iterationPausedSignal = defineSignal<[boolean]>('iterationPaused');
+
+/** What a `selfPlayIteration` child answers to the `iterationProgress` query. */
+export interface IterationProgress {
+  iteration: number;
+  paused: boolean;
+  /** Paused, no stage in flight and stages waiting at their boundary: nothing moves until resumed. */
+  held: boolean;
+  /** The stage most recently started. */
+  stage?: StageName;
+  stagesInFlight: number;
+}
+
+export const iterationProgressQuery = defineQuery<IterationProgress>('iterationProgress');

@@ -6,18 +6,33 @@ import type {
   StageName,
   StageTiming,
 } from './contracts';
+import { condition, setHandler } from '@temporalio/workflow';
 import { poolActivities } from './activity-options';
+import {
+  CONTROL_DESCRIPTIONS,
+  iterationPausedSignal,
+  iterationProgressQuery,
+  type IterationProgress,
+} from './messages';
 
 /**
  * One self-play iteration: propose → gate → solve ×G → judge → filter → update → commit.
  * The first four stages flow per shard, so a shard's tasks go on to solve as soon as its gate passes and
  * inference never waits for the slowest shard; only filter and update wait for every shard. Every activity
  * reads and writes storage by key, so a retried or replayed iteration redoes nothing that was finished.
+ * The parent forwards pause/resume by signal; a paused iteration starts no new stage (stages already running
+ * finish) until resumed.
  */
 export async function selfPlayIteration(input: IterationInput): Promise<IterationResult> {
   const { config, runId, iteration, policyVersion } = input;
   const pools = poolActivities(config);
   const timer = new StageTimer();
+  setHandler(iterationPausedSignal, (paused) => {
+    timer.paused = paused;
+  });
+  setHandler(iterationProgressQuery, () => timer.progress(iteration), {
+    description: CONTROL_DESCRIPTIONS.iterationProgress,
+  });
   const started = Date.now();
 
   // Sampling starts only once the trainer holds the committed version and every inference server serves
@@ -76,7 +91,7 @@ export async function selfPlayIteration(input: IterationInput): Promise<Iteratio
     reusedUnits: stageResults.reduce((sum, r) => sum + r.reusedUnits, 0),
   };
   const recipeStateKey = filtered.recipeStateKey ?? input.recipeStateKey;
-  const { manifestKey } = await timer.time('commit', () =>
+  const committed = await timer.time('commit', () =>
     pools.orchestrator.commit({
       runId,
       iteration,
@@ -93,7 +108,8 @@ export async function selfPlayIteration(input: IterationInput): Promise<Iteratio
   return {
     iteration,
     policyVersion: updated.policyVersion,
-    manifestKey,
+    manifestKey: committed.manifestKey,
+    ...(committed.configHash ? { configHash: committed.configHash } : {}),
     ...(recipeStateKey ? { recipeStateKey } : {}),
     ...refs,
     metrics,
@@ -121,13 +137,27 @@ function artifactKeys(results: ShardStageResult[], batchKey: string): Record<str
   return out;
 }
 
-/** Wall span and busy time per stage, in workflow time (deterministic on replay). */
+/**
+ * Wall span and busy time per stage, in workflow time (deterministic on replay). Every stage starts at a
+ * boundary where a pause holds it (the time held is not counted in the stage's span).
+ */
 class StageTimer {
   private readonly spans = new Map<StageName, { first: number; last: number; busy: number }>();
+  paused = false;
+  private inFlight = 0;
+  private waiting = 0;
+  private latest: StageName | undefined;
 
   async time<T>(stage: StageName, run: () => Promise<T>): Promise<T> {
+    if (this.paused) {
+      this.waiting++;
+      await condition(() => !this.paused);
+      this.waiting--;
+    }
+    this.latest = stage;
+    this.inFlight++;
     const start = Date.now();
-    const value = await run();
+    const value = await run().finally(() => this.inFlight--);
     const end = Date.now();
     const span = this.spans.get(stage);
     if (span) {
@@ -138,6 +168,16 @@ class StageTimer {
       this.spans.set(stage, { first: start, last: end, busy: end - start });
     }
     return value;
+  }
+
+  progress(iteration: number): IterationProgress {
+    return {
+      iteration,
+      paused: this.paused,
+      held: this.paused && this.inFlight === 0 && this.waiting > 0,
+      ...(this.latest ? { stage: this.latest } : {}),
+      stagesInFlight: this.inFlight,
+    };
   }
 
   timings(): Partial<Record<StageName, StageTiming>> {

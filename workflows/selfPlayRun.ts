@@ -3,14 +3,29 @@ import {
   allHandlersFinished,
   condition,
   continueAsNew,
-  executeChild,
+  getExternalWorkflowHandle,
+  setCurrentDetails,
   setHandler,
+  startChild,
+  upsertMemo,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
 import { RECIPES, resolveRunConfig, type RunConfig } from '../config/schema';
 import type { IterationResult, PolicyRefs, RunCarry, RunStart } from './contracts';
-import { progressQuery, type RunProgress } from './messages';
+import {
+  CONTROL_DESCRIPTIONS,
+  iterationPausedSignal,
+  pauseUpdate,
+  progressQuery,
+  resumeUpdate,
+  RUN_PARAM_KEYS,
+  setParamsUpdate,
+  stopAfterIterationUpdate,
+  type RunParams,
+  type RunProgress,
+  type RunState,
+} from './messages';
 import { poolActivities } from './activity-options';
 import { selfPlayIteration } from './selfPlayIteration';
 import { ITERATION, MEAN_REWARD, RECIPE, RUN_STATE, VALID_TASK_RATE } from './search-attributes';
@@ -23,6 +38,8 @@ export interface RunOutcome {
   lastCommitted: number;
   policyVersion: number;
   recent: IterationResult[];
+  /** The run completed early because of `stopAfterIteration`. */
+  stopped?: boolean;
 }
 
 /**
@@ -30,6 +47,8 @@ export interface RunOutcome {
  * Each iteration is a child workflow `{runId}/iter-{n}`; the run records each committed iteration and
  * continues-as-new every `continueAsNewEvery` iterations (or when Temporal suggests it), after its children
  * and handlers have finished. `carry` is internal: the state handed over by continue-as-new.
+ * Operator controls (Updates with validators, see messages.ts): `pause`/`resume` (forwarded to the running
+ * child, which holds at its next stage boundary), `stopAfterIteration` and `setParams` (from the next iteration).
  */
 export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<RunOutcome> {
   const resolved = resolveRunConfig(input);
@@ -41,7 +60,7 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
       details: [resolved.problems],
     });
   }
-  const config = resolved.config;
+  let config = resolved.config;
   const runId = config.runId ?? workflowInfo().workflowId;
   const progress: RunProgress = {
     runId,
@@ -51,55 +70,249 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
     iterations: config.iterations,
     lastCommitted: 0,
     policyVersion: 0,
+    paused: carry?.paused ?? false,
+    stopRequested: false,
+    iterationInFlight: false,
+    params: paramsOf(config),
     recent: [],
   };
-  setHandler(progressQuery, () => progress);
+  /** The id of the running iteration child, once it has started. */
+  let child: string | undefined;
+  const setState = (state: RunState): void => {
+    progress.state = state;
+    upsertSearchAttributes([{ key: RUN_STATE, value: state }]);
+    showDetails(progress);
+  };
+  /** The state while going on: paused and stopping show whether the operator asked for it. */
+  const activeState = (): RunState =>
+    progress.stopRequested ? 'stopping' : progress.paused ? 'paused' : 'running';
+  /** Tells the running child, if any, to hold at (or go on from) its next stage boundary. */
+  const forwardPause = async (paused: boolean): Promise<void> => {
+    if (!child) return;
+    // The child may have just finished: then there is nothing left to pause.
+    await getExternalWorkflowHandle(child)
+      .signal(iterationPausedSignal, paused)
+      .catch(() => undefined);
+  };
+  const reject = (message: string): never => {
+    throw ApplicationFailure.create({ type: 'RejectedControl', nonRetryable: true, message });
+  };
+  const mustBeActive = (control: string): void => {
+    if (progress.state === 'completed') reject(`${control}: the run is complete`);
+  };
+
+  setHandler(progressQuery, () => progress, { description: CONTROL_DESCRIPTIONS.progress });
+  setHandler(
+    pauseUpdate,
+    async () => {
+      progress.paused = true;
+      setState(activeState());
+      await forwardPause(true);
+      return progress;
+    },
+    {
+      description: CONTROL_DESCRIPTIONS.pause,
+      validator: () => {
+        mustBeActive('pause');
+        if (progress.paused) reject('pause: the run is already paused');
+      },
+    },
+  );
+  setHandler(
+    resumeUpdate,
+    async () => {
+      progress.paused = false;
+      setState(activeState());
+      await forwardPause(false);
+      return progress;
+    },
+    {
+      description: CONTROL_DESCRIPTIONS.resume,
+      validator: () => {
+        mustBeActive('resume');
+        if (!progress.paused) reject('resume: the run is not paused');
+      },
+    },
+  );
+  setHandler(
+    stopAfterIterationUpdate,
+    () => {
+      progress.stopRequested = true;
+      setState(activeState());
+      return progress;
+    },
+    {
+      description: CONTROL_DESCRIPTIONS.stopAfterIteration,
+      validator: () => {
+        mustBeActive('stopAfterIteration');
+        if (progress.stopRequested) reject('stopAfterIteration: a stop is already requested');
+      },
+    },
+  );
+  setHandler(
+    setParamsUpdate,
+    (params) => {
+      config = withParams(config, params);
+      progress.params = paramsOf(config);
+      return progress;
+    },
+    {
+      description: CONTROL_DESCRIPTIONS.setParams,
+      validator: (params) => {
+        mustBeActive('setParams');
+        const problems = paramProblems(config, params);
+        if (problems.length) reject(`setParams rejected:\n- ${problems.join('\n- ')}`);
+      },
+    },
+  );
 
   const start: RunStart =
     carry ?? (await poolActivities(config).orchestrator.loadRunStart({ runId, config }));
   const recent: IterationResult[] = carry?.recent ?? [];
   /** What the last commit says: the state each iteration starts from and continue-as-new carries on. */
   let committed = committedState(start);
+  let hash = recent.at(-1)?.configHash ?? start.configHash;
   Object.assign(progress, {
-    state: 'running',
-    iteration: start.nextIteration,
+    iteration: start.nextIteration - 1,
     lastCommitted: start.nextIteration - 1,
     policyVersion: committed.policyVersion,
+    recent: recent.map((r) => ({ iteration: r.iteration, ...r.summary })).slice(-RECENT),
     ...(start.resumedFrom ? { resumedFrom: start.resumedFrom } : {}),
   });
   upsertSearchAttributes([
     { key: RECIPE, value: config.recipe },
-    { key: RUN_STATE, value: 'running' },
     { key: ITERATION, value: start.nextIteration - 1 },
   ]);
+  upsertMemo(memo(runId, hash));
+  setState(activeState());
 
   let sinceStart = 0;
   for (let n = start.nextIteration; n <= config.iterations; n++) {
+    // A paused run starts no new iteration; a stop requested meanwhile completes it at once.
+    await condition(() => !progress.paused || progress.stopRequested);
+    if (progress.stopRequested) break;
     progress.iteration = n;
-    const result = await executeChild(selfPlayIteration, {
-      workflowId: `${runId}/iter-${String(n).padStart(6, '0')}`,
+    const id = `${runId}/iter-${String(n).padStart(6, '0')}`;
+    const handle = await startChild(selfPlayIteration, {
+      workflowId: id,
       taskQueue: config.pools.orchestrator,
       args: [{ v: 1, runId, iteration: n, config, ...committed }],
     });
+    child = id;
+    progress.iterationInFlight = true;
+    // A pause accepted while the child was starting could not reach it yet.
+    if (progress.paused) await forwardPause(true);
+    const result = await handle.result();
+    child = undefined;
+    progress.iterationInFlight = false;
     committed = committedState(result);
+    hash = result.configHash ?? hash;
     recent.push(result);
     if (recent.length > RECENT) recent.shift();
     recordCommitted(progress, result);
+    upsertMemo(memo(runId, hash));
+    showDetails(progress);
     sinceStart++;
 
+    if (progress.stopRequested) break;
     const more = n < config.iterations;
     if (more && (sinceStart >= config.continueAsNewEvery || workflowInfo().continueAsNewSuggested)) {
       await condition(allHandlersFinished);
       const next: RunCarry = { nextIteration: n + 1, recent, ...committed };
       if (start.resumedFrom) next.resumedFrom = start.resumedFrom;
+      if (hash) next.configHash = hash;
+      if (progress.paused) next.paused = true;
       return continueAsNew<typeof selfPlayRun>(configForContinuation(config), next);
     }
   }
 
-  progress.state = 'completed';
-  upsertSearchAttributes([{ key: RUN_STATE, value: 'completed' }]);
+  const stopped = progress.stopRequested && progress.lastCommitted < config.iterations;
+  progress.iteration = progress.lastCommitted;
+  setState('completed');
   await condition(allHandlersFinished);
-  return { runId, lastCommitted: progress.lastCommitted, policyVersion: committed.policyVersion, recent };
+  return {
+    runId,
+    lastCommitted: progress.lastCommitted,
+    policyVersion: committed.policyVersion,
+    recent,
+    ...(stopped ? { stopped } : {}),
+  };
+}
+
+const memo = (runId: string, configHash: string | undefined): Record<string, unknown> => ({
+  storagePrefix: `runs/${runId}`,
+  ...(configHash ? { configHash } : {}),
+});
+
+function paramsOf(config: RunConfig): Required<RunParams> {
+  return {
+    learningRate: config.training.optimizer.learningRate,
+    temperature: config.sampling.temperature,
+    groupSize: config.groupSize,
+    batchSize: config.batchSize,
+  };
+}
+
+/** What is wrong with `setParams` input: unknown or missing fields, or the config schema's own problems. */
+function paramProblems(config: RunConfig, params: unknown): string[] {
+  if (typeof params !== 'object' || params === null || Array.isArray(params))
+    return ['expected an object such as {"learningRate":1e-6}'];
+  const allowed: readonly string[] = RUN_PARAM_KEYS;
+  const keys = Object.keys(params);
+  const unknown = keys.filter((k) => !allowed.includes(k));
+  if (unknown.length)
+    return unknown.map((k) => `${k}: not a settable parameter (settable: ${allowed.join(', ')})`);
+  if (keys.length === 0) return [`no parameter given (settable: ${allowed.join(', ')})`];
+  const resolved = resolveRunConfig(merged(config, params));
+  return resolved.ok ? [] : resolved.problems;
+}
+
+/** The config with `params` applied, validated by the config schema (the validator has checked it). */
+function withParams(config: RunConfig, params: RunParams): RunConfig {
+  const resolved = resolveRunConfig(merged(config, params));
+  if (!resolved.ok) throw ApplicationFailure.nonRetryable(resolved.problems.join('; '), 'RejectedControl');
+  return { ...resolved.config, ...(config.resumeFrom ? { resumeFrom: config.resumeFrom } : {}) };
+}
+
+function merged(config: RunConfig, params: RunParams): Record<string, unknown> {
+  const pinned = configForContinuation(config);
+  const { learningRate, temperature, groupSize, batchSize } = params;
+  return {
+    ...pinned,
+    ...(groupSize !== undefined ? { groupSize } : {}),
+    ...(batchSize !== undefined ? { batchSize } : {}),
+    sampling: { ...config.sampling, ...(temperature !== undefined ? { temperature } : {}) },
+    training: {
+      ...config.training,
+      optimizer: {
+        ...config.training.optimizer,
+        ...(learningRate !== undefined ? { learningRate } : {}),
+      },
+    },
+  };
+}
+
+/** The UI's current details: the run's state and a table of its latest iterations. */
+function showDetails(progress: RunProgress): void {
+  const roles = [...new Set(progress.recent.flatMap((r) => Object.keys(r.meanRewardByRole)))].sort();
+  const lines = [
+    `**${progress.state}** · iteration ${progress.iteration}/${progress.iterations} · ` +
+      `last committed ${progress.lastCommitted} · policy v${progress.policyVersion}`,
+  ];
+  if (progress.recent.length) {
+    lines.push(
+      '',
+      `| iteration | valid-task rate | ${roles.map((r) => `reward ${r}`).join(' | ')}${roles.length ? ' | ' : ''}rows | seconds |`,
+      `|---|---|${roles.map(() => '---|').join('')}---|---|`,
+      ...progress.recent.map(
+        (r) =>
+          `| ${r.iteration} | ${r.validTaskRate.toFixed(3)} | ` +
+          roles.map((role) => `${r.meanRewardByRole[role]?.toFixed(3) ?? '–'} | `).join('') +
+          `${r.rows} | ${r.seconds.toFixed(1)} |`,
+      ),
+    );
+  }
+  setCurrentDetails(lines.join('\n'));
 }
 
 type Committed = PolicyRefs & { policyVersion: number; recipeStateKey?: string };

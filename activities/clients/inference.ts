@@ -4,6 +4,24 @@ import { CALL_HEADER, ROLE_HEADER } from './llm-protocol';
 import { WeightedSemaphore } from '../lib/weighted-semaphore';
 import { backoffMs, delay } from '../lib/backoff';
 import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
+import { metrics } from '../lib/metrics';
+
+const requestsTotal = metrics.counter(
+  'selfplay_inference_requests_total',
+  'Chat completion requests answered, by role and call',
+);
+const completionsTotal = metrics.counter(
+  'selfplay_inference_completions_total',
+  'Completions (choices) received, by role and call',
+);
+const tokensTotal = metrics.counter(
+  'selfplay_inference_completion_tokens_total',
+  'Completion tokens generated, by role and call (when the server reports usage)',
+);
+const retriesTotal = metrics.counter(
+  'selfplay_inference_retries_total',
+  'Chat requests retried after a transient error, by role and call',
+);
 
 /**
  * OpenAI-compatible inference (vLLM, SGLang, the project's kernel) through the `openai` package, with what a
@@ -83,6 +101,7 @@ export class InferenceEndpoint implements LlmCaller {
             `${describe(this.settings)}: ${errorText(err)} (gave up after ${attempt + 1} attempts)`,
           );
         }
+        retriesTotal.inc({ role: request.role, call: request.call });
       } finally {
         release();
       }
@@ -110,6 +129,11 @@ export class InferenceEndpoint implements LlmCaller {
     if (choices.length !== request.n) {
       throw new MalformedResponse(`expected ${request.n} choices, got ${choices.length}`);
     }
+    const labels = { role: request.role, call: request.call };
+    requestsTotal.inc(labels);
+    completionsTotal.inc(labels, choices.length);
+    const tokens = response.usage?.completion_tokens;
+    if (typeof tokens === 'number') tokensTotal.inc(labels, tokens);
     return [...choices]
       .sort((a, b) => a.index - b.index)
       .map((c) => ({

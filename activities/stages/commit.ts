@@ -32,7 +32,10 @@ export function commitActivities(deps: ActivityDeps) {
   return {
     async commit(input: CommitInput): Promise<CommitResult> {
       const key = manifestKey(input.runId, input.iteration);
-      if (!(await readManifest(input.runId, input.iteration))) {
+      const existing = await readManifest(input.runId, input.iteration);
+      let hash = existing?.configHash;
+      if (!existing) {
+        hash = configHash(input.config);
         const manifest: Manifest = {
           v: 1,
           runId: input.runId,
@@ -42,7 +45,7 @@ export function commitActivities(deps: ActivityDeps) {
           ...(input.recipeStateKey ? { recipeStateKey: input.recipeStateKey } : {}),
           ...(input.checkpointUri ? { checkpointUri: input.checkpointUri } : {}),
           ...(input.snapshot ? { snapshot: input.snapshot } : {}),
-          configHash: configHash(input.config),
+          configHash: hash,
           metrics: input.metrics,
           artifacts: input.artifacts,
           committedAt: new Date().toISOString(),
@@ -58,49 +61,53 @@ export function commitActivities(deps: ActivityDeps) {
           policyVersion: input.policyVersion,
         } satisfies LatestPointer);
       }
-      return { manifestKey: key };
+      return { manifestKey: key, ...(hash ? { configHash: hash } : {}) };
     },
 
-    /** Where a run starts: after its own last commit, or after the commit named by `resumeFrom`. */
+    /** Where a run starts (after its own last commit, or after the commit named by `resumeFrom`), and its config hash. */
     async loadRunStart(input: { runId: string; config: RunConfig }): Promise<RunStart> {
-      const { runId, config } = input;
-      const ownLatest = await getJson<LatestPointer>(store, latestKey(runId));
-      const from = config.resumeFrom;
-      if (!from || (from.runId === runId && from.iteration === undefined)) {
-        if (!ownLatest) {
-          if (from)
-            throw nonRetryable(
-              NON_RETRYABLE.invalidConfig,
-              `resumeFrom: run "${from.runId}" has no committed iteration in ${store.root}`,
-            );
-          return { nextIteration: 1, policyVersion: 0 };
-        }
-        return startAfter(await mustRead(runId, ownLatest.iteration), from?.runId);
-      }
-      if (from.runId === runId) {
-        throw nonRetryable(
-          NON_RETRYABLE.invalidConfig,
-          `resumeFrom.iteration: run "${runId}" cannot restart from its own iteration ${from.iteration}; ` +
-            `start a new runId with resumeFrom {"runId":"${runId}","iteration":${from.iteration}} to fork it`,
-        );
-      }
-      if (ownLatest) {
-        throw nonRetryable(
-          NON_RETRYABLE.invalidConfig,
-          `runId: run "${runId}" already has commits up to iteration ${ownLatest.iteration}; choose a new runId to resume "${from.runId}"`,
-        );
-      }
-      const iteration =
-        from.iteration ?? (await getJson<LatestPointer>(store, latestKey(from.runId)))?.iteration;
-      if (iteration === undefined) {
-        throw nonRetryable(
-          NON_RETRYABLE.invalidConfig,
-          `resumeFrom: run "${from.runId}" has no committed iteration in ${store.root}`,
-        );
-      }
-      return startAfter(await mustRead(from.runId, iteration), from.runId);
+      return { ...(await findRunStart(input)), configHash: configHash(input.config) };
     },
   };
+
+  async function findRunStart(input: { runId: string; config: RunConfig }): Promise<RunStart> {
+    const { runId, config } = input;
+    const ownLatest = await getJson<LatestPointer>(store, latestKey(runId));
+    const from = config.resumeFrom;
+    if (!from || (from.runId === runId && from.iteration === undefined)) {
+      if (!ownLatest) {
+        if (from)
+          throw nonRetryable(
+            NON_RETRYABLE.invalidConfig,
+            `resumeFrom: run "${from.runId}" has no committed iteration in ${store.root}`,
+          );
+        return { nextIteration: 1, policyVersion: 0 };
+      }
+      return startAfter(await mustRead(runId, ownLatest.iteration), from?.runId);
+    }
+    if (from.runId === runId) {
+      throw nonRetryable(
+        NON_RETRYABLE.invalidConfig,
+        `resumeFrom.iteration: run "${runId}" cannot restart from its own iteration ${from.iteration}; ` +
+          `start a new runId with resumeFrom {"runId":"${runId}","iteration":${from.iteration}} to fork it`,
+      );
+    }
+    if (ownLatest) {
+      throw nonRetryable(
+        NON_RETRYABLE.invalidConfig,
+        `runId: run "${runId}" already has commits up to iteration ${ownLatest.iteration}; choose a new runId to resume "${from.runId}"`,
+      );
+    }
+    const iteration =
+      from.iteration ?? (await getJson<LatestPointer>(store, latestKey(from.runId)))?.iteration;
+    if (iteration === undefined) {
+      throw nonRetryable(
+        NON_RETRYABLE.invalidConfig,
+        `resumeFrom: run "${from.runId}" has no committed iteration in ${store.root}`,
+      );
+    }
+    return startAfter(await mustRead(from.runId, iteration), from.runId);
+  }
 
   async function mustRead(runId: string, iteration: number): Promise<Manifest> {
     const manifest = await readManifest(runId, iteration);

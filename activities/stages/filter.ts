@@ -7,6 +7,7 @@ import { loadRecipeState, saveRecipeState } from './recipe-state';
 import { getJson, putJson, putJsonl } from '../clients/storage/codec';
 import { batchKey } from '../clients/storage/keys';
 import type { ShardRecords, Unit, PlanUnit } from '../recipes/types';
+import { recordFilterMetrics } from './stage-metrics';
 
 /**
  * Waits for nothing but its input: every shard's records. Computes rewards and advantages (the recipe's
@@ -56,6 +57,7 @@ export function filterActivities(deps: ActivityDeps) {
         seconds: (Date.now() - t0) / 1000,
       };
       await putJson(store, summaryKey, summary);
+      recordFilterMetrics(config.recipe, summary);
       return summary;
     },
   };

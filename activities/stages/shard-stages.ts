@@ -7,6 +7,7 @@ import { loadRecipeState } from './recipe-state';
 import { getJsonl, putJsonl } from '../clients/storage/codec';
 import { shardKey } from '../clients/storage/keys';
 import type { AnyRecipe, PlanDocument, RecipeContext, Unit } from '../recipes/types';
+import { recordStageSeconds } from './stage-metrics';
 
 type UnitStage = 'propose' | 'solve' | 'judge';
 
@@ -24,15 +25,19 @@ export function shardStageActivities(deps: ActivityDeps) {
     input: ShardStageInput,
     startedMs: number,
     out: { key: string; records: Unit[]; reusedUnits: number },
-  ): ShardStageResult => ({
-    stage,
-    shard: input.shard,
-    key: out.key,
-    units: out.records.length,
-    reusedUnits: out.reusedUnits,
-    seconds: (Date.now() - startedMs) / 1000,
-    metrics: recipeFor(deps, input.config).summarize(stage, out.records),
-  });
+  ): ShardStageResult => {
+    const seconds = (Date.now() - startedMs) / 1000;
+    recordStageSeconds(input.config.recipe, stage, seconds);
+    return {
+      stage,
+      shard: input.shard,
+      key: out.key,
+      units: out.records.length,
+      reusedUnits: out.reusedUnits,
+      seconds,
+      metrics: recipeFor(deps, input.config).summarize(stage, out.records),
+    };
+  };
 
   /** A stage whose units (documents) run concurrently and are stored one by one as they finish. */
   async function unitStage(

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test on a fresh clone: installs the npm packages (when the lockfile changed), builds the Go tools
-# (Temporal CLI, MinIO) into .tools/ once, creates the kernel's Python environment, type-checks, lints, then
-# runs pytest (the kernel) and jest. The integration tests start their own Temporal dev server and MinIO
+# (Temporal CLI, MinIO) into .tools/ once, creates the kernel's Python environment, installs Chromium (apt) when
+# missing, type-checks, lints, then runs pytest (the kernel) and jest. The integration tests start their own Temporal dev server and MinIO
 # unless TEMPORAL_ADDRESS / S3_ENDPOINT name running ones.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -10,6 +10,11 @@ cd "$REPO_ROOT"
 ensure_node_modules
 bash infra/local/tools.sh
 bash infra/kernels/setup.sh
+# Headless Chromium for the report's browser test (test/unit/cli/report.test.ts), from Debian.
+command -v chromium >/dev/null || {
+  echo "== installing chromium (apt-get)"
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } >/dev/null
+}
 
 echo "== typecheck"; npx tsc --noEmit -p .
 echo "== lint"; npx eslint .

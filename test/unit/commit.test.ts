@@ -4,7 +4,7 @@ import path from 'node:path';
 import { LocalStore } from '../../activities/clients/storage';
 import { getJson } from '../../activities/clients/storage/codec';
 import { latestKey, manifestKey } from '../../activities/clients/storage/keys';
-import { commitActivities } from '../../activities/stages/commit';
+import { commitActivities, configHash } from '../../activities/stages/commit';
 import { InferencePool } from '../../activities/clients/inference';
 import { RECIPES } from '../../activities/recipes';
 import { loadWorkerEnv } from '../../config/env';
@@ -55,6 +55,7 @@ describe('commit and run start', () => {
     await expect(acts.loadRunStart({ runId: 'fresh', config: config() })).resolves.toEqual({
       nextIteration: 1,
       policyVersion: 0,
+      configHash: configHash(config()),
     });
   });
 
@@ -69,6 +70,7 @@ describe('commit and run start', () => {
     await expect(acts.loadRunStart({ runId: 'a', config: config() })).resolves.toEqual({
       nextIteration: 3,
       policyVersion: 2,
+      configHash: configHash(config()),
     });
   });
 
@@ -81,6 +83,7 @@ describe('commit and run start', () => {
       nextIteration: 2,
       policyVersion: 1,
       resumedFrom: { runId: 'src', iteration: 1 },
+      configHash: configHash(config({ resumeFrom: { runId: 'src', iteration: 1 } })),
     });
     const refusal = async (runId: string, resumeFrom: unknown): Promise<{ type: string; message: string }> =>
       await acts.loadRunStart({ runId, config: config({ resumeFrom }) }).then(

@@ -1,6 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { InferenceEndpoint, type EndpointSettings } from '../../activities/clients/inference';
 import { SPICE_CALLS } from '../../activities/clients/llm-protocol';
+import { metrics } from '../../activities/lib/metrics';
 import { startScriptedLlm, type ScriptedLlm } from '../support/scripted-llm/server';
 
 /** The real OpenAI-compatible client against the scripted server over HTTP. */
@@ -48,6 +49,18 @@ describe('InferenceEndpoint', () => {
     await Promise.all(Array.from({ length: 20 }, (_, i) => ep.chat(request(i, 4))));
     expect(llm.stats().maxConcurrency).toBeLessThanOrEqual(8);
     expect(llm.stats().completions).toBe(80);
+  });
+
+  test('counts requests, completions and retries in the process metrics', async () => {
+    metrics.reset();
+    llm.configure({ faults: { http500: 0.5 } });
+    await Promise.all(Array.from({ length: 10 }, (_, i) => endpoint().chat(request(i, 4))));
+    const labels = { role: 'reasoner', call: SPICE_CALLS.reason };
+    const count = (name: string) => metrics.counter(name, '').value(labels);
+    expect(count('selfplay_inference_requests_total')).toBe(10);
+    expect(count('selfplay_inference_completions_total')).toBe(40);
+    expect(count('selfplay_inference_retries_total')).toBe(llm.stats().faults.http500);
+    expect(count('selfplay_inference_completion_tokens_total')).toBeGreaterThan(40);
   });
 
   test('sends n single requests with consecutive seeds when the server does not take n', async () => {

@@ -1,0 +1,178 @@
+import type { ObjectStore } from '../activities/clients/storage';
+import { getJson } from '../activities/clients/storage/codec';
+import { runPrefix } from '../activities/clients/storage/keys';
+import type { Manifest, StageName } from '../workflows/contracts';
+import { escapeXml, lineChart, stackedBarChart } from './report-svg';
+
+/** The ids of the report's four plots (tests and readers look them up). */
+export const PLOT_IDS = {
+  reward: 'plot-mean-reward',
+  passRate: 'plot-pass-rate',
+  validTasks: 'plot-valid-task-rate',
+  stages: 'plot-stage-time',
+} as const;
+
+const STAGE_ORDER: StageName[] = [
+  'sync',
+  'plan',
+  'propose',
+  'gate',
+  'solve',
+  'judge',
+  'filter',
+  'update',
+  'commit',
+];
+
+/** Every committed manifest of a run (an iteration with a manifest happened), by iteration. */
+export async function loadManifests(store: ObjectStore, runId: string): Promise<Manifest[]> {
+  const prefix = `${runPrefix(runId)}/`;
+  const keys = (await store.list(prefix)).filter((k) =>
+    /^iter-\d+\/manifest\.json$/.test(k.slice(prefix.length)),
+  );
+  const manifests = await Promise.all(keys.map((k) => getJson<Manifest>(store, k)));
+  return manifests
+    .filter((m): m is Manifest => m !== undefined && Number.isFinite(m.iteration))
+    .sort((a, b) => a.iteration - b.iteration);
+}
+
+const num = (v: unknown): number => (typeof v === 'number' ? v : NaN);
+
+/** One self-contained HTML page: four inline SVG plots and a table, no scripts, no external resources. */
+export function renderReport(
+  runId: string,
+  manifests: readonly Manifest[],
+  generatedAt = new Date().toISOString(),
+): string {
+  const iterations = manifests.map((m) => m.iteration);
+  const recipeOf = (m: Manifest) => m.metrics?.recipe;
+  const roles = [...new Set(manifests.flatMap((m) => Object.keys(recipeOf(m)?.meanRewardByRole ?? {})))];
+
+  const reward = lineChart({
+    id: PLOT_IDS.reward,
+    title: 'Mean reward per role',
+    xLabel: 'iteration',
+    yLabel: 'mean reward',
+    series: roles.map((role) => ({
+      name: role,
+      points: manifests.map((m) => [m.iteration, num(recipeOf(m)?.meanRewardByRole?.[role])]),
+    })),
+  });
+
+  const buckets = Math.max(0, ...manifests.map((m) => recipeOf(m)?.passRateHistogram?.length ?? 0));
+  const G = Math.max(0, buckets - 1);
+  const shares = manifests.map((m) => {
+    const h = recipeOf(m)?.passRateHistogram ?? [];
+    const total = h.reduce((s, v) => s + (Number.isFinite(v) && v > 0 ? v : 0), 0);
+    return Array.from({ length: buckets }, (_, k) => (total > 0 ? num(h[k]) / total : 0));
+  });
+  const passRate = stackedBarChart({
+    id: PLOT_IDS.passRate,
+    title: 'Pass-rate distribution (k of G answers correct)',
+    xLabel: 'iteration',
+    yLabel: 'share of tasks',
+    categories: iterations,
+    yDomain: [0, 1],
+    stacks: Array.from({ length: buckets }, (_, k) => ({
+      name: `${k}/${G} correct`,
+      values: shares.map((s) => s[k] ?? 0),
+    })),
+  });
+
+  const validTasks = lineChart({
+    id: PLOT_IDS.validTasks,
+    title: 'Valid-task rate',
+    xLabel: 'iteration',
+    yLabel: 'valid tasks',
+    yDomain: [0, 1],
+    series: [
+      {
+        name: 'valid-task rate',
+        points: manifests.map((m) => [m.iteration, num(recipeOf(m)?.validTaskRate)]),
+      },
+    ],
+  });
+
+  const stagesSeen = new Set(manifests.flatMap((m) => Object.keys(m.metrics?.stages ?? {})));
+  const stageNames = [
+    ...STAGE_ORDER.filter((s) => stagesSeen.has(s)),
+    ...[...stagesSeen].filter((s) => !(STAGE_ORDER as string[]).includes(s)).sort(),
+  ];
+  const wall = (m: Manifest, s: string): number =>
+    num((m.metrics?.stages as Record<string, { wallSeconds?: number } | undefined>)?.[s]?.wallSeconds);
+  const stages = stackedBarChart({
+    id: PLOT_IDS.stages,
+    title: 'Stage time per iteration (wall seconds)',
+    xLabel: 'iteration',
+    yLabel: 'seconds',
+    categories: iterations,
+    stacks: stageNames.map((s) => ({ name: s, values: manifests.map((m) => wall(m, s)) })),
+  });
+
+  const cell = (v: unknown, digits = 3): string =>
+    typeof v === 'number' && Number.isFinite(v)
+      ? escapeXml(Number.isInteger(v) ? String(v) : v.toFixed(digits))
+      : '–';
+  const header = [
+    'iteration',
+    'policy version',
+    'committed at',
+    'valid-task rate',
+    ...roles.map((r) => `reward: ${r}`),
+    ...roles.map((r) => `rows: ${r}`),
+    'zero-advantage',
+    'stage seconds',
+  ];
+  const rows = manifests.map((m) => {
+    const r = recipeOf(m);
+    const totalSeconds = stageNames.reduce((s, n) => s + (Number.isFinite(wall(m, n)) ? wall(m, n) : 0), 0);
+    return [
+      cell(m.iteration),
+      cell(m.policyVersion),
+      escapeXml(m.committedAt ?? ''),
+      cell(r?.validTaskRate),
+      ...roles.map((role) => cell(r?.meanRewardByRole?.[role])),
+      ...roles.map((role) => cell(r?.rowsByRole?.[role])),
+      cell(r?.zeroAdvantageFraction),
+      cell(totalSeconds, 1),
+    ];
+  });
+  const table =
+    `<table id="iterations"><thead><tr>${header.map((h) => `<th>${escapeXml(h)}</th>`).join('')}</tr></thead>` +
+    `<tbody>${rows.map((r) => `<tr>${r.map((c) => `<td>${c}</td>`).join('')}</tr>`).join('')}</tbody></table>`;
+
+  const recipes = [...new Set(manifests.map((m) => m.recipe))].join(', ') || 'unknown';
+  const summary = manifests.length
+    ? `${manifests.length} committed iteration${manifests.length === 1 ? '' : 's'} (${iterations[0]}–${iterations[iterations.length - 1]}), recipe ${recipes}`
+    : 'no committed iteration';
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
+<title>selfplay report: ${escapeXml(runId)}</title>
+<style>
+body { font-family: system-ui, sans-serif; margin: 24px; color: #222; }
+h1 { font-size: 20px; margin: 0 0 4px; }
+p.meta { color: #555; margin: 0 0 16px; }
+.charts { display: flex; flex-wrap: wrap; gap: 16px; }
+svg.chart { border: 1px solid #ddd; font-family: system-ui, sans-serif; }
+table { border-collapse: collapse; margin-top: 20px; font-size: 12px; }
+th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: right; white-space: nowrap; }
+th { background: #f4f4f4; }
+</style>
+</head>
+<body>
+<h1>selfplay report: ${escapeXml(runId)}</h1>
+<p class="meta">${escapeXml(summary)}; generated ${escapeXml(generatedAt)}</p>
+<div class="charts">
+${reward}
+${passRate}
+${validTasks}
+${stages}
+</div>
+${table}
+</body>
+</html>
+`;
+}

@@ -1,0 +1,124 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { LocalStore } from '../../../activities/clients/storage';
+import { putJson } from '../../../activities/clients/storage/codec';
+import { manifestKey, metricsKey } from '../../../activities/clients/storage/keys';
+import { loadManifests, PLOT_IDS, renderReport } from '../../../cli/report';
+import type { Manifest } from '../../../workflows/contracts';
+
+/** Chromium from Debian (`apt-get install chromium`; infra/local/test-all.sh installs it), or CHROMIUM. */
+const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+
+const manifest = (runId: string, iteration: number): Manifest => ({
+  v: 1,
+  runId,
+  iteration,
+  recipe: 'spice',
+  policyVersion: iteration,
+  configHash: 'abc',
+  committedAt: `2026-01-0${iteration}T00:00:00.000Z`,
+  artifacts: {},
+  metrics: {
+    recipe: {
+      documents: 8,
+      validTaskRate: Math.min(1, 0.2 + 0.15 * iteration),
+      invalidReasons: {},
+      passRateHistogram: [8 - iteration, 2, 3, iteration, 1],
+      zeroAdvantageFraction: 0.3,
+      meanRewardByRole: {
+        challenger: 0.1 * iteration,
+        reasoner: iteration === 3 ? NaN : 0.5 - 0.05 * iteration,
+      },
+      rowsByRole: { challenger: 16, reasoner: 64 },
+      extra: {},
+    },
+    train: {},
+    stages: {
+      plan: { wallSeconds: 1, busySeconds: 1 },
+      propose: { wallSeconds: 20 + iteration, busySeconds: 40 },
+      gate: { wallSeconds: 2, busySeconds: 2 },
+      solve: { wallSeconds: 30, busySeconds: 60 },
+      judge: { wallSeconds: 5, busySeconds: 5 },
+      filter: { wallSeconds: 3, busySeconds: 3 },
+      update: { wallSeconds: 12, busySeconds: 12 },
+      commit: { wallSeconds: 0.5, busySeconds: 0.5 },
+    },
+    reusedUnits: 0,
+  },
+});
+
+describe('selfplay report', () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'report-cli-'));
+  const store = new LocalStore(path.join(dir, 'storage'));
+  const runId = 'spice-run-1';
+
+  beforeAll(async () => {
+    for (const i of [2, 1, 4, 3, 5]) {
+      await putJson(store, manifestKey(runId, i), manifest(runId, i));
+      await putJson(store, metricsKey(runId, i), manifest(runId, i).metrics);
+    }
+    // another run with a shared prefix must not leak in
+    await putJson(store, manifestKey(`${runId}-other`, 1), manifest(`${runId}-other`, 1));
+  });
+
+  test('loads every committed manifest of the run in iteration order', async () => {
+    const manifests = await loadManifests(store, runId);
+    expect(manifests.map((m) => m.iteration)).toEqual([1, 2, 3, 4, 5]);
+    expect(await loadManifests(store, 'absent')).toEqual([]);
+  });
+
+  test('renders one self-contained page with the four plots and a table, all text escaped', async () => {
+    const manifests = await loadManifests(store, runId);
+    manifests[0]!.metrics.recipe.meanRewardByRole['<img src=x onerror=alert(1)>'] = 0.2;
+    const html = renderReport('run <script>alert(1)</script>', manifests, 'now');
+    for (const id of Object.values(PLOT_IDS)) expect(html).toContain(`<svg id="${id}"`);
+    expect(html).toContain('<table id="iterations">');
+    expect(html).not.toMatch(/<script|<img|NaN|Infinity/);
+    expect(html).not.toMatch(/(src|href)="(https?:)?\/\//);
+    expect(html).toContain('run &lt;script&gt;alert(1)&lt;/script&gt;');
+    expect(html).toContain('4/4 correct');
+    expect(html.match(/<tr>/g)).toHaveLength(1 + 5);
+  });
+
+  test('an empty run still renders (every plot says "no data")', () => {
+    const html = renderReport('r', []);
+    expect(html.match(/no data/g)).toHaveLength(4);
+  });
+
+  test('headless Chromium renders it; the screenshot is a real image', () => {
+    if (!existsSync(CHROMIUM)) {
+      throw new Error(
+        `${CHROMIUM} is missing: apt-get install -y chromium (infra/local/test-all.sh does), or set CHROMIUM`,
+      );
+    }
+    return loadManifests(store, runId).then((manifests) => {
+      const file = path.join(dir, 'report.html');
+      writeFileSync(file, renderReport(runId, manifests));
+      const png = path.join(process.env.REPORT_SCREENSHOT_DIR ?? dir, 'report.png');
+      const run = spawnSync(
+        CHROMIUM,
+        [
+          '--headless',
+          '--no-sandbox',
+          '--disable-gpu',
+          '--disable-dev-shm-usage',
+          '--disable-background-networking',
+          '--disable-component-update',
+          '--disable-sync',
+          '--no-first-run',
+          `--user-data-dir=${mkdtempSync(path.join(os.tmpdir(), 'chromium-'))}`,
+          `--screenshot=${png}`,
+          '--window-size=1200,1600',
+          pathToFileURL(file).href,
+        ],
+        { timeout: 90_000, encoding: 'utf8' },
+      );
+      expect({ status: run.status, error: run.error?.message }).toEqual({ status: 0, error: undefined });
+      expect(statSync(png).size).toBeGreaterThan(20_000);
+      expect(readFileSync(png).subarray(1, 4).toString('latin1')).toBe('PNG');
+    });
+  });
+});

@@ -1,0 +1,95 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Runtime } from '@temporalio/worker';
+import { metrics as projectRegistry, type Registry } from '../activities/lib/metrics';
+
+/**
+ * Prometheus endpoints of a worker process, both off unless asked for:
+ *   SELFPLAY_METRICS_PORT          the Temporal runtime's own metrics (`temporal_*`: task slots, poll and
+ *                                  schedule-to-start latencies, activity/workflow execution counts), served
+ *                                  by the SDK core at http://HOST:PORT/metrics
+ *   SELFPLAY_PROJECT_METRICS_PORT  the project's metrics (`selfplay_*`: completions, tokens, stage durations,
+ *                                  rewards, valid-task rate), served by a small node:http server at /metrics
+ * Each takes a port (bound on 0.0.0.0) or HOST:PORT.
+ */
+export interface MetricsEndpoints {
+  /** `host:port` of the Temporal runtime's exporter, if enabled. */
+  temporal?: string;
+  /** `host:port` of the project's exporter, if enabled. */
+  project?: string;
+  close(): Promise<void>;
+}
+
+/** `9464` → `0.0.0.0:9464`; `127.0.0.1:9464` stays; empty → undefined (disabled). */
+export function bindAddress(name: string, value: string | undefined): string | undefined {
+  const v = value?.trim();
+  if (!v) return undefined;
+  const m = /^(?:(.+):)?(\d{1,5})$/.exec(v);
+  const port = m ? Number(m[2]) : NaN;
+  if (!m || !(port >= 0 && port <= 65535)) {
+    throw new Error(`${name}=${JSON.stringify(value)}: expected a port (9464) or HOST:PORT (127.0.0.1:9464)`);
+  }
+  return `${m[1] ?? '0.0.0.0'}:${port}`;
+}
+
+/**
+ * Installs the Temporal runtime with a Prometheus exporter. Must run before anything creates the runtime
+ * (the first NativeConnection or Worker), once per process.
+ */
+export function installRuntimeMetrics(address: string): void {
+  Runtime.install({ telemetryOptions: { metrics: { prometheus: { bindAddress: address } } } });
+}
+
+/** Serves `registry.expose()` at GET /metrics (and /); resolves once listening. */
+export async function serveProjectMetrics(
+  address: string,
+  registry: Registry = projectRegistry,
+): Promise<http.Server> {
+  const colon = address.lastIndexOf(':');
+  const host = address.slice(0, colon);
+  const port = Number(address.slice(colon + 1));
+  const server = http.createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.writeHead(405, { allow: 'GET, HEAD' }).end();
+    } else if (path === '/metrics' || path === '/') {
+      const body = registry.expose();
+      res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
+      res.end(req.method === 'HEAD' ? undefined : body);
+    } else {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: try /metrics\n');
+    }
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  return server;
+}
+
+/** The bound `host:port` of a listening server (useful with port 0). */
+export function serverAddress(server: http.Server): string {
+  const a = server.address() as AddressInfo;
+  return `${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`;
+}
+
+/** Starts what the environment asks for; call before the first connection. */
+export async function startMetricsFromEnv(env: NodeJS.ProcessEnv = process.env): Promise<MetricsEndpoints> {
+  const temporal = bindAddress('SELFPLAY_METRICS_PORT', env.SELFPLAY_METRICS_PORT);
+  const project = bindAddress('SELFPLAY_PROJECT_METRICS_PORT', env.SELFPLAY_PROJECT_METRICS_PORT);
+  if (temporal) installRuntimeMetrics(temporal);
+  const server = project ? await serveProjectMetrics(project) : undefined;
+  return {
+    ...(temporal ? { temporal } : {}),
+    ...(server ? { project: serverAddress(server) } : {}),
+    close: () =>
+      new Promise<void>((resolve) => {
+        if (!server) return resolve();
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
