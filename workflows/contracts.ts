@@ -47,6 +47,8 @@ export interface ShardStageInput {
   policyVersion: number;
   /** The recipe state committed by the previous iteration, if the recipe keeps one. */
   recipeStateKey?: string;
+  /** The version every inference server must serve while this shard samples (when weights are synced). */
+  snapshot?: WeightSnapshot;
 }
 
 export interface ShardStageResult {

@@ -48,13 +48,22 @@ export async function selfPlayIteration(input: IterationInput): Promise<Iteratio
     const current = snapshot;
     await timer.time('sync', () => pools.rollout.syncWeights({ config, snapshot: current }));
   }
+  const sampling = snapshot ? { snapshot } : {};
 
   const plan = await timer.time('plan', () =>
     pools.orchestrator.plan({ runId, iteration, config, policyVersion, ...recipeState(input) }),
   );
   const shardResults = await Promise.all(
     plan.shards.map(async ({ shard }) => {
-      const stageInput = { runId, iteration, shard, config, policyVersion, ...recipeState(input) };
+      const stageInput = {
+        runId,
+        iteration,
+        shard,
+        config,
+        policyVersion,
+        ...recipeState(input),
+        ...sampling,
+      };
       const propose = await timer.time('propose', () => pools.rollout.propose(stageInput));
       const gate = await timer.time('gate', () => pools.orchestrator.gate(stageInput));
       const solve = await timer.time('solve', () => pools.rollout.solve(stageInput));

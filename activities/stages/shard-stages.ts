@@ -8,8 +8,13 @@ import { getJsonl, putJsonl } from '../clients/storage/codec';
 import { shardKey } from '../clients/storage/keys';
 import type { AnyRecipe, PlanDocument, RecipeContext, Unit } from '../recipes/types';
 import { recordStageSeconds } from './stage-metrics';
+import { ensureServersAt } from './sync';
 
 type UnitStage = 'propose' | 'solve' | 'judge';
+
+/** Whether a stage calls the inference servers: propose and solve always, judge when it runs LLM judges. */
+const samples = (stage: UnitStage, input: ShardStageInput): boolean =>
+  stage !== 'judge' || input.config.judgePool === 'rollout';
 
 /**
  * The four per-shard stages. Each reads the shard's earlier outputs by key, runs the recipe's part of the
@@ -48,6 +53,9 @@ export function shardStageActivities(deps: ActivityDeps) {
   ): Promise<ShardStageResult> {
     const startedMs = Date.now();
     const recipe = recipeFor(deps, input.config);
+    if (samples(stage, input) && input.snapshot) {
+      await ensureServersAt(deps, input.config, input.snapshot, Context.current().cancellationSignal);
+    }
     const ctx = recipeContext(
       deps,
       input,
