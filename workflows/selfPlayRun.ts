@@ -4,14 +4,13 @@ import {
   condition,
   continueAsNew,
   getExternalWorkflowHandle,
-  setCurrentDetails,
   setHandler,
   startChild,
   upsertMemo,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import { RECIPES, resolveRunConfig, type RunConfig } from '../config/schema';
+import { resolveRunConfig } from '../config/schema';
 import type { IterationResult, PolicyRefs, RunCarry, RunStart } from './contracts';
 import {
   CONTROL_DESCRIPTIONS,
@@ -19,14 +18,14 @@ import {
   pauseUpdate,
   progressQuery,
   resumeUpdate,
-  RUN_PARAM_KEYS,
   setParamsUpdate,
   stopAfterIterationUpdate,
-  type RunParams,
   type RunProgress,
   type RunState,
 } from './messages';
 import { poolActivities } from './activity-options';
+import { configForContinuation, paramProblems, paramsOf, withParams } from './run-params';
+import { showDetails } from './run-details';
 import { selfPlayIteration } from './selfPlayIteration';
 import { ITERATION, MEAN_REWARD, RECIPE, RUN_STATE, VALID_TASK_RATE } from './search-attributes';
 
@@ -244,77 +243,6 @@ const memo = (runId: string, configHash: string | undefined): Record<string, unk
   ...(configHash ? { configHash } : {}),
 });
 
-function paramsOf(config: RunConfig): Required<RunParams> {
-  return {
-    learningRate: config.training.optimizer.learningRate,
-    temperature: config.sampling.temperature,
-    groupSize: config.groupSize,
-    batchSize: config.batchSize,
-  };
-}
-
-/** What is wrong with `setParams` input: unknown or missing fields, or the config schema's own problems. */
-function paramProblems(config: RunConfig, params: unknown): string[] {
-  if (typeof params !== 'object' || params === null || Array.isArray(params))
-    return ['expected an object such as {"learningRate":1e-6}'];
-  const allowed: readonly string[] = RUN_PARAM_KEYS;
-  const keys = Object.keys(params);
-  const unknown = keys.filter((k) => !allowed.includes(k));
-  if (unknown.length)
-    return unknown.map((k) => `${k}: not a settable parameter (settable: ${allowed.join(', ')})`);
-  if (keys.length === 0) return [`no parameter given (settable: ${allowed.join(', ')})`];
-  const resolved = resolveRunConfig(merged(config, params));
-  return resolved.ok ? [] : resolved.problems;
-}
-
-/** The config with `params` applied, validated by the config schema (the validator has checked it). */
-function withParams(config: RunConfig, params: RunParams): RunConfig {
-  const resolved = resolveRunConfig(merged(config, params));
-  if (!resolved.ok) throw ApplicationFailure.nonRetryable(resolved.problems.join('; '), 'RejectedControl');
-  return { ...resolved.config, ...(config.resumeFrom ? { resumeFrom: config.resumeFrom } : {}) };
-}
-
-function merged(config: RunConfig, params: RunParams): Record<string, unknown> {
-  const pinned = configForContinuation(config);
-  const { learningRate, temperature, groupSize, batchSize } = params;
-  return {
-    ...pinned,
-    ...(groupSize !== undefined ? { groupSize } : {}),
-    ...(batchSize !== undefined ? { batchSize } : {}),
-    sampling: { ...config.sampling, ...(temperature !== undefined ? { temperature } : {}) },
-    training: {
-      ...config.training,
-      optimizer: {
-        ...config.training.optimizer,
-        ...(learningRate !== undefined ? { learningRate } : {}),
-      },
-    },
-  };
-}
-
-/** The UI's current details: the run's state and a table of its latest iterations. */
-function showDetails(progress: RunProgress): void {
-  const roles = [...new Set(progress.recent.flatMap((r) => Object.keys(r.meanRewardByRole)))].sort();
-  const lines = [
-    `**${progress.state}** · iteration ${progress.iteration}/${progress.iterations} · ` +
-      `last committed ${progress.lastCommitted} · policy v${progress.policyVersion}`,
-  ];
-  if (progress.recent.length) {
-    lines.push(
-      '',
-      `| iteration | valid-task rate | ${roles.map((r) => `reward ${r}`).join(' | ')}${roles.length ? ' | ' : ''}rows | seconds |`,
-      `|---|---|${roles.map(() => '---|').join('')}---|---|`,
-      ...progress.recent.map(
-        (r) =>
-          `| ${r.iteration} | ${r.validTaskRate.toFixed(3)} | ` +
-          roles.map((role) => `${r.meanRewardByRole[role]?.toFixed(3) ?? '–'} | `).join('') +
-          `${r.rows} | ${r.seconds.toFixed(1)} |`,
-      ),
-    );
-  }
-  setCurrentDetails(lines.join('\n'));
-}
-
 type Committed = PolicyRefs & { policyVersion: number; recipeStateKey?: string };
 
 /** The committed state of a run start, a carry or an iteration result, without undefined fields. */
@@ -337,16 +265,4 @@ function recordCommitted(progress: RunProgress, result: IterationResult): void {
     { key: MEAN_REWARD, value: result.summary.meanReward },
     { key: VALID_TASK_RATE, value: result.summary.validTaskRate },
   ]);
-}
-
-/**
- * The resolved config, pinned: a continued run keeps its settings even if presets change in a new release.
- * Other recipes' sections are dropped (a config may carry only its own recipe's), and `resumeFrom` too: the
- * carried state says where to go on.
- */
-function configForContinuation(config: RunConfig): Record<string, unknown> {
-  const { resumeFrom: _resumed, ...rest } = config;
-  const pinned: Record<string, unknown> = { ...rest, runId: config.runId ?? workflowInfo().workflowId };
-  for (const recipe of RECIPES) if (recipe !== config.recipe) delete pinned[recipe];
-  return pinned;
 }

@@ -1,0 +1,64 @@
+import { ApplicationFailure, workflowInfo } from '@temporalio/workflow';
+import { RECIPES, resolveRunConfig, type RunConfig } from '../config/schema';
+import { RUN_PARAM_KEYS, type RunParams } from './messages';
+
+/** The parameters an operator may change while a run goes on (`setParams`), and the config they make. */
+export function paramsOf(config: RunConfig): Required<RunParams> {
+  return {
+    learningRate: config.training.optimizer.learningRate,
+    temperature: config.sampling.temperature,
+    groupSize: config.groupSize,
+    batchSize: config.batchSize,
+  };
+}
+
+/** What is wrong with `setParams` input: unknown or missing fields, or the config schema's own problems. */
+export function paramProblems(config: RunConfig, params: unknown): string[] {
+  if (typeof params !== 'object' || params === null || Array.isArray(params))
+    return ['expected an object such as {"learningRate":1e-6}'];
+  const allowed: readonly string[] = RUN_PARAM_KEYS;
+  const keys = Object.keys(params);
+  const unknown = keys.filter((k) => !allowed.includes(k));
+  if (unknown.length)
+    return unknown.map((k) => `${k}: not a settable parameter (settable: ${allowed.join(', ')})`);
+  if (keys.length === 0) return [`no parameter given (settable: ${allowed.join(', ')})`];
+  const resolved = resolveRunConfig(merged(config, params));
+  return resolved.ok ? [] : resolved.problems;
+}
+
+/** The config with `params` applied, validated by the config schema (the validator has checked it). */
+export function withParams(config: RunConfig, params: RunParams): RunConfig {
+  const resolved = resolveRunConfig(merged(config, params));
+  if (!resolved.ok) throw ApplicationFailure.nonRetryable(resolved.problems.join('; '), 'RejectedControl');
+  return { ...resolved.config, ...(config.resumeFrom ? { resumeFrom: config.resumeFrom } : {}) };
+}
+
+function merged(config: RunConfig, params: RunParams): Record<string, unknown> {
+  const pinned = configForContinuation(config);
+  const { learningRate, temperature, groupSize, batchSize } = params;
+  return {
+    ...pinned,
+    ...(groupSize !== undefined ? { groupSize } : {}),
+    ...(batchSize !== undefined ? { batchSize } : {}),
+    sampling: { ...config.sampling, ...(temperature !== undefined ? { temperature } : {}) },
+    training: {
+      ...config.training,
+      optimizer: {
+        ...config.training.optimizer,
+        ...(learningRate !== undefined ? { learningRate } : {}),
+      },
+    },
+  };
+}
+
+/**
+ * The resolved config, pinned: a continued run keeps its settings even if presets change in a new release.
+ * Other recipes' sections are dropped (a config may carry only its own recipe's), and `resumeFrom` too: the
+ * carried state says where to go on.
+ */
+export function configForContinuation(config: RunConfig): Record<string, unknown> {
+  const { resumeFrom: _resumed, ...rest } = config;
+  const pinned: Record<string, unknown> = { ...rest, runId: config.runId ?? workflowInfo().workflowId };
+  for (const recipe of RECIPES) if (recipe !== config.recipe) delete pinned[recipe];
+  return pinned;
+}
