@@ -4,6 +4,7 @@ import { resolveRunConfig } from '../config/schema';
 import { selfPlayRun } from '../workflows';
 import { progressQuery } from '../workflows/messages';
 import { applySet, parseFlags } from './args';
+import { paramsFromAssignments, sendControl, type Control } from './controls';
 import { loadManifests, renderReport } from './report';
 import { committedState, storeFromEnv } from './state';
 
@@ -11,6 +12,10 @@ const USAGE = `selfplay <command>
   start --recipe NAME [--config FILE.json] [--set key=value]... [--id RUN_ID] [--wait]
         start a run (the config is validated here first); --wait prints each committed iteration
   status RUN_ID     the run's progress
+  pause RUN_ID | resume RUN_ID | stop RUN_ID
+                    pause at the next stage boundary, resume, or finish the current iteration and complete
+  set RUN_ID --set learningRate=5e-7 [--set temperature=0.8 --set groupSize=8 --set batchSize=64]
+                    change parameters from the next iteration (validated by the run; refused with the reason)
   state RUN_ID [--iteration N]
                     the recipe state (task pool, history memory) committed at the latest (or given) iteration:
                     each part's size and a sample, read from storage as the next iteration will read it
@@ -24,6 +29,12 @@ async function main(argv: string[]): Promise<void> {
   const { positionals, flags, switches } = parseFlags(rest);
   if (command === 'start') return start(flags, switches.has('--wait'));
   if (command === 'status' && positionals[0]) return status(positionals[0]);
+  if (
+    (command === 'pause' || command === 'resume' || command === 'stop' || command === 'set') &&
+    positionals[0]
+  ) {
+    return control(command, positionals[0], flags.get('--set') ?? []);
+  }
   if (command === 'state' && positionals[0]) return state(positionals[0], flags.get('--iteration')?.[0]);
   if (command === 'report' && positionals[0]) return report(positionals[0], flags.get('--out')?.[0]);
   throw new UsageError(USAGE);
@@ -125,6 +136,17 @@ async function report(runId: string, out: string | undefined): Promise<void> {
   const file = out ?? `${runId.replace(/[^A-Za-z0-9._-]/g, '_')}-report.html`;
   writeFileSync(file, renderReport(runId, manifests));
   console.log(`wrote ${file}: ${manifests.length} committed iterations of run ${runId}`);
+}
+
+async function control(command: Control, runId: string, assignments: string[]): Promise<void> {
+  const params = command === 'set' ? paramsFromAssignments(assignments) : {};
+  const progress = await sendControl(await client(), runId, command, params).catch((err: unknown) => {
+    throw new UsageError(err instanceof Error ? err.message : String(err));
+  });
+  console.log(
+    `${runId}: ${progress.state}, iteration ${progress.iteration}/${progress.iterations}, last committed ` +
+      `${progress.lastCommitted}, params ${JSON.stringify(progress.params)}`,
+  );
 }
 
 class UsageError extends Error {}
