@@ -1,5 +1,6 @@
 import type { RunConfig } from './schema';
 import type { EndpointSettings } from '../activities/clients/inference';
+import { NON_RETRYABLE, nonRetryable } from '../activities/lib/errors';
 
 /**
  * What a worker takes from its environment: where storage lives, default inference and trainer endpoints,
@@ -55,7 +56,8 @@ export function endpointFor(
   const baseUrl = fromRole.baseUrl ?? fromDefault.baseUrl ?? env.inferenceUrl;
   const model = fromRole.model ?? fromDefault.model ?? env.inferenceModel;
   if (!baseUrl || !model) {
-    throw new MissingSetting(
+    throw nonRetryable(
+      NON_RETRYABLE.invalidConfig,
       `no inference endpoint for role "${role}": set inference.default.baseUrl/model in the run config ` +
         `or SELFPLAY_INFERENCE_URL and SELFPLAY_INFERENCE_MODEL on the rollout workers`,
     );
@@ -76,16 +78,12 @@ export function endpointFor(
 export function trainerUrlFor(config: RunConfig, env: WorkerEnv): string {
   const url = config.training.trainerUrl ?? env.trainerUrl;
   if (!url) {
-    throw new MissingSetting(
+    throw nonRetryable(
+      NON_RETRYABLE.invalidConfig,
       'no training kernel: set training.trainerUrl in the run config or SELFPLAY_TRAINER_URL on the trainer workers',
     );
   }
   return url;
-}
-
-/** A setting the operator must supply; raised as a non-retryable InvalidConfig by the activities. */
-export class MissingSetting extends Error {
-  override name = 'MissingSetting';
 }
 
 /**

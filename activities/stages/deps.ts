@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import type { ObjectStore } from '../clients/storage/types';
 import type { WorkerEnv } from '../../config/env';
-import { endpointFor, MissingSetting } from '../../config/env';
+import { endpointFor } from '../../config/env';
 import type { InferencePool } from '../clients/inference';
 import type { RunConfig } from '../../config/schema';
 import type { AnyRecipe, RecipeContext } from '../recipes/types';
@@ -42,13 +42,6 @@ export function recipeContext(
     policyVersion: input.policyVersion,
     signal,
     state,
-    llm: (role) => {
-      try {
-        return deps.inference.endpoint(endpointFor(role, input.config, deps.env, input.policyVersion));
-      } catch (err) {
-        if (err instanceof MissingSetting) throw nonRetryable(NON_RETRYABLE.invalidConfig, err.message);
-        throw err;
-      }
-    },
+    llm: (role) => deps.inference.endpoint(endpointFor(role, input.config, deps.env, input.policyVersion)),
   };
 }

@@ -44,9 +44,7 @@ export function filterActivities(deps: ActivityDeps) {
       // The next state is written before the batch summary, so a summary always has its state.
       const nextStateKey =
         out.state === undefined ? undefined : await saveRecipeState(store, runId, iteration, out.state);
-      await putJsonl(store, key, rows);
-      const bytes = await store.get(key);
-      if (!bytes) throw new Error(`${store.uri(key)} vanished right after it was written`);
+      const bytes = await putJsonl(store, key, rows);
       const summary: FilterResult = {
         batchKey: key,
         batchUri: store.uri(key),

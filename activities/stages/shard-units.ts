@@ -1,4 +1,5 @@
 import { Context } from '@temporalio/activity';
+import { heartbeatWhile } from '../lib/heartbeat';
 import type { ObjectStore } from '../clients/storage/types';
 import { getJson, getJsonl, putJson, putJsonl } from '../clients/storage/codec';
 import { shardKey, unitKey } from '../clients/storage/keys';
@@ -39,13 +40,11 @@ export async function runShardUnits<I extends Unit, O extends Unit>(
   const partKeys = new Set(await store.list(`${key.replace(/\.jsonl\.gz$/, '')}/`));
   const results = new Map<number, O>();
   let reusedUnits = 0;
-  const ctx = Context.current();
-  const heartbeat = (): void => ctx.heartbeat({ stage, shard, done: results.size, total: inputs.length });
-  // A unit can take longer than the heartbeat timeout (long generations queued behind others): beat on a
-  // clock too, so only a dead worker misses its heartbeats. Temporal throttles what reaches the server.
-  const beat = setInterval(heartbeat, Math.max(1_000, (ctx.info.heartbeatTimeoutMs ?? 60_000) / 3));
-  try {
-    await Promise.all(
+  const progress = () => ({ stage, shard, done: results.size, total: inputs.length });
+  const heartbeat = (): void => Context.current().heartbeat(progress());
+  // Beat when a unit finishes and on a clock: one unit can outlast the heartbeat timeout.
+  await heartbeatWhile(progress, () =>
+    Promise.all(
       inputs.map(async (input) => {
         const partKey = unitKey(runId, iteration, stage, shard, input.unit);
         const saved = partKeys.has(partKey) ? await getJson<O>(store, partKey) : undefined;
@@ -59,10 +58,8 @@ export async function runShardUnits<I extends Unit, O extends Unit>(
         }
         heartbeat();
       }),
-    );
-  } finally {
-    clearInterval(beat);
-  }
+    ),
+  );
 
   const records = inputs.map((input) => results.get(input.unit) as O);
   await putJsonl(store, key, records);

@@ -1,4 +1,3 @@
-import { Context } from '@temporalio/activity';
 import type { SyncInput, SyncResult, WeightSnapshot } from '../../workflows/contracts';
 import type { RunConfig } from '../../config/schema';
 import type { ActivityDeps } from './deps';
@@ -6,6 +5,7 @@ import { syncServersFor } from '../../config/env';
 import { adapterFor } from '../clients/weight-sync';
 import { syncServers, type ServerSync } from '../clients/weight-sync/sync';
 import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
+import { heartbeatWhile } from '../lib/heartbeat';
 
 /**
  * Brings every inference server to `snapshot`, verified by reading the version back (a no-op read when it
@@ -50,17 +50,11 @@ export function syncActivities(deps: ActivityDeps) {
   return {
     async syncWeights(input: SyncInput): Promise<SyncResult> {
       const t0 = Date.now();
-      const ctx = Context.current();
-      const beat = setInterval(
-        () => ctx.heartbeat({ syncing: input.snapshot.version }),
-        Math.max(1000, (input.config.timeouts.heartbeatSeconds * 1000) / 3),
+      const servers = await heartbeatWhile(
+        () => ({ syncing: input.snapshot.version }),
+        (signal) => ensureServersAt(deps, input.config, input.snapshot, signal),
       );
-      try {
-        const servers = await ensureServersAt(deps, input.config, input.snapshot, ctx.cancellationSignal);
-        return { servers, seconds: (Date.now() - t0) / 1000 };
-      } finally {
-        clearInterval(beat);
-      }
+      return { servers, seconds: (Date.now() - t0) / 1000 };
     },
   };
 }

@@ -1,11 +1,11 @@
-import { Context } from '@temporalio/activity';
 import type { PublishInput, UpdateInput, UpdateResult, WeightSnapshot } from '../../workflows/contracts';
 import type { RunConfig } from '../../config/schema';
 import type { ActivityDeps } from './deps';
 import { TrainerClient } from '../clients/trainer';
 import { checkpointPrefix, snapshotPrefix } from '../clients/storage/keys';
-import { MissingSetting, trainerUrlFor } from '../../config/env';
+import { trainerUrlFor } from '../../config/env';
 import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
+import { heartbeatWhile } from '../lib/heartbeat';
 
 /**
  * The trainer pool's activities. One training step per iteration under the idempotency key
@@ -15,35 +15,11 @@ import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
  * servers need it, a sampler snapshot of the new version is published.
  */
 export function updateActivities(deps: ActivityDeps) {
-  const trainerFor = (config: RunConfig): TrainerClient => {
-    try {
-      return new TrainerClient(trainerUrlFor(config, deps.env), {
-        timeoutMs: config.timeouts.trainStepMinutes * 60_000,
-        maxRetries: config.inference.maxRetries,
-      });
-    } catch (err) {
-      if (err instanceof MissingSetting) throw nonRetryable(NON_RETRYABLE.invalidConfig, err.message);
-      throw err;
-    }
-  };
-
-  /** Heartbeats while a long kernel call runs, so a dead worker is noticed and a live one is not. */
-  const withHeartbeat = async <T>(
-    config: RunConfig,
-    what: string,
-    work: (signal: AbortSignal) => Promise<T>,
-  ): Promise<T> => {
-    const ctx = Context.current();
-    const beat = setInterval(
-      () => ctx.heartbeat({ waiting: what }),
-      Math.max(1000, (config.timeouts.heartbeatSeconds * 1000) / 3),
-    );
-    try {
-      return await work(ctx.cancellationSignal);
-    } finally {
-      clearInterval(beat);
-    }
-  };
+  const trainerFor = (config: RunConfig): TrainerClient =>
+    new TrainerClient(trainerUrlFor(config, deps.env), {
+      timeoutMs: config.timeouts.trainStepMinutes * 60_000,
+      maxRetries: config.inference.maxRetries,
+    });
 
   /** Brings a kernel that is not at `version` back to it from the committed checkpoint, or fails clearly. */
   const restoreTo = async (
@@ -99,45 +75,48 @@ export function updateActivities(deps: ActivityDeps) {
         };
       }
       const trainer = trainerFor(config);
-      return withHeartbeat(config, 'train_step', async (signal) => {
-        const request = {
-          idempotencyKey: `${runId}/iter-${input.iteration}/${policy}`,
-          runId,
-          iteration: input.iteration,
-          policy,
-          baseVersion: input.policyVersion,
-          batch: { uri: input.batchUri, rows: input.rows, sha256: input.sha256 },
-          loss: config.training.loss,
-          optimizer: config.training.optimizer,
-        };
-        const response = await trainer.trainStep(request, signal).catch(async (err: unknown) => {
-          if (!isVersionConflict(err)) throw err;
-          await restoreTo(trainer, config, input.policyVersion, input.checkpointUri, signal);
-          return trainer.trainStep(request, signal);
-        });
-        const version = response.policyVersion;
-        const checkpointUri = config.training.checkpoint
-          ? (
-              await trainer.checkpoint(
-                policy,
-                { uri: deps.store.uri(checkpointPrefix(runId, policy, version)) },
-                signal,
-              )
-            ).uri
-          : undefined;
-        const snapshot =
-          config.weightSync.engine === 'none'
-            ? undefined
-            : await publish(trainer, runId, config, version, signal);
-        return {
-          policyVersion: version,
-          applied: response.applied,
-          train: { ...response.metrics },
-          ...(checkpointUri ? { checkpointUri } : {}),
-          ...(snapshot ? { snapshot } : {}),
-          seconds: (Date.now() - t0) / 1000,
-        };
-      });
+      return heartbeatWhile(
+        () => ({ waiting: 'train_step' }),
+        async (signal) => {
+          const request = {
+            idempotencyKey: `${runId}/iter-${input.iteration}/${policy}`,
+            runId,
+            iteration: input.iteration,
+            policy,
+            baseVersion: input.policyVersion,
+            batch: { uri: input.batchUri, rows: input.rows, sha256: input.sha256 },
+            loss: config.training.loss,
+            optimizer: config.training.optimizer,
+          };
+          const response = await trainer.trainStep(request, signal).catch(async (err: unknown) => {
+            if (!isVersionConflict(err)) throw err;
+            await restoreTo(trainer, config, input.policyVersion, input.checkpointUri, signal);
+            return trainer.trainStep(request, signal);
+          });
+          const version = response.policyVersion;
+          const checkpointUri = config.training.checkpoint
+            ? (
+                await trainer.checkpoint(
+                  policy,
+                  { uri: deps.store.uri(checkpointPrefix(runId, policy, version)) },
+                  signal,
+                )
+              ).uri
+            : undefined;
+          const snapshot =
+            config.weightSync.engine === 'none'
+              ? undefined
+              : await publish(trainer, runId, config, version, signal);
+          return {
+            policyVersion: version,
+            applied: response.applied,
+            train: { ...response.metrics },
+            ...(checkpointUri ? { checkpointUri } : {}),
+            ...(snapshot ? { snapshot } : {}),
+            seconds: (Date.now() - t0) / 1000,
+          };
+        },
+      );
     },
 
     /**
@@ -147,14 +126,17 @@ export function updateActivities(deps: ActivityDeps) {
      */
     async prepareTrainer(input: PublishInput): Promise<WeightSnapshot | undefined> {
       const trainer = trainerFor(input.config);
-      return withHeartbeat(input.config, 'prepare', async (signal) => {
-        const state = await trainer.policyState(input.config.training.policy, signal);
-        if (state.policyVersion !== input.version) {
-          await restoreTo(trainer, input.config, input.version, input.checkpointUri, signal);
-        }
-        if (input.config.weightSync.engine === 'none') return undefined;
-        return input.snapshot ?? publish(trainer, input.runId, input.config, input.version, signal);
-      });
+      return heartbeatWhile(
+        () => ({ waiting: 'prepare' }),
+        async (signal) => {
+          const state = await trainer.policyState(input.config.training.policy, signal);
+          if (state.policyVersion !== input.version) {
+            await restoreTo(trainer, input.config, input.version, input.checkpointUri, signal);
+          }
+          if (input.config.weightSync.engine === 'none') return undefined;
+          return input.snapshot ?? publish(trainer, input.runId, input.config, input.version, signal);
+        },
+      );
     },
   };
 }

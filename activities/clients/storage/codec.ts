@@ -23,15 +23,17 @@ export async function getJson<T>(store: ObjectStore, key: string): Promise<T | u
   }
 }
 
-/** One JSON value per line, newline-terminated. */
-export async function putJsonl(store: ObjectStore, key: string, rows: readonly unknown[]): Promise<void> {
+/** One JSON value per line, newline-terminated. Returns the bytes stored (e.g. to hash them). */
+export async function putJsonl(store: ObjectStore, key: string, rows: readonly unknown[]): Promise<Buffer> {
   const lines = rows.map((row, i) => {
     const line = JSON.stringify(row);
     if (line === undefined)
       throw new Error(`cannot store ${store.uri(key)}: row ${i} is not JSON-serialisable`);
     return `${line}\n`;
   });
-  await store.put(key, await encode(key, lines.join('')));
+  const body = await encode(key, lines.join(''));
+  await store.put(key, body);
+  return body;
 }
 
 export async function getJsonl<T>(store: ObjectStore, key: string): Promise<T[] | undefined> {

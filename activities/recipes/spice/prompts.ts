@@ -44,6 +44,16 @@ export function mcqChallengerMessages(document: string, template: PromptTemplate
   return chatWrap(mcqChallengerPrompt(document), template);
 }
 
+/** The Output Format preamble both Challenger prompts of Fig. 10 share, word for word. */
+const OUTPUT_FORMAT_PREAMBLE = `## Output Format
+FIRST, think step-by-step about your question design (this is your private thinking).
+
+THEN, provide your complete analysis in a JSON object with these fields.
+CRITICAL: Output ONLY valid JSON without any markdown formatting or code blocks.
+DO NOT wrap your JSON in \`\`\`json\`\`\` or any other markers.
+Start directly with { and end with }
+`;
+
 /** Fig. 10, right: a hard free-form question whose answer has the given type. */
 export function freeFormChallengerMessages(
   document: string,
@@ -211,14 +221,7 @@ Before finalizing, verify your question is NOT Easy by checking:
 * Are all MCQ options balanced and using consistent formatting? If no, revise
 * Did your self-test of the MCQ take more than 1 minute? If no, increase difficulty
 
-## Output Format
-FIRST, think step-by-step about your question design (this is your private thinking).
-
-THEN, provide your complete analysis in a JSON object with these fields.
-CRITICAL: Output ONLY valid JSON without any markdown formatting or code blocks.
-DO NOT wrap your JSON in \`\`\`json\`\`\` or any other markers.
-Start directly with { and end with }
-
+${OUTPUT_FORMAT_PREAMBLE}
 Example CORRECT format (copy this structure):
 {"identified_answer": "your answer", "answer_quote": ["quote1", "quote2"], "hardening_process": "strategy"}
 
@@ -433,14 +436,7 @@ WRONG formats that will FAIL:
 - answer: {"value": 42} - Don't wrap in dict!
 - answer: {"answer": "Paris"} - Don't nest the answer!
 
-## Output Format
-FIRST, think step-by-step about your question design (this is your private thinking).
-
-THEN, provide your complete analysis in a JSON object with these fields.
-CRITICAL: Output ONLY valid JSON without any markdown formatting or code blocks.
-DO NOT wrap your JSON in \`\`\`json\`\`\` or any other markers.
-Start directly with { and end with }
-
+${OUTPUT_FORMAT_PREAMBLE}
 Example CORRECT format (copy this structure):
 {"identified_information": ["info1", "info2"], "question": "your question", "answer": 42, "answer_type": "Integer"}
 
