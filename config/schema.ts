@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { SPICE_DEFAULTS, spiceParams, spicePreset } from './presets/spice';
 import { SPELL_DEFAULTS, spellParams, spellPreset } from './presets/spell';
 import { MAE_DEFAULTS, maeParams, maePreset } from './presets/mae';
+import { SSP_DEFAULTS, sspParams, sspPreset } from './presets/ssp';
+import { SCOPE_DEFAULTS, scopeParams, scopePreset } from './presets/scope';
 
 /**
  * The run configuration: ONE plain-JSON object, the only argument of `selfPlayRun`, so a run can be started
@@ -29,7 +31,7 @@ const endpoint = z.strictObject({
 
 const runConfig = z
   .strictObject({
-    recipe: z.enum(['spice', 'spell', 'mae']),
+    recipe: z.enum(['spice', 'spell', 'mae', 'ssp', 'scope']),
     /** Storage prefix and child-workflow ids; defaults to the workflow id. */
     runId: id.optional(),
     seed: z
@@ -87,6 +89,20 @@ const runConfig = z
     spice: spiceParams,
     spell: spellParams,
     mae: maeParams,
+    ssp: sspParams,
+    scope: scopeParams,
+    /**
+     * The search tool of the search-agent recipes (SSP, SCOPE): a built index (`selfplay index build`), top-k
+     * and the passage budget.
+     */
+    retrieval: z.strictObject({
+      /** Where the built index lives: a local directory or s3://bucket/prefix. */
+      index: z.string().min(1).optional(),
+      kind: z.enum(['bm25', 'dense']),
+      topK: positiveInt.max(100),
+      /** Each passage is cut to this many tokens. */
+      passageTokens: positiveInt.max(100_000),
+    }),
     /**
      * How inference servers get each committed version before the next iteration samples: `none` (they are
      * not ours to update, e.g. the scripted test server), the kernel's sampler, vLLM runtime LoRA, or SGLang
@@ -129,7 +145,7 @@ const runConfig = z
 
 export type RunConfig = z.output<typeof runConfig>;
 export type RecipeName = RunConfig['recipe'];
-export const RECIPES = ['spice', 'spell', 'mae'] as const satisfies readonly RecipeName[];
+export const RECIPES = ['spice', 'spell', 'mae', 'ssp', 'scope'] as const satisfies readonly RecipeName[];
 
 /** Defaults shared by every recipe; a preset overrides them. */
 const commonDefaults = {
@@ -151,9 +167,18 @@ const commonDefaults = {
   spice: SPICE_DEFAULTS,
   spell: SPELL_DEFAULTS,
   mae: MAE_DEFAULTS,
+  ssp: SSP_DEFAULTS,
+  scope: SCOPE_DEFAULTS,
+  retrieval: { kind: 'bm25', topK: 3, passageTokens: 500 },
 };
 
-const presets: Record<RecipeName, object> = { spice: spicePreset, spell: spellPreset, mae: maePreset };
+const presets: Record<RecipeName, object> = {
+  spice: spicePreset,
+  spell: spellPreset,
+  mae: maePreset,
+  ssp: sspPreset,
+  scope: scopePreset,
+};
 
 export type ConfigResult = { ok: true; config: RunConfig } | { ok: false; problems: string[] };
 

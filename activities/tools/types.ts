@@ -1,0 +1,99 @@
+import type { ChatMessage } from '../clients/trainer-contract';
+import type { LlmCaller } from '../clients/inference';
+
+/**
+ * The search tool and the multi-turn loop that rollouts run it in (SSP, SCOPE). A retriever answers a query
+ * with ranked passages; the loop lets the model alternate between thinking, searching and a final tagged
+ * answer, and records which spans of the completion the environment wrote, so the trainer masks them.
+ */
+
+/** One retrieved passage, as the model will see it (already cut to the passage token budget). */
+export interface Passage {
+  /** The corpus document (or chunk) id. */
+  id: string;
+  title?: string;
+  text: string;
+  /** The ranker's score; higher is better (BM25 or cosine similarity). */
+  score: number;
+}
+
+export interface SearchOptions {
+  topK: number;
+  /** Each passage is cut to at most this many tokens. */
+  maxTokens: number;
+  signal?: AbortSignal;
+}
+
+export interface Retriever {
+  /** What answers (e.g. `bm25:s3://bucket/indexes/wiki`), for logs and manifests. */
+  readonly name: string;
+  search(query: string, options: SearchOptions): Promise<Passage[]>;
+}
+
+/**
+ * How a model asks for a search: `search_tags` is `<search>query</search>` (Search-R1, Qwen2.5 in SSP and
+ * SCOPE); `qwen3_tool_call` is `<tool_call>{"name":"search","arguments":{"query":"…"}}</tool_call>`.
+ */
+export type SearchSyntax = 'search_tags' | 'qwen3_tool_call';
+
+/** One assistant turn of a trajectory and what the environment answered. */
+export interface TrajectoryTurn {
+  /** What the model generated in this turn (a closing tag the stop sequence cut off is restored). */
+  text: string;
+  /** The search the turn asked for; `valid` is false for an empty or unparseable call. */
+  search?: { query: string; valid: boolean };
+  /** The environment's answer appended after the turn (an `<information>` block or a notice), if any. */
+  observation?: string;
+  finishReason: string;
+}
+
+export interface Trajectory {
+  /** Everything after the prompt, model text and observations interleaved, as one assistant completion. */
+  completion: string;
+  /**
+   * Spans of `completion` the environment wrote (observations), [start, end) in Unicode code points: the
+   * trainer excludes them from the loss (TrainingRow.lossMaskSpans).
+   */
+  lossMaskSpans: Array<[number, number]>;
+  turns: TrajectoryTurn[];
+  /** Valid queries issued, in order. */
+  searches: string[];
+  /** Every passage retrieved along the way, in order of retrieval (SSP's RAG verification reads them). */
+  passages: Passage[];
+  /** Why it ended: a final tag closed, the model stopped without one, or a budget ran out. */
+  stop: 'final' | 'no_final' | 'max_turns' | 'max_tokens';
+}
+
+/** Where a trajectory's finished turns are kept, so a retried shard resumes it instead of sampling again. */
+export interface TrajectoryCheckpoint {
+  load(): Promise<Trajectory | undefined>;
+  save(partial: Trajectory): Promise<void>;
+}
+
+export interface SearchLoopSpec {
+  llm: LlmCaller;
+  retriever: Retriever;
+  /** The prompt (system + user); the loop continues one assistant message across turns. */
+  messages: ChatMessage[];
+  role: string;
+  call: string;
+  seed: number;
+  temperature: number;
+  topP: number;
+  syntax: SearchSyntax;
+  /** Tags that end the trajectory when closed, e.g. `['answer']`, `['question']`, `['task']`. */
+  finalTags: string[];
+  /** Assistant turns at most (SSP: 10). */
+  maxTurns: number;
+  /** Completion tokens over the whole trajectory, observations included (SSP: 8192). */
+  maxTokens: number;
+  topK: number;
+  passageTokens: number;
+  /**
+   * SCOPE's Challenger: after this many searches the environment answers a further search with `notice`
+   * ("searches complete") instead of results, so the model writes its task.
+   */
+  searchLimit?: { after: number; notice: string };
+  checkpoint?: TrajectoryCheckpoint;
+  signal?: AbortSignal;
+}
