@@ -3,6 +3,7 @@ import { Client, Connection } from '@temporalio/client';
 import { resolveRunConfig } from '../config/schema';
 import { selfPlayRun } from '../workflows';
 import { progressQuery } from '../workflows/messages';
+import { versionsText } from '../workflows/contracts';
 import { applySet, parseFlags } from './args';
 import { paramsFromAssignments, sendControl, type Control } from './controls';
 import { loadManifests, renderReport } from './report';
@@ -97,7 +98,7 @@ async function start(flags: Map<string, string[]>, wait: boolean): Promise<void>
   }
   const outcome = await result;
   console.log(
-    `run ${runId} completed: ${outcome.lastCommitted} iterations committed, policy version ${outcome.policyVersion}`,
+    `run ${runId} completed: ${outcome.lastCommitted} iterations committed, ${versionsText(outcome.versions)}`,
   );
 }
 

@@ -1,7 +1,7 @@
 import type { ObjectStore } from '../activities/clients/storage';
 import { getJson } from '../activities/clients/storage/codec';
 import { runPrefix } from '../activities/clients/storage/keys';
-import type { Manifest, StageName } from '../workflows/contracts';
+import { versionsOf, versionsText, type Manifest, type StageName } from '../workflows/contracts';
 import { escapeXml, lineChart, stackedBarChart } from './report-svg';
 
 /** The ids of the report's four plots (tests and readers look them up). */
@@ -115,7 +115,7 @@ export function renderReport(
       : '–';
   const header = [
     'iteration',
-    'policy version',
+    'policy versions',
     'committed at',
     'valid-task rate',
     ...roles.map((r) => `reward: ${r}`),
@@ -128,7 +128,7 @@ export function renderReport(
     const totalSeconds = stageNames.reduce((s, n) => s + (Number.isFinite(wall(m, n)) ? wall(m, n) : 0), 0);
     return [
       cell(m.iteration),
-      cell(m.policyVersion),
+      escapeXml(m.policies ? versionsText(versionsOf(m.policies)) : '–'),
       escapeXml(m.committedAt ?? ''),
       cell(r?.validTaskRate),
       ...roles.map((role) => cell(r?.meanRewardByRole?.[role])),

@@ -1,6 +1,7 @@
 import type { RunConfig } from './schema';
 import type { EndpointSettings } from '../activities/clients/inference';
 import { NON_RETRYABLE, nonRetryable } from '../activities/lib/errors';
+import { policyForRole, policySpec } from './policies';
 
 /**
  * What a worker takes from its environment: where storage lives, default inference and trainer endpoints,
@@ -42,14 +43,16 @@ export function loadWorkerEnv(env: NodeJS.ProcessEnv = process.env): WorkerEnv {
 
 /**
  * A role's endpoint: the config's role entry, then its default entry, then the worker environment.
- * `{policy}` and `{version}` in the model name are filled in, so a vLLM server that gets a LoRA adapter per
- * version is asked for `"{policy}-v{version}"`, the adapter of exactly the version being sampled.
+ * `{policy}` and `{version}` in the model name are filled in with the policy that plays the role and the
+ * version being sampled, so a vLLM server that gets a LoRA adapter per version is asked for
+ * `"{policy}-v{version}"`, the adapter of exactly that version. A role no policy trains (a frozen judge)
+ * must name its model plainly.
  */
 export function endpointFor(
   role: string,
   config: RunConfig,
   env: WorkerEnv,
-  policyVersion = 0,
+  versions: Readonly<Record<string, number>> = {},
 ): EndpointSettings {
   const fromRole = config.inference.roles[role] ?? {};
   const fromDefault = config.inference.default;
@@ -64,9 +67,7 @@ export function endpointFor(
   }
   return {
     baseUrl,
-    model: model
-      .replaceAll('{policy}', config.training.policy)
-      .replaceAll('{version}', String(policyVersion)),
+    model: modelFor(role, model, config, versions),
     apiKey: env.inferenceApiKey,
     maxConcurrentCompletions: env.inferenceConcurrency,
     supportsN: fromRole.supportsN ?? fromDefault.supportsN ?? true,
@@ -75,27 +76,63 @@ export function endpointFor(
   };
 }
 
-export function trainerUrlFor(config: RunConfig, env: WorkerEnv): string {
-  const url = config.training.trainerUrl ?? env.trainerUrl;
+function modelFor(
+  role: string,
+  model: string,
+  config: RunConfig,
+  versions: Readonly<Record<string, number>>,
+): string {
+  if (!model.includes('{policy}') && !model.includes('{version}')) return model;
+  const policy = policyForRole(config, role);
+  if (!policy) {
+    throw nonRetryable(
+      NON_RETRYABLE.invalidConfig,
+      `inference model "${model}" of role "${role}" names {policy}/{version}, but no policy trains "${role}": ` +
+        `give its endpoint a fixed model name (a frozen judge serves the base model)`,
+    );
+  }
+  return model
+    .replaceAll('{policy}', policy.name)
+    .replaceAll('{version}', String(versions[policy.name] ?? 0));
+}
+
+/** The kernel that trains `policy`: its own URL in the config, then the run's, then the environment. */
+export function trainerUrlFor(config: RunConfig, env: WorkerEnv, policy: string): string {
+  const url = policySpec(config, policy).trainerUrl ?? config.training.trainerUrl ?? env.trainerUrl;
   if (!url) {
     throw nonRetryable(
       NON_RETRYABLE.invalidConfig,
-      'no training kernel: set training.trainerUrl in the run config or SELFPLAY_TRAINER_URL on the trainer workers',
+      `no training kernel for policy "${policy}": set training.trainerUrl (or training.policies.${policy}.trainerUrl) ` +
+        'in the run config, or SELFPLAY_TRAINER_URL on the trainer workers',
     );
   }
   return url;
 }
 
 /**
- * The servers a weight sync must bring to each version: the configured list, else the base URL of every
- * endpoint that serves the policy (frozen endpoints, such as a separate judge, keep their own weights).
+ * The servers a weight sync must bring to each version of `policy`: with one policy, the configured list,
+ * else the base URL of every endpoint that serves it; with several, the endpoints of the policy's roles.
+ * Frozen endpoints, such as a separate judge, keep their own weights.
  */
-export function syncServersFor(config: RunConfig, env: WorkerEnv): string[] {
-  if (config.weightSync.servers.length > 0) return config.weightSync.servers;
-  const policyRoles = Object.values(config.inference.roles).filter((r) => !r.frozen);
-  const urls = [
-    config.inference.default.frozen ? undefined : (config.inference.default.baseUrl ?? env.inferenceUrl),
-    ...policyRoles.map((r) => r.baseUrl),
-  ];
-  return [...new Set(urls.filter((u): u is string => typeof u === 'string'))];
+export function syncServersFor(config: RunConfig, env: WorkerEnv, policy: string): string[] {
+  const spec = policySpec(config, policy);
+  const defaultUrl = config.inference.default.frozen
+    ? undefined
+    : (config.inference.default.baseUrl ?? env.inferenceUrl);
+  if (spec.roles === 'all') {
+    if (config.weightSync.servers.length > 0) return config.weightSync.servers;
+    const policyRoles = Object.values(config.inference.roles).filter((r) => !r.frozen);
+    return unique([defaultUrl, ...policyRoles.map((r) => r.baseUrl)]);
+  }
+  return unique(
+    spec.roles.map((role) => {
+      const endpoint = config.inference.roles[role];
+      if (endpoint?.frozen) return undefined;
+      return endpoint?.baseUrl ?? defaultUrl;
+    }),
+  );
 }
+
+const unique = (urls: Array<string | undefined>): string[] => [
+  ...new Set(urls.filter((u): u is string => typeof u === 'string')),
+];

@@ -64,8 +64,22 @@ const runConfig = z
       maxRetries: z.number().int().min(0).max(20),
     }),
     training: z.strictObject({
+      /** The one trained policy's name, when `policies` is not given: it trains every role. */
       policy: id,
       trainerUrl: z.url().optional(),
+      /**
+       * Several independently trained policies (SCOPE's Challenger and Solver): each trains the rows of its
+       * roles on its own kernel, with its own versions, checkpoints and snapshots. Replaces `policy`.
+       */
+      policies: z
+        .record(
+          id,
+          z.strictObject({
+            roles: z.array(z.string().min(1)).min(1),
+            trainerUrl: z.url().optional(),
+          }),
+        )
+        .optional(),
       estimator: z.enum(['dr_grpo', 'grpo', 'rloo', 'reinforce', 'reinforce_pp']),
       loss: z.strictObject({
         type: z.enum(['ppo_clip', 'reinforce']),
@@ -138,12 +152,21 @@ const runConfig = z
       .transform((v) => (typeof v === 'string' ? { runId: v } : v))
       .optional(),
   })
+  .refine((c) => policyRolesAreDisjoint(c.training.policies), {
+    path: ['training', 'policies'],
+    message: 'a role is trained by one policy only; list each role under one policy',
+  })
   .refine((c) => Math.ceil(c.batchSize / c.shardSize) <= MAX_SHARDS, {
     path: ['shardSize'],
     message: `batchSize / shardSize must give at most ${MAX_SHARDS} shards, so an iteration's history stays small; raise shardSize`,
   });
 
 export type RunConfig = z.output<typeof runConfig>;
+
+function policyRolesAreDisjoint(policies: Record<string, { roles: string[] }> | undefined): boolean {
+  const roles = Object.values(policies ?? {}).flatMap((p) => p.roles);
+  return new Set(roles).size === roles.length;
+}
 export type RecipeName = RunConfig['recipe'];
 export const RECIPES = ['spice', 'spell', 'mae', 'ssp', 'scope'] as const satisfies readonly RecipeName[];
 

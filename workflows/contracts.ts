@@ -1,8 +1,10 @@
 import type { RunConfig } from '../config/schema';
 
 /**
- * Messages that cross the workflow boundary, version 1. Only references (storage keys) and small summaries
- * travel here; anything large lives in storage. A breaking change adds a new version beside this one.
+ * Messages that cross the workflow boundary, version 2 (version 1 carried one policy's version and refs at
+ * the top level; version 2 carries a `PolicySet`, one entry per trained policy). Only references (storage
+ * keys) and small summaries travel here; anything large lives in storage. Manifests of version 1 are read
+ * as a one-policy set (see `policiesOfManifest`).
  */
 
 export type StageName =
@@ -16,19 +18,36 @@ export interface WeightSnapshot {
   format: 'lora' | 'full';
 }
 
-/** Where the committed policy lives: its checkpoint (to restore the kernel) and its sampler snapshot. */
-export interface PolicyRefs {
+/**
+ * One trained policy as committed: its version (training steps applied), its checkpoint (to restore the
+ * kernel) and its sampler snapshot (to sync inference servers).
+ */
+export interface PolicyCommit {
+  version: number;
   checkpointUri?: string;
   snapshot?: WeightSnapshot;
 }
 
-export interface IterationInput extends PolicyRefs {
-  v: 1;
+/** Every trained policy of a run by name; a run of one policy has one entry. */
+export type PolicySet = Record<string, PolicyCommit>;
+
+/** The version of each policy: what rollouts sample from and endpoints name. */
+export const versionsOf = (policies: PolicySet): Record<string, number> =>
+  Object.fromEntries(Object.entries(policies).map(([name, p]) => [name, p.version]));
+
+/** `policy v3` for one policy, `challenger v3 · solver v2` for several. */
+export const versionsText = (versions: Record<string, number>): string =>
+  Object.entries(versions)
+    .map(([name, v]) => `${name} v${v}`)
+    .join(' · ');
+
+export interface IterationInput {
+  v: 2;
   runId: string;
   iteration: number;
   config: RunConfig;
-  /** The policy version rollouts sample from (the last committed one). */
-  policyVersion: number;
+  /** The policies rollouts sample from (the last committed versions). */
+  policies: PolicySet;
   /** Key of the recipe's persistent state as committed by the previous iteration, if any. */
   recipeStateKey?: string;
 }
@@ -44,11 +63,12 @@ export interface ShardStageInput {
   iteration: number;
   shard: number;
   config: RunConfig;
-  policyVersion: number;
+  /** The version of each policy this shard samples from. */
+  versions: Record<string, number>;
   /** The recipe state committed by the previous iteration, if the recipe keeps one. */
   recipeStateKey?: string;
-  /** The version every inference server must serve while this shard samples (when weights are synced). */
-  snapshot?: WeightSnapshot;
+  /** What every inference server must serve while this shard samples (when weights are synced), per policy. */
+  snapshots?: WeightSnapshot[];
 }
 
 export interface ShardStageResult {
@@ -67,7 +87,7 @@ export interface IterationStageInput {
   runId: string;
   iteration: number;
   config: RunConfig;
-  policyVersion: number;
+  versions: Record<string, number>;
   shards: number[];
   recipeStateKey?: string;
 }
@@ -86,28 +106,37 @@ export interface RecipeMetrics {
   extra: Record<string, number>;
 }
 
-export interface FilterResult {
-  batchKey: string;
-  batchUri: string;
+/** One policy's training batch, by reference. */
+export interface BatchRef {
+  key: string;
+  uri: string;
   rows: number;
   sha256: string;
+}
+
+export interface FilterResult {
+  /** Each trained policy's batch (an empty one too, so every policy's update is decided by its rows). */
+  batches: Record<string, BatchRef>;
+  rows: number;
   recipeStateKey?: string;
   metrics: RecipeMetrics;
   seconds: number;
 }
 
-export interface UpdateInput extends Pick<PolicyRefs, 'checkpointUri'> {
+export interface UpdateInput {
   runId: string;
   iteration: number;
   config: RunConfig;
-  policyVersion: number;
-  batchUri: string;
-  rows: number;
-  sha256: string;
+  policy: string;
+  /** The policy as committed: the batch was sampled from this version. */
+  committed: PolicyCommit;
+  batch: BatchRef;
 }
 
-export interface UpdateResult extends PolicyRefs {
-  policyVersion: number;
+export interface UpdateResult {
+  policy: string;
+  /** The policy after the step (as committed before it when the batch was empty). */
+  committed: PolicyCommit;
   applied: boolean;
   skipped?: 'empty_batch';
   train: Record<string, number>;
@@ -123,16 +152,17 @@ export interface StageTiming {
 
 export interface IterationMetrics {
   recipe: RecipeMetrics;
-  train: Record<string, number>;
+  /** The training step's metrics per policy (loss, kl, gradNorm, ...); a skipped policy has none. */
+  train: Record<string, Record<string, number>>;
   stages: Partial<Record<StageName, StageTiming>>;
   reusedUnits: number;
 }
 
-export interface CommitInput extends PolicyRefs {
+export interface CommitInput {
   runId: string;
   iteration: number;
   config: RunConfig;
-  policyVersion: number;
+  policies: PolicySet;
   recipeStateKey?: string;
   metrics: IterationMetrics;
   artifacts: Record<string, string[]>;
@@ -144,10 +174,11 @@ export interface CommitResult {
   configHash?: string;
 }
 
-export interface PublishInput extends PolicyRefs {
+export interface PublishInput {
   runId: string;
   config: RunConfig;
-  version: number;
+  policy: string;
+  committed: PolicyCommit;
 }
 
 export interface SyncInput {
@@ -161,9 +192,9 @@ export interface SyncResult {
 }
 
 /** The child's result: small enough to keep the last few in the parent's state. */
-export interface IterationResult extends PolicyRefs {
+export interface IterationResult {
   iteration: number;
-  policyVersion: number;
+  policies: PolicySet;
   manifestKey: string;
   /** The hash of the config this iteration ran with, as in its manifest. */
   configHash?: string;
@@ -183,12 +214,12 @@ export interface IterationSummary {
 }
 
 /** What a committed manifest says; written by `commit`, read on resume. */
-export interface Manifest extends PolicyRefs {
-  v: 1;
+export interface Manifest {
+  v: 2;
   runId: string;
   iteration: number;
   recipe: string;
-  policyVersion: number;
+  policies: PolicySet;
   recipeStateKey?: string;
   configHash: string;
   metrics: IterationMetrics;
@@ -197,9 +228,9 @@ export interface Manifest extends PolicyRefs {
 }
 
 /** Where a run starts: after the last committed iteration of itself or of the run it resumes. */
-export interface RunStart extends PolicyRefs {
+export interface RunStart {
   nextIteration: number;
-  policyVersion: number;
+  policies: PolicySet;
   recipeStateKey?: string;
   resumedFrom?: { runId: string; iteration: number };
   /** Hash of the run's config (for the memo); the config of the last commit once there is one. */

@@ -27,7 +27,8 @@ export interface RunProgress {
   iteration: number;
   iterations: number;
   lastCommitted: number;
-  policyVersion: number;
+  /** Each trained policy's committed version. */
+  versions: Record<string, number>;
   /** A pause was accepted: the iteration in flight holds at its next stage boundary and no new one starts. */
   paused: boolean;
   /** `stopAfterIteration` was accepted: the run completes once the iteration in flight has committed. */

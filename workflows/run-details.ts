@@ -1,12 +1,13 @@
 import { setCurrentDetails } from '@temporalio/workflow';
 import type { RunProgress } from './messages';
+import { versionsText } from './contracts';
 
 /** The UI's current details: the run's state and a table of its latest iterations. */
 export function showDetails(progress: RunProgress): void {
   const roles = [...new Set(progress.recent.flatMap((r) => Object.keys(r.meanRewardByRole)))].sort();
   const lines = [
     `**${progress.state}** · iteration ${progress.iteration}/${progress.iterations} · ` +
-      `last committed ${progress.lastCommitted} · policy v${progress.policyVersion}`,
+      `last committed ${progress.lastCommitted} · ${versionsText(progress.versions)}`,
   ];
   if (progress.recent.length) {
     lines.push(

@@ -1,10 +1,14 @@
-import type {
-  IterationInput,
-  IterationMetrics,
-  IterationResult,
-  ShardStageResult,
-  StageName,
-  StageTiming,
+import {
+  versionsOf,
+  type BatchRef,
+  type PolicyCommit,
+  type PolicySet,
+  type IterationInput,
+  type IterationMetrics,
+  type IterationResult,
+  type ShardStageResult,
+  type StageName,
+  type StageTiming,
 } from './contracts';
 import { condition, setHandler } from '@temporalio/workflow';
 import { poolActivities } from './activity-options';
@@ -24,7 +28,7 @@ import {
  * finish) until resumed.
  */
 export async function selfPlayIteration(input: IterationInput): Promise<IterationResult> {
-  const { config, runId, iteration, policyVersion } = input;
+  const { config, runId, iteration } = input;
   const pools = poolActivities(config);
   const timer = new StageTimer();
   setHandler(iterationPausedSignal, (paused) => {
@@ -34,36 +38,34 @@ export async function selfPlayIteration(input: IterationInput): Promise<Iteratio
     description: CONTROL_DESCRIPTIONS.iterationProgress,
   });
   const started = Date.now();
+  const names = Object.keys(input.policies).sort();
+  const versions = versionsOf(input.policies);
 
-  // Sampling starts only once the trainer holds the committed version and every inference server serves
-  // it, verified; after a crash or preemption this is where both are brought back.
-  const committedRefs = {
-    ...checkpoint(input.checkpointUri),
-    ...(input.snapshot ? { snapshot: input.snapshot } : {}),
-  };
-  let snapshot = await timer.time('sync', () =>
-    pools.trainer.prepareTrainer({ runId, config, version: policyVersion, ...committedRefs }),
+  // Sampling starts only once every policy's trainer holds its committed version and every inference
+  // server serves it, verified; after a crash or preemption this is where both are brought back. The
+  // snapshot published here (the base weights at version 0) is the policy's until a step replaces it.
+  const prepared: PolicySet = Object.fromEntries(
+    await Promise.all(
+      names.map((policy) =>
+        timer.time('sync', async (): Promise<[string, PolicyCommit]> => {
+          const committed = input.policies[policy] as PolicyCommit;
+          const snapshot = await pools.trainer.prepareTrainer({ runId, config, policy, committed });
+          if (!snapshot) return [policy, committed];
+          await pools.rollout.syncWeights({ config, snapshot });
+          return [policy, { ...committed, snapshot }];
+        }),
+      ),
+    ),
   );
-  if (snapshot) {
-    const current = snapshot;
-    await timer.time('sync', () => pools.rollout.syncWeights({ config, snapshot: current }));
-  }
-  const sampling = snapshot ? { snapshot } : {};
+  const snapshots = names.flatMap((policy) => prepared[policy]?.snapshot ?? []);
+  const sampling = snapshots.length > 0 ? { snapshots } : {};
 
   const plan = await timer.time('plan', () =>
-    pools.orchestrator.plan({ runId, iteration, config, policyVersion, ...recipeState(input) }),
+    pools.orchestrator.plan({ runId, iteration, config, versions, ...recipeState(input) }),
   );
   const shardResults = await Promise.all(
     plan.shards.map(async ({ shard }) => {
-      const stageInput = {
-        runId,
-        iteration,
-        shard,
-        config,
-        policyVersion,
-        ...recipeState(input),
-        ...sampling,
-      };
+      const stageInput = { runId, iteration, shard, config, versions, ...recipeState(input), ...sampling };
       const propose = await timer.time('propose', () => pools.rollout.propose(stageInput));
       const gate = await timer.time('gate', () => pools.orchestrator.gate(stageInput));
       const solve = await timer.time('solve', () => pools.rollout.solve(stageInput));
@@ -73,54 +75,53 @@ export async function selfPlayIteration(input: IterationInput): Promise<Iteratio
   );
   const shards = plan.shards.map((s) => s.shard);
   const filtered = await timer.time('filter', () =>
-    pools.orchestrator.filter({ runId, iteration, config, policyVersion, shards, ...recipeState(input) }),
+    pools.orchestrator.filter({ runId, iteration, config, versions, shards, ...recipeState(input) }),
   );
-  const updated = await timer.time('update', () =>
-    pools.trainer.update({
-      runId,
-      iteration,
-      config,
-      policyVersion,
-      batchUri: filtered.batchUri,
-      rows: filtered.rows,
-      sha256: filtered.sha256,
-      ...checkpoint(input.checkpointUri),
-    }),
+  // Each policy trains on its own rows, on its own kernel; a policy with an empty batch keeps its weights.
+  const updates = await Promise.all(
+    names.map((policy) =>
+      timer.time('update', () =>
+        pools.trainer.update({
+          runId,
+          iteration,
+          config,
+          policy,
+          committed: prepared[policy] as PolicyCommit,
+          batch: filtered.batches[policy] as BatchRef,
+        }),
+      ),
+    ),
   );
-  // A skipped update (empty batch) leaves the committed weights as they were.
-  const checkpointUri = updated.checkpointUri ?? input.checkpointUri;
-  snapshot = updated.snapshot ?? snapshot;
-  const refs = { ...checkpoint(checkpointUri), ...(snapshot ? { snapshot } : {}) };
+  const policies: PolicySet = Object.fromEntries(updates.map((u) => [u.policy, u.committed]));
 
   const stageResults: ShardStageResult[] = shardResults.flat();
   const metrics: IterationMetrics = {
     recipe: filtered.metrics,
-    train: updated.train,
+    train: Object.fromEntries(updates.filter((u) => u.applied).map((u) => [u.policy, u.train])),
     stages: timer.timings(),
     reusedUnits: stageResults.reduce((sum, r) => sum + r.reusedUnits, 0),
   };
   const recipeStateKey = filtered.recipeStateKey ?? input.recipeStateKey;
+  const batchKeys = Object.values(filtered.batches).map((b) => b.key);
   const committed = await timer.time('commit', () =>
     pools.orchestrator.commit({
       runId,
       iteration,
       config,
-      policyVersion: updated.policyVersion,
+      policies,
       ...(recipeStateKey ? { recipeStateKey } : {}),
-      ...refs,
       metrics,
-      artifacts: artifactKeys(stageResults, filtered.batchKey),
+      artifacts: artifactKeys(stageResults, batchKeys),
     }),
   );
 
   const roles = Object.values(filtered.metrics.meanRewardByRole);
   return {
     iteration,
-    policyVersion: updated.policyVersion,
+    policies,
     manifestKey: committed.manifestKey,
     ...(committed.configHash ? { configHash: committed.configHash } : {}),
     ...(recipeStateKey ? { recipeStateKey } : {}),
-    ...refs,
     metrics,
     summary: {
       validTaskRate: filtered.metrics.validTaskRate,
@@ -133,14 +134,11 @@ export async function selfPlayIteration(input: IterationInput): Promise<Iteratio
   };
 }
 
-const checkpoint = (uri: string | undefined): { checkpointUri?: string } =>
-  uri ? { checkpointUri: uri } : {};
-
 const recipeState = (input: IterationInput): { recipeStateKey?: string } =>
   input.recipeStateKey ? { recipeStateKey: input.recipeStateKey } : {};
 
-function artifactKeys(results: ShardStageResult[], batchKey: string): Record<string, string[]> {
-  const out: Record<string, string[]> = { batch: [batchKey] };
+function artifactKeys(results: ShardStageResult[], batchKeys: string[]): Record<string, string[]> {
+  const out: Record<string, string[]> = { batch: [...batchKeys] };
   for (const r of results) (out[r.stage] ??= []).push(r.key);
   for (const keys of Object.values(out)) keys.sort();
   return out;

@@ -11,7 +11,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { resolveRunConfig } from '../config/schema';
-import type { IterationResult, PolicyRefs, RunCarry, RunStart } from './contracts';
+import { versionsOf, type IterationResult, type PolicySet, type RunCarry, type RunStart } from './contracts';
 import {
   CONTROL_DESCRIPTIONS,
   iterationPausedSignal,
@@ -35,7 +35,8 @@ const RECENT = 5;
 export interface RunOutcome {
   runId: string;
   lastCommitted: number;
-  policyVersion: number;
+  /** Each trained policy's committed version. */
+  versions: Record<string, number>;
   recent: IterationResult[];
   /** The run completed early because of `stopAfterIteration`. */
   stopped?: boolean;
@@ -68,7 +69,7 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
     iteration: 0,
     iterations: config.iterations,
     lastCommitted: 0,
-    policyVersion: 0,
+    versions: {},
     paused: carry?.paused ?? false,
     stopRequested: false,
     iterationInFlight: false,
@@ -174,7 +175,7 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
   Object.assign(progress, {
     iteration: start.nextIteration - 1,
     lastCommitted: start.nextIteration - 1,
-    policyVersion: committed.policyVersion,
+    versions: versionsOf(committed.policies),
     recent: recent.map((r) => ({ iteration: r.iteration, ...r.summary })).slice(-RECENT),
     ...(start.resumedFrom ? { resumedFrom: start.resumedFrom } : {}),
   });
@@ -195,7 +196,7 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
     const handle = await startChild(selfPlayIteration, {
       workflowId: id,
       taskQueue: config.pools.orchestrator,
-      args: [{ v: 1, runId, iteration: n, config, ...committed }],
+      args: [{ v: 2, runId, iteration: n, config, ...committed }],
     });
     child = id;
     progress.iterationInFlight = true;
@@ -232,7 +233,7 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
   return {
     runId,
     lastCommitted: progress.lastCommitted,
-    policyVersion: committed.policyVersion,
+    versions: versionsOf(committed.policies),
     recent,
     ...(stopped ? { stopped } : {}),
   };
@@ -243,22 +244,20 @@ const memo = (runId: string, configHash: string | undefined): Record<string, unk
   ...(configHash ? { configHash } : {}),
 });
 
-type Committed = PolicyRefs & { policyVersion: number; recipeStateKey?: string };
+interface Committed {
+  policies: PolicySet;
+  recipeStateKey?: string;
+}
 
 /** The committed state of a run start, a carry or an iteration result, without undefined fields. */
 function committedState(from: Committed): Committed {
-  const { policyVersion, recipeStateKey, checkpointUri, snapshot } = from;
-  return {
-    policyVersion,
-    ...(recipeStateKey ? { recipeStateKey } : {}),
-    ...(checkpointUri ? { checkpointUri } : {}),
-    ...(snapshot ? { snapshot } : {}),
-  };
+  const { policies, recipeStateKey } = from;
+  return { policies, ...(recipeStateKey ? { recipeStateKey } : {}) };
 }
 
 function recordCommitted(progress: RunProgress, result: IterationResult): void {
   progress.lastCommitted = result.iteration;
-  progress.policyVersion = result.policyVersion;
+  progress.versions = versionsOf(result.policies);
   progress.recent = [...progress.recent, { iteration: result.iteration, ...result.summary }].slice(-RECENT);
   upsertSearchAttributes([
     { key: ITERATION, value: result.iteration },

@@ -44,7 +44,8 @@ export interface RecipeContext {
   runId: string;
   iteration: number;
   shard: number;
-  policyVersion: number;
+  /** The version of each trained policy this shard samples from. */
+  versions: Record<string, number>;
   /** The inference endpoint serving a role. */
   llm(role: string): LlmCaller;
   signal: AbortSignal;

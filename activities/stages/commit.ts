@@ -1,16 +1,25 @@
 import { createHash } from 'node:crypto';
-import type { CommitInput, CommitResult, Manifest, RunStart } from '../../workflows/contracts';
+import {
+  versionsOf,
+  type CommitInput,
+  type CommitResult,
+  type Manifest,
+  type PolicySet,
+  type RunStart,
+} from '../../workflows/contracts';
 import type { RunConfig } from '../../config/schema';
 import type { ActivityDeps } from './deps';
 import { getJson, putJson } from '../clients/storage/codec';
 import { latestKey, manifestKey, metricsKey } from '../clients/storage/keys';
 import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
+import { policyNames } from '../../config/policies';
 
 /** `runs/{runId}/latest.json`: the newest committed iteration. Written only after its manifest. */
 export interface LatestPointer {
   iteration: number;
   manifestKey: string;
-  policyVersion: number;
+  /** Each policy's version at that iteration. */
+  versions: Record<string, number>;
 }
 
 export function configHash(config: RunConfig): string {
@@ -26,7 +35,8 @@ export function commitActivities(deps: ActivityDeps) {
   const { store } = deps;
 
   async function readManifest(runId: string, iteration: number): Promise<Manifest | undefined> {
-    return getJson<Manifest>(store, manifestKey(runId, iteration));
+    const stored = await getJson<Manifest | ManifestV1>(store, manifestKey(runId, iteration));
+    return stored && upgradeManifest(stored);
   }
 
   return {
@@ -37,14 +47,12 @@ export function commitActivities(deps: ActivityDeps) {
       if (!existing) {
         hash = configHash(input.config);
         const manifest: Manifest = {
-          v: 1,
+          v: 2,
           runId: input.runId,
           iteration: input.iteration,
           recipe: input.config.recipe,
-          policyVersion: input.policyVersion,
+          policies: input.policies,
           ...(input.recipeStateKey ? { recipeStateKey: input.recipeStateKey } : {}),
-          ...(input.checkpointUri ? { checkpointUri: input.checkpointUri } : {}),
-          ...(input.snapshot ? { snapshot: input.snapshot } : {}),
           configHash: hash,
           metrics: input.metrics,
           artifacts: input.artifacts,
@@ -58,7 +66,7 @@ export function commitActivities(deps: ActivityDeps) {
         await putJson(store, latestKey(input.runId), {
           iteration: input.iteration,
           manifestKey: key,
-          policyVersion: input.policyVersion,
+          versions: versionsOf(input.policies),
         } satisfies LatestPointer);
       }
       return { manifestKey: key, ...(hash ? { configHash: hash } : {}) };
@@ -81,9 +89,9 @@ export function commitActivities(deps: ActivityDeps) {
             NON_RETRYABLE.invalidConfig,
             `resumeFrom: run "${from.runId}" has no committed iteration in ${store.root}`,
           );
-        return { nextIteration: 1, policyVersion: 0 };
+        return { nextIteration: 1, policies: basePolicies(config) };
       }
-      return startAfter(await mustRead(runId, ownLatest.iteration), from?.runId);
+      return startAfter(config, await mustRead(runId, ownLatest.iteration), from?.runId);
     }
     if (from.runId === runId) {
       throw nonRetryable(
@@ -106,7 +114,7 @@ export function commitActivities(deps: ActivityDeps) {
         `resumeFrom: run "${from.runId}" has no committed iteration in ${store.root}`,
       );
     }
-    return startAfter(await mustRead(from.runId, iteration), from.runId);
+    return startAfter(config, await mustRead(from.runId, iteration), from.runId);
   }
 
   async function mustRead(runId: string, iteration: number): Promise<Manifest> {
@@ -121,13 +129,55 @@ export function commitActivities(deps: ActivityDeps) {
   }
 }
 
-function startAfter(manifest: Manifest, resumedFromRun: string | undefined): RunStart {
+/**
+ * The run's policies as committed by `manifest`. A policy the config trains that the manifest does not
+ * have is a config change the run cannot follow (its weights would come from nowhere).
+ */
+function startAfter(config: RunConfig, manifest: Manifest, resumedFromRun: string | undefined): RunStart {
+  const missing = policyNames(config).filter((name) => !manifest.policies[name]);
+  if (missing.length > 0) {
+    throw nonRetryable(
+      NON_RETRYABLE.invalidConfig,
+      `iteration ${manifest.iteration} of run "${manifest.runId}" committed the policies ` +
+        `${Object.keys(manifest.policies).join(', ')}, but this config trains ${policyNames(config).join(', ')}; ` +
+        'resume with the same training.policy / training.policies',
+    );
+  }
+  const policies = Object.fromEntries(policyNames(config).map((name) => [name, manifest.policies[name]]));
   return {
     nextIteration: manifest.iteration + 1,
-    policyVersion: manifest.policyVersion,
+    policies: policies as PolicySet,
     ...(manifest.recipeStateKey ? { recipeStateKey: manifest.recipeStateKey } : {}),
-    ...(manifest.checkpointUri ? { checkpointUri: manifest.checkpointUri } : {}),
-    ...(manifest.snapshot ? { snapshot: manifest.snapshot } : {}),
     ...(resumedFromRun ? { resumedFrom: { runId: resumedFromRun, iteration: manifest.iteration } } : {}),
+  };
+}
+
+/** Every policy at version 0, the base weights (nothing committed yet). */
+const basePolicies = (config: RunConfig): PolicySet =>
+  Object.fromEntries(policyNames(config).map((name) => [name, { version: 0 }]));
+
+/** A manifest of contract version 1: one policy, `training.policy`, with its refs at the top level. */
+interface ManifestV1 extends Omit<Manifest, 'v' | 'policies'> {
+  v: 1;
+  policyVersion: number;
+  checkpointUri?: string;
+  snapshot?: Manifest['policies'][string]['snapshot'];
+}
+
+/** Version 1 manifests named no policy: their one policy is the snapshot's, else the default name. */
+function upgradeManifest(stored: Manifest | ManifestV1): Manifest {
+  if (stored.v === 2) return stored;
+  const { policyVersion, checkpointUri, snapshot, v: _v, ...rest } = stored;
+  const name = snapshot?.policy ?? 'policy';
+  return {
+    ...rest,
+    v: 2,
+    policies: {
+      [name]: {
+        version: policyVersion,
+        ...(checkpointUri ? { checkpointUri } : {}),
+        ...(snapshot ? { snapshot } : {}),
+      },
+    },
   };
 }

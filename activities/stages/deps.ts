@@ -28,7 +28,13 @@ export function recipeFor(deps: ActivityDeps, config: RunConfig): AnyRecipe {
 
 export function recipeContext(
   deps: ActivityDeps,
-  input: { config: RunConfig; runId: string; iteration: number; shard: number; policyVersion: number },
+  input: {
+    config: RunConfig;
+    runId: string;
+    iteration: number;
+    shard: number;
+    versions: Record<string, number>;
+  },
   signal: AbortSignal,
   state: unknown,
 ): RecipeContext {
@@ -39,9 +45,9 @@ export function recipeContext(
     runId: input.runId,
     iteration: input.iteration,
     shard: input.shard,
-    policyVersion: input.policyVersion,
+    versions: input.versions,
     signal,
     state,
-    llm: (role) => deps.inference.endpoint(endpointFor(role, input.config, deps.env, input.policyVersion)),
+    llm: (role) => deps.inference.endpoint(endpointFor(role, input.config, deps.env, input.versions)),
   };
 }

@@ -1,18 +1,22 @@
 import { createHash } from 'node:crypto';
-import type { FilterResult, IterationStageInput } from '../../workflows/contracts';
+import type { BatchRef, FilterResult, IterationStageInput } from '../../workflows/contracts';
+import type { RunConfig } from '../../config/schema';
+import type { TrainingRow } from '../clients/trainer-contract';
+import { policyNames, trainedPolicyOf } from '../../config/policies';
 import type { ActivityDeps } from './deps';
 import { recipeFor } from './deps';
 import { readShard } from './shard-units';
 import { loadRecipeState, saveRecipeState } from './recipe-state';
 import { getJson, putJson, putJsonl } from '../clients/storage/codec';
-import { batchKey } from '../clients/storage/keys';
+import { batchKey, filterSummaryKey } from '../clients/storage/keys';
 import type { ShardRecords, Unit, PlanUnit } from '../recipes/types';
 import { recordFilterMetrics } from './stage-metrics';
 
 /**
  * Waits for nothing but its input: every shard's records. Computes rewards and advantages (the recipe's
- * filter), writes the training batch, then a summary next to it; the summary's presence means the batch is
- * complete, so a retry returns it instead of rewriting. Orchestrator pool.
+ * filter), writes one training batch per trained policy (rows go to the policy that plays their role), then
+ * a summary; the summary's presence means the batches are complete, so a retry returns it instead of
+ * rewriting. Orchestrator pool.
  */
 export function filterActivities(deps: ActivityDeps) {
   const { store } = deps;
@@ -20,8 +24,7 @@ export function filterActivities(deps: ActivityDeps) {
     async filter(input: IterationStageInput): Promise<FilterResult> {
       const t0 = Date.now();
       const { config, runId, iteration } = input;
-      const key = batchKey(runId, iteration, config.training.policy);
-      const summaryKey = key.replace(/\.jsonl\.gz$/, '.summary.json');
+      const summaryKey = filterSummaryKey(runId, iteration);
       const existing = await getJson<FilterResult>(store, summaryKey);
       if (existing) return existing;
 
@@ -41,15 +44,23 @@ export function filterActivities(deps: ActivityDeps) {
       const state = await loadRecipeState(store, input.recipeStateKey);
       const out = await recipeFor(deps, config).filter({ config, runId, iteration, state }, shards);
       const { rows, metrics } = out;
-      // The next state is written before the batch summary, so a summary always has its state.
+      // The next state and the batches are written before the summary, so a summary always has them.
       const nextStateKey =
         out.state === undefined ? undefined : await saveRecipeState(store, runId, iteration, out.state);
-      const bytes = await putJsonl(store, key, rows);
+      const batches: Record<string, BatchRef> = {};
+      for (const [policy, policyRows] of rowsByPolicy(config, rows)) {
+        const key = batchKey(runId, iteration, policy);
+        const bytes = await putJsonl(store, key, policyRows);
+        batches[policy] = {
+          key,
+          uri: store.uri(key),
+          rows: policyRows.length,
+          sha256: createHash('sha256').update(bytes).digest('hex'),
+        };
+      }
       const summary: FilterResult = {
-        batchKey: key,
-        batchUri: store.uri(key),
+        batches,
         rows: rows.length,
-        sha256: createHash('sha256').update(bytes).digest('hex'),
         ...(nextStateKey ? { recipeStateKey: nextStateKey } : {}),
         metrics,
         seconds: (Date.now() - t0) / 1000,
@@ -59,4 +70,11 @@ export function filterActivities(deps: ActivityDeps) {
       return summary;
     },
   };
+}
+
+/** Each trained policy's rows, in batch order; every policy gets an entry, empty or not. */
+function rowsByPolicy(config: RunConfig, rows: readonly TrainingRow[]): Map<string, TrainingRow[]> {
+  const out = new Map(policyNames(config).map((name) => [name, [] as TrainingRow[]]));
+  for (const row of rows) out.get(trainedPolicyOf(config, row.role))?.push(row);
+  return out;
 }

@@ -53,8 +53,10 @@ export function shardStageActivities(deps: ActivityDeps) {
   ): Promise<ShardStageResult> {
     const startedMs = Date.now();
     const recipe = recipeFor(deps, input.config);
-    if (samples(stage, input) && input.snapshot) {
-      await ensureServersAt(deps, input.config, input.snapshot, Context.current().cancellationSignal);
+    if (samples(stage, input)) {
+      const signal = Context.current().cancellationSignal;
+      for (const snapshot of input.snapshots ?? [])
+        await ensureServersAt(deps, input.config, snapshot, signal);
     }
     const ctx = recipeContext(
       deps,

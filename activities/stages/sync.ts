@@ -8,7 +8,7 @@ import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
 import { heartbeatWhile } from '../lib/heartbeat';
 
 /**
- * Brings every inference server to `snapshot`, verified by reading the version back (a no-op read when it
+ * Brings every inference server of the snapshot's policy to `snapshot`, verified by reading the version back (a no-op read when it
  * is there already). A server that cannot reach it throws with the reasons: Temporal retries the activity
  * with backoff (the iteration waits), and after the last attempt the iteration fails saying which server is
  * stale. Run at the start of every iteration and again by every shard that samples, so a server that
@@ -23,11 +23,11 @@ export async function ensureServersAt(
   if (config.weightSync.engine === 'none') {
     throw nonRetryable(NON_RETRYABLE.invalidConfig, 'weight sync requested with weightSync.engine "none"');
   }
-  const servers = syncServersFor(config, deps.env);
+  const servers = syncServersFor(config, deps.env, snapshot.policy);
   if (servers.length === 0) {
     throw nonRetryable(
       NON_RETRYABLE.invalidConfig,
-      'weightSync.servers is empty and no inference endpoint is configured',
+      `no inference server serves policy "${snapshot.policy}": set weightSync.servers or its roles' endpoints`,
     );
   }
   const results = await syncServers(adapterFor(config.weightSync.engine), servers, snapshot, {

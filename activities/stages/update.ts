@@ -1,4 +1,10 @@
-import type { PublishInput, UpdateInput, UpdateResult, WeightSnapshot } from '../../workflows/contracts';
+import type {
+  PolicyCommit,
+  PublishInput,
+  UpdateInput,
+  UpdateResult,
+  WeightSnapshot,
+} from '../../workflows/contracts';
 import type { RunConfig } from '../../config/schema';
 import type { ActivityDeps } from './deps';
 import { TrainerClient } from '../clients/trainer';
@@ -8,28 +14,27 @@ import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
 import { heartbeatWhile } from '../lib/heartbeat';
 
 /**
- * The trainer pool's activities. One training step per iteration under the idempotency key
+ * The trainer pool's activities. One training step per policy per iteration under the idempotency key
  * `(runId, iteration, policy)`: however often this is retried, the kernel applies the step once. A kernel
  * that lost its state (restarted, preempted) answers 409; it is restored from the committed checkpoint and
  * the same step is sent again. After the step the kernel's state is checkpointed and, when inference
  * servers need it, a sampler snapshot of the new version is published.
  */
 export function updateActivities(deps: ActivityDeps) {
-  const trainerFor = (config: RunConfig): TrainerClient =>
-    new TrainerClient(trainerUrlFor(config, deps.env), {
+  const trainerFor = (config: RunConfig, policy: string): TrainerClient =>
+    new TrainerClient(trainerUrlFor(config, deps.env, policy), {
       timeoutMs: config.timeouts.trainStepMinutes * 60_000,
       maxRetries: config.inference.maxRetries,
     });
 
-  /** Brings a kernel that is not at `version` back to it from the committed checkpoint, or fails clearly. */
+  /** Brings a kernel that is not at the committed version back to it from the committed checkpoint, or fails clearly. */
   const restoreTo = async (
     trainer: TrainerClient,
-    config: RunConfig,
-    version: number,
-    checkpointUri: string | undefined,
+    policy: string,
+    committed: PolicyCommit,
     signal: AbortSignal,
   ) => {
-    const { policy } = config.training;
+    const { version, checkpointUri } = committed;
     if (!checkpointUri) {
       const state = await trainer.policyState(policy, signal);
       throw nonRetryable(
@@ -50,47 +55,40 @@ export function updateActivities(deps: ActivityDeps) {
   const publish = async (
     trainer: TrainerClient,
     runId: string,
-    config: RunConfig,
+    policy: string,
     version: number,
     signal: AbortSignal,
   ): Promise<WeightSnapshot> => {
-    const { policy } = config.training;
     const uri = deps.store.uri(snapshotPrefix(runId, policy, version));
     const published = await trainer.publish(policy, { uri, version }, signal);
     return { policy, version: published.policyVersion, uri: published.uri, format: published.format };
   };
 
   return {
+    /** One policy's training step on its batch (the workflow runs one per trained policy, in parallel). */
     async update(input: UpdateInput): Promise<UpdateResult> {
       const t0 = Date.now();
-      const { config, runId } = input;
-      const { policy } = config.training;
-      if (input.rows === 0) {
-        return {
-          policyVersion: input.policyVersion,
-          applied: false,
-          skipped: 'empty_batch',
-          train: {},
-          seconds: 0,
-        };
+      const { config, runId, policy, committed, batch } = input;
+      if (batch.rows === 0) {
+        return { policy, committed, applied: false, skipped: 'empty_batch', train: {}, seconds: 0 };
       }
-      const trainer = trainerFor(config);
+      const trainer = trainerFor(config, policy);
       return heartbeatWhile(
-        () => ({ waiting: 'train_step' }),
+        () => ({ waiting: 'train_step', policy }),
         async (signal) => {
           const request = {
             idempotencyKey: `${runId}/iter-${input.iteration}/${policy}`,
             runId,
             iteration: input.iteration,
             policy,
-            baseVersion: input.policyVersion,
-            batch: { uri: input.batchUri, rows: input.rows, sha256: input.sha256 },
+            baseVersion: committed.version,
+            batch: { uri: batch.uri, rows: batch.rows, sha256: batch.sha256 },
             loss: config.training.loss,
             optimizer: config.training.optimizer,
           };
           const response = await trainer.trainStep(request, signal).catch(async (err: unknown) => {
             if (!isVersionConflict(err)) throw err;
-            await restoreTo(trainer, config, input.policyVersion, input.checkpointUri, signal);
+            await restoreTo(trainer, policy, committed, signal);
             return trainer.trainStep(request, signal);
           });
           const version = response.policyVersion;
@@ -106,13 +104,16 @@ export function updateActivities(deps: ActivityDeps) {
           const snapshot =
             config.weightSync.engine === 'none'
               ? undefined
-              : await publish(trainer, runId, config, version, signal);
+              : await publish(trainer, runId, policy, version, signal);
           return {
-            policyVersion: version,
+            policy,
+            committed: {
+              version,
+              ...(checkpointUri ? { checkpointUri } : {}),
+              ...(snapshot ? { snapshot } : {}),
+            },
             applied: response.applied,
             train: { ...response.metrics },
-            ...(checkpointUri ? { checkpointUri } : {}),
-            ...(snapshot ? { snapshot } : {}),
             seconds: (Date.now() - t0) / 1000,
           };
         },
@@ -120,21 +121,22 @@ export function updateActivities(deps: ActivityDeps) {
     },
 
     /**
-     * Before an iteration samples: the kernel is brought to the committed version (restored from the
+     * Before an iteration samples: the policy's kernel is brought to the committed version (restored from the
      * committed checkpoint after a restart or preemption), and when inference servers need one, a snapshot of
      * that version is published (at version 0, the base weights). Returns the snapshot to sync, if any.
      */
     async prepareTrainer(input: PublishInput): Promise<WeightSnapshot | undefined> {
-      const trainer = trainerFor(input.config);
+      const { config, policy, committed } = input;
+      const trainer = trainerFor(config, policy);
       return heartbeatWhile(
-        () => ({ waiting: 'prepare' }),
+        () => ({ waiting: 'prepare', policy }),
         async (signal) => {
-          const state = await trainer.policyState(input.config.training.policy, signal);
-          if (state.policyVersion !== input.version) {
-            await restoreTo(trainer, input.config, input.version, input.checkpointUri, signal);
+          const state = await trainer.policyState(policy, signal);
+          if (state.policyVersion !== committed.version) {
+            await restoreTo(trainer, policy, committed, signal);
           }
-          if (input.config.weightSync.engine === 'none') return undefined;
-          return input.snapshot ?? publish(trainer, input.runId, input.config, input.version, signal);
+          if (config.weightSync.engine === 'none') return undefined;
+          return committed.snapshot ?? publish(trainer, input.runId, policy, committed.version, signal);
         },
       );
     },

@@ -75,7 +75,7 @@ describe('SPICE on the training kernel', () => {
       worker = spawnWorker(env());
       const outcome = await handle.result();
 
-      expect(outcome).toMatchObject({ lastCommitted: 3, policyVersion: 3 });
+      expect(outcome).toMatchObject({ lastCommitted: 3, versions: { [runId]: 3 } });
       // The restarted kernel was restored to version 2 and trained once more: no step applied twice.
       const state = (await (await fetch(`${kernel.url}/v1/policies/${runId}`)).json()) as {
         policyVersion: number;
@@ -90,14 +90,12 @@ describe('SPICE on the training kernel', () => {
 
       for (const iteration of [1, 2, 3]) {
         const manifest = await getJson<Manifest>(store, manifestKey(runId, iteration));
-        expect(manifest).toMatchObject({
-          policyVersion: iteration,
-          snapshot: { version: iteration, policy: runId },
-        });
-        expect(manifest?.checkpointUri).toContain(`v${String(iteration).padStart(6, '0')}`);
+        const policy = manifest?.policies[runId];
+        expect(policy).toMatchObject({ version: iteration, snapshot: { version: iteration, policy: runId } });
+        expect(policy?.checkpointUri).toContain(`v${String(iteration).padStart(6, '0')}`);
         // A real update: REINFORCE on the ρ-rewarded trajectories has a gradient.
-        expect(manifest?.metrics.train.gradNorm).toBeGreaterThan(0);
-        expect(manifest?.metrics.train.tokens).toBeGreaterThan(0);
+        expect(manifest?.metrics.train[runId]?.gradNorm).toBeGreaterThan(0);
+        expect(manifest?.metrics.train[runId]?.tokens).toBeGreaterThan(0);
       }
       // Every version the servers were synced to was published completely, version 0 included.
       for (const version of [0, 1, 2, 3]) {
@@ -168,9 +166,10 @@ describe('SPICE on the training kernel', () => {
         const models = (await (await fetch(`${kernel.url}/v1/models`)).json()) as {
           data: Array<{ weight_version: number }>;
         };
-        expect(manifest?.policyVersion).toBe(rows > 0 ? 1 : 0);
-        expect(models.data[0]?.weight_version).toBe(manifest?.policyVersion);
-        expect(manifest?.snapshot?.version).toBe(manifest?.policyVersion);
+        const policy = manifest?.policies[runId];
+        expect(policy?.version).toBe(rows > 0 ? 1 : 0);
+        expect(models.data[0]?.weight_version).toBe(policy?.version);
+        expect(policy?.snapshot?.version).toBe(policy?.version);
       } finally {
         await Promise.all([worker.stop('SIGKILL'), kernel.stop('SIGKILL')]);
         await connection.close();

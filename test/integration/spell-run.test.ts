@@ -97,7 +97,7 @@ describe('SPELL run on the real stack', () => {
     expect(histograms.some((h) => (h[0] ?? 0) + (h[G] ?? 0) > 0)).toBe(true);
 
     for (const k of [1, 2, 3]) {
-      expect(manifests[k - 1]).toMatchObject({ recipe: 'spell', policyVersion: k });
+      expect(manifests[k - 1]).toMatchObject({ recipe: 'spell', policies: { [runId]: { version: k } } });
       const rows = (await getJsonl<TrainingRow>(stack.store, batchKey(runId, k, runId)))!;
       const groups = new Map<string, TrainingRow[]>();
       for (const r of rows) groups.set(r.group, [...(groups.get(r.group) ?? []), r]);

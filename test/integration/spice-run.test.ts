@@ -27,7 +27,7 @@ describe('SPICE run on the real stack', () => {
     const outcome = await stack.withWorkers(() => run(runId, { continueAsNewEvery: 2 }));
 
     expect(outcome.lastCommitted).toBe(3);
-    expect(outcome.policyVersion).toBe(3);
+    expect(outcome.versions).toEqual({ [runId]: 3 });
     const latest = await getJson<{ iteration: number }>(stack.store, latestKey(runId));
     expect(latest?.iteration).toBe(3);
 
@@ -43,7 +43,12 @@ describe('SPICE run on the real stack', () => {
 
     for (const iteration of [1, 2, 3]) {
       const manifest = await getJson<Manifest>(stack.store, manifestKey(runId, iteration));
-      expect(manifest).toMatchObject({ runId, iteration, recipe: 'spice', policyVersion: iteration });
+      expect(manifest).toMatchObject({
+        runId,
+        iteration,
+        recipe: 'spice',
+        policies: { [runId]: { version: iteration } },
+      });
       const m = manifest!.metrics.recipe;
       expect(m.documents).toBe(8);
       expect(m.passRateHistogram).toHaveLength(5);
@@ -137,7 +142,7 @@ describe('SPICE run on the real stack', () => {
     expect(await getJson(stack.store, manifestKey(resumed, 1))).toBeUndefined();
     expect(await getJson<Manifest>(stack.store, manifestKey(resumed, 2))).toMatchObject({
       iteration: 2,
-      policyVersion: 2,
+      policies: { [source]: { version: 2 } },
     });
   });
 });

@@ -41,7 +41,7 @@ export function recipeTestContext(
     runId: 'unit',
     iteration: options.iteration ?? 1,
     shard: options.shard ?? 0,
-    policyVersion: 0,
+    versions: { policy: 0 },
     llm: typeof llm === 'function' ? llm : () => llm,
     signal: new AbortController().signal,
     state: options.state,

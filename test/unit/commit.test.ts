@@ -41,12 +41,12 @@ describe('commit and run start', () => {
     inference: new InferencePool(),
     recipes: RECIPES,
   });
-  const commit = (runId: string, iteration: number, policyVersion = iteration): Promise<unknown> =>
+  const commit = (runId: string, iteration: number, version = iteration): Promise<unknown> =>
     acts.commit({
       runId,
       iteration,
       config: config(),
-      policyVersion,
+      policies: { policy: { version } },
       metrics,
       artifacts: {},
     } satisfies CommitInput);
@@ -54,7 +54,7 @@ describe('commit and run start', () => {
   test('a fresh run starts at iteration 1, version 0', async () => {
     await expect(acts.loadRunStart({ runId: 'fresh', config: config() })).resolves.toEqual({
       nextIteration: 1,
-      policyVersion: 0,
+      policies: { policy: { version: 0 } },
       configHash: configHash(config()),
     });
   });
@@ -66,10 +66,10 @@ describe('commit and run start', () => {
     await commit('a', 2, 99);
     expect(await getJson(store, manifestKey('a', 2))).toEqual(manifest);
     await commit('a', 1);
-    expect(await getJson(store, latestKey('a'))).toMatchObject({ iteration: 2, policyVersion: 2 });
+    expect(await getJson(store, latestKey('a'))).toMatchObject({ iteration: 2, versions: { policy: 2 } });
     await expect(acts.loadRunStart({ runId: 'a', config: config() })).resolves.toEqual({
       nextIteration: 3,
-      policyVersion: 2,
+      policies: { policy: { version: 2 } },
       configHash: configHash(config()),
     });
   });
@@ -81,7 +81,7 @@ describe('commit and run start', () => {
       acts.loadRunStart({ runId: 'fork', config: config({ resumeFrom: { runId: 'src', iteration: 1 } }) }),
     ).resolves.toEqual({
       nextIteration: 2,
-      policyVersion: 1,
+      policies: { policy: { version: 1 } },
       resumedFrom: { runId: 'src', iteration: 1 },
       configHash: configHash(config({ resumeFrom: { runId: 'src', iteration: 1 } })),
     });

@@ -1,5 +1,6 @@
 import { resolveRunConfig } from '../../config/schema';
-import { endpointFor, loadWorkerEnv, syncServersFor } from '../../config/env';
+import { endpointFor, loadWorkerEnv, syncServersFor, trainerUrlFor } from '../../config/env';
+import { policyNames, trainedPolicyOf } from '../../config/policies';
 
 describe('run config', () => {
   test('{"recipe":"spice"} alone is valid and takes the SPICE preset', () => {
@@ -92,24 +93,75 @@ describe('run config', () => {
       SELFPLAY_INFERENCE_URL: 'http://default:8000/v1',
       SELFPLAY_INFERENCE_MODEL: 'base',
     });
-    expect(endpointFor('challenger', r.config, env, 3)).toMatchObject({
+    expect(endpointFor('challenger', r.config, env, { pi: 3 })).toMatchObject({
       baseUrl: 'http://default:8000/v1',
       model: 'pi-v3',
     });
-    expect(endpointFor('reasoner', r.config, env, 0)).toMatchObject({
+    expect(endpointFor('reasoner', r.config, env, { pi: 0 })).toMatchObject({
       baseUrl: 'http://r:8000/v1',
       model: 'pi-v0',
     });
-    expect(syncServersFor(r.config, env)).toEqual(['http://default:8000/v1', 'http://r:8000/v1']);
+    expect(syncServersFor(r.config, env, 'pi')).toEqual(['http://default:8000/v1', 'http://r:8000/v1']);
     const judged = resolveRunConfig({
       recipe: 'spice',
       inference: { roles: { judge: { baseUrl: 'http://judge:9000/v1', model: 'base', frozen: true } } },
     });
     if (!judged.ok) throw new Error(judged.problems.join('; '));
     // A frozen judge keeps its weights: only the policy's servers are synced.
-    expect(syncServersFor(judged.config, env)).toEqual(['http://default:8000/v1']);
+    expect(syncServersFor(judged.config, env, 'policy')).toEqual(['http://default:8000/v1']);
     const bare = resolveRunConfig({ recipe: 'spice' });
     if (!bare.ok) throw new Error('default config');
     expect(() => endpointFor('challenger', bare.config, loadWorkerEnv({}))).toThrow(/SELFPLAY_INFERENCE_URL/);
+  });
+
+  test('several policies: each plays its roles, with its own versions, kernel and servers; a frozen judge none', () => {
+    const r = resolveRunConfig({
+      recipe: 'spice',
+      training: {
+        policies: {
+          challenger: { roles: ['challenger'], trainerUrl: 'http://kc:8080' },
+          solver: { roles: ['reasoner'], trainerUrl: 'http://ks:8080' },
+        },
+      },
+      inference: {
+        default: { model: '{policy}-v{version}' },
+        roles: {
+          challenger: { baseUrl: 'http://c:8000/v1' },
+          reasoner: { baseUrl: 'http://s:8000/v1' },
+          judge: { baseUrl: 'http://j:8000/v1', model: 'base', frozen: true },
+        },
+      },
+    });
+    if (!r.ok) throw new Error(r.problems.join('; '));
+    const env = loadWorkerEnv({ SELFPLAY_TRAINER_URL: 'http://shared:8080' });
+    const versions = { challenger: 4, solver: 7 };
+    expect(endpointFor('challenger', r.config, env, versions).model).toBe('challenger-v4');
+    expect(endpointFor('reasoner', r.config, env, versions).model).toBe('solver-v7');
+    expect(endpointFor('judge', r.config, env, versions).model).toBe('base');
+    expect(trainerUrlFor(r.config, env, 'challenger')).toBe('http://kc:8080');
+    expect(trainerUrlFor(r.config, env, 'solver')).toBe('http://ks:8080');
+    expect(syncServersFor(r.config, env, 'challenger')).toEqual(['http://c:8000/v1']);
+    expect(syncServersFor(r.config, env, 'solver')).toEqual(['http://s:8000/v1']);
+    expect(policyNames(r.config)).toEqual(['challenger', 'solver']);
+    expect(trainedPolicyOf(r.config, 'reasoner')).toBe('solver');
+    expect(() => trainedPolicyOf(r.config, 'judge')).toThrow(/no policy trains/);
+    expect(() => trainerUrlFor(r.config, env, 'ghost')).toThrow(/no policy "ghost"/);
+  });
+
+  test('a role trained by two policies, or a frozen role with a versioned model, is refused', () => {
+    const twice = resolveRunConfig({
+      recipe: 'spice',
+      training: { policies: { a: { roles: ['challenger'] }, b: { roles: ['challenger', 'reasoner'] } } },
+    });
+    expect(twice).toEqual({ ok: false, problems: [expect.stringContaining('training.policies')] });
+    const r = resolveRunConfig({
+      recipe: 'spice',
+      training: { policies: { a: { roles: ['challenger'] } } },
+      inference: { default: { baseUrl: 'http://x/v1', model: '{policy}-v{version}' } },
+    });
+    if (!r.ok) throw new Error(r.problems.join('; '));
+    expect(() => endpointFor('judge', r.config, loadWorkerEnv({}), { a: 1 })).toThrow(
+      /no policy trains "judge"/,
+    );
   });
 });

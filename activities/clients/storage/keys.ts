@@ -6,7 +6,8 @@
  *   runs/{runId}/iter-000042/manifest.json                    the commit: an iteration without one did not happen
  *   runs/{runId}/iter-000042/{stage}/shard-0003.jsonl.gz      a stage's output for one shard
  *   runs/{runId}/iter-000042/{stage}/shard-0003/unit-0017.json.gz   a finished unit inside a running shard
- *   runs/{runId}/iter-000042/update/batch-{policy}.jsonl.gz   the training batch
+ *   runs/{runId}/iter-000042/update/batch-{policy}.jsonl.gz   a policy's training batch
+ *   runs/{runId}/iter-000042/update/filter.json              the filter's summary, written after the batches
  *   runs/{runId}/checkpoints/{policy}/v000042/                 the kernel's state after version 42
  *   runs/{runId}/snapshots/{policy}/v000042/                   the sampler snapshot of version 42
  */
@@ -41,6 +42,9 @@ export const unitKey = (
 
 export const batchKey = (runId: string, iteration: number, policy: string): string =>
   `${iterationPrefix(runId, iteration)}/update/batch-${policy}.jsonl.gz`;
+
+export const filterSummaryKey = (runId: string, iteration: number): string =>
+  `${iterationPrefix(runId, iteration)}/update/filter.json`;
 
 export const metricsKey = (runId: string, iteration: number): string =>
   `${iterationPrefix(runId, iteration)}/metrics.json`;

@@ -13,11 +13,11 @@ import type { Manifest } from '../../../workflows/contracts';
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 
 const manifest = (runId: string, iteration: number): Manifest => ({
-  v: 1,
+  v: 2,
   runId,
   iteration,
   recipe: 'spice',
-  policyVersion: iteration,
+  policies: { policy: { version: iteration } },
   configHash: 'abc',
   committedAt: `2026-01-0${iteration}T00:00:00.000Z`,
   artifacts: {},

@@ -19,7 +19,7 @@ describe('selfplay state', () => {
     await putJson(store, latestKey('r'), {
       iteration,
       manifestKey: manifestKey('r', iteration),
-      policyVersion: iteration,
+      versions: { policy: iteration },
     });
   };
 
@@ -58,7 +58,7 @@ describe('selfplay state', () => {
     await putJson(store, latestKey('plain'), {
       iteration: 1,
       manifestKey: manifestKey('plain', 1),
-      policyVersion: 1,
+      versions: { policy: 1 },
     });
     expect((await committedState(store, 'plain')).parts).toEqual([]);
     await expect(committedState(store, 'nobody')).rejects.toThrow('no committed iteration');
