@@ -45,10 +45,9 @@ export async function startWorkflowFromUi(page: Page, uiUrl: string, form: Start
     .getAttribute('for');
   const editor = page.locator(`[id="${dataId}"]`).getByRole('textbox');
   await editor.fill(JSON.stringify(form.input));
-  // The editor pretty-prints its JSON on blur, which moves the button: blur first, or the click that blurs
-  // lands where the button was.
-  await editor.blur();
-  await page.getByTestId('start-workflow-button').click();
+  // The editor pretty-prints its JSON on blur, which moves the button while a mouse click's blur runs, so that
+  // the click lands where the button was: press it from the keyboard, which no layout shift can miss.
+  await page.getByTestId('start-workflow-button').press('Enter');
   await page.getByText('Workflow started successfully').waitFor();
 }
 
