@@ -10,7 +10,8 @@ cd "$REPO_ROOT"
 ensure_node_modules
 bash infra/local/tools.sh
 bash infra/kernels/setup.sh
-# Headless Chromium for the report's browser test (test/unit/cli/report.test.ts), from Debian.
+# Headless Chromium, from Debian, for the browser tests: the report (test/unit/cli/report.test.ts) and the Temporal
+# Web UI (test/integration/web-ui.test.ts, driven by playwright-core from package.json, which downloads no browser).
 command -v chromium >/dev/null || {
   echo "== installing chromium (apt-get)"
   { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } >/dev/null

@@ -51,10 +51,21 @@ export const workflowBundle = (): Promise<WorkflowBundleWithSourceMap> =>
     logger: new DefaultLogger('WARN'),
   }));
 
-export async function startStack(
-  options: { llm?: ScriptedLlmOptions; storage?: 's3' | 'local'; localDir?: string } = {},
-): Promise<TestStack> {
-  const address = required('TEMPORAL_ADDRESS');
+export interface StackOptions {
+  llm?: ScriptedLlmOptions;
+  storage?: 's3' | 'local';
+  localDir?: string;
+  /** Another Temporal server than the global setup's (e.g. one serving the Web UI). */
+  temporalAddress?: string;
+  /**
+   * Task queues `{prefix}-orchestrator|rollout|trainer`; by default unique per stack, so files sharing one
+   * server never steal each other's tasks. `selfplay` gives the production defaults (a dedicated server only).
+   */
+  queuePrefix?: string;
+}
+
+export async function startStack(options: StackOptions = {}): Promise<TestStack> {
+  const address = options.temporalAddress ?? required('TEMPORAL_ADDRESS');
   const suffix = randomUUID().slice(0, 8);
   const storageUri =
     options.storage === 'local'
@@ -65,7 +76,7 @@ export async function startStack(
   const trainer = await startRecordingTrainer({ readBatch: readObjectAtUri, writeObject: writeObjectAtUri });
   const connection = await Connection.connect({ address });
   const client = new Client({ connection });
-  const queuePrefix = `it-${suffix}`;
+  const queuePrefix = options.queuePrefix ?? `it-${suffix}`;
   const env: WorkerEnv = {
     storageUri,
     inferenceUrl: llm.url,

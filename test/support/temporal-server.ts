@@ -20,6 +20,8 @@ export interface TemporalDevServerOptions {
 export interface TemporalDevServer {
   /** host:port of the frontend gRPC service. */
   address: string;
+  /** The Web UI's base URL (`http://127.0.0.1:PORT`) when started with `uiPort`. */
+  uiUrl?: string;
   /** SIGTERM by default; SIGKILL simulates a crash. */
   stop(signal?: NodeJS.Signals): Promise<void>;
   /** Stops the server if running and starts it again on the same port and database. */
@@ -54,15 +56,20 @@ export async function startTemporalDevServer(
     ...(options.extraArgs ?? []),
   ];
   const readyTimeoutMs = options.readyTimeoutMs ?? 60_000;
+  const uiUrl = options.uiPort === undefined ? undefined : `http://127.0.0.1:${options.uiPort}`;
 
   const launch = async (): Promise<ServerProcess> => {
     const server = new ServerProcess(`temporal dev server on ${address}`, binary, args);
-    await server.waitUntilReady(() => isReady(address), readyTimeoutMs);
+    await server.waitUntilReady(
+      async () => (await isReady(address)) && (uiUrl === undefined || (await uiAnswers(uiUrl))),
+      readyTimeoutMs,
+    );
     return server;
   };
   let server = await launch();
   return {
     address,
+    ...(uiUrl === undefined ? {} : { uiUrl }),
     stop: (signal) => server.stop(signal),
     restart: async () => {
       await server.stop();
@@ -85,4 +92,11 @@ async function isReady(address: string): Promise<boolean> {
   } finally {
     await connection.close();
   }
+}
+
+/** The UI starts beside the frontend, not with it: a browser test must not open it before it answers. */
+async function uiAnswers(uiUrl: string): Promise<boolean> {
+  const response = await fetch(uiUrl, { signal: AbortSignal.timeout(3_000) });
+  await response.body?.cancel();
+  return response.ok;
 }
