@@ -41,6 +41,7 @@ async function main(argv: string[]): Promise<void> {
       throw new UsageError(`${(err as Error).message}\n\n${USAGE}`);
     }
   })();
+  if (command === undefined || command === '--help' || switches.has('--help')) return console.log(USAGE);
   if (command === 'start') return start(flags, switches.has('--wait'));
   if (command === 'list') return list(flags);
   if (command === 'status' && positionals[0]) return status(positionals[0], switches.has('--watch'));
