@@ -6,9 +6,9 @@ import { applySet } from './args';
 /** What `selfplay start` builds its config from, in increasing precedence. */
 export interface StartConfigSources {
   /** `--config FILE`: JSON or YAML. */
-  file?: string;
+  file?: string | undefined;
   /** `--recipe NAME`: picks the preset. */
-  recipe?: string;
+  recipe?: string | undefined;
   /** `--set key=value`, applied in order. */
   sets?: readonly string[];
 }

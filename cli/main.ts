@@ -34,13 +34,7 @@ Environment: TEMPORAL_ADDRESS (localhost:7233), TEMPORAL_NAMESPACE (default), SE
 
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
-  const { positionals, flags, switches } = (() => {
-    try {
-      return parseFlags(rest);
-    } catch (err) {
-      throw new UsageError(`${(err as Error).message}\n\n${USAGE}`);
-    }
-  })();
+  const { positionals, flags, switches } = asUsage(() => parseFlags(rest), USAGE);
   if (command === undefined || command === '--help' || switches.has('--help')) return console.log(USAGE);
   if (command === 'start') return start(flags, switches.has('--wait'));
   if (command === 'list') return list(flags);
@@ -67,15 +61,13 @@ async function client(): Promise<Client> {
 }
 
 async function start(flags: Map<string, string[]>, wait: boolean): Promise<void> {
-  const config = asUsage(() => {
-    const file = flags.get('--config')?.[0];
-    const recipe = flags.get('--recipe')?.[0];
-    return startConfig({
-      ...(file ? { file } : {}),
-      ...(recipe ? { recipe } : {}),
+  const config = asUsage(() =>
+    startConfig({
+      file: flags.get('--config')?.[0],
+      recipe: flags.get('--recipe')?.[0],
       sets: flags.get('--set') ?? [],
-    });
-  });
+    }),
+  );
   const resolved = resolveRunConfig(config);
   if (!resolved.ok) throw new UsageError(`invalid run config:\n  ${resolved.problems.join('\n  ')}`);
   const runId =
@@ -176,15 +168,15 @@ async function control(command: Control, runId: string, assignments: string[]): 
 
 class UsageError extends Error {}
 
-/** An error the operator can act on: printed as its message, without a stack. */
-const asUsageError = (err: unknown): never => {
-  throw new UsageError(err instanceof Error ? err.message : String(err));
+/** An error the operator can act on: printed as its message (then `hint`, if any), without a stack. */
+const asUsageError = (err: unknown, hint?: string): never => {
+  throw new UsageError(`${err instanceof Error ? err.message : String(err)}${hint ? `\n\n${hint}` : ''}`);
 };
-const asUsage = <T>(fn: () => T): T => {
+const asUsage = <T>(fn: () => T, hint?: string): T => {
   try {
     return fn();
   } catch (err) {
-    return asUsageError(err);
+    return asUsageError(err, hint);
   }
 };
 
