@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { sendControl } from '../../cli/controls';
@@ -12,6 +12,9 @@ import { waitFor } from '../support/wait';
 
 const SHARD_STAGES: StageName[] = ['propose', 'gate', 'solve', 'judge'];
 const CLI = path.resolve(__dirname, '../../cli/bin.js');
+const ESC = '\x1b';
+/** What `--watch` writes before each redraw: back to the drawing's first line, clear below. */
+const REDRAW = new RegExp(`${ESC}\\[\\d+F${ESC}\\[0J`);
 
 /** `selfplay status` and `selfplay list` on the real server, against a run paused in the middle of an iteration. */
 describe('selfplay status and list', () => {
@@ -26,6 +29,21 @@ describe('selfplay status and list', () => {
     promisify(execFile)(process.execPath, [CLI, ...args], {
       env: { ...process.env, TEMPORAL_NAMESPACE: 'default' },
     });
+
+  /**
+   * `status RUN --watch` on a real terminal (a pty from util-linux `script`): it redraws in place until Ctrl-C,
+   * typed into the terminal so the line discipline turns it into SIGINT. Resolves with what the terminal got.
+   */
+  const watchInTerminal = async (runId: string): Promise<{ screen: string; code: number | null }> => {
+    const command = `'${process.execPath}' '${CLI}' status '${runId}' --watch`;
+    const child = spawn('script', ['-qfec', command, '/dev/null'], { stdio: ['pipe', 'pipe', 'inherit'] });
+    let screen = '';
+    child.stdout.on('data', (chunk: Buffer) => (screen += chunk.toString('utf8')));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    await waitFor('a redraw in place', () => REDRAW.test(screen));
+    child.stdin.write('\x03');
+    return { code: await exited, screen };
+  };
 
   test('a paused iteration shows its per-stage shard counts and bars; list shows the run; then it completes', async () => {
     const runId = uniqueId('status');
@@ -89,7 +107,12 @@ describe('selfplay status and list', () => {
       expect(printed.stdout).toContain(
         `${bar(stages.propose!.finished, 0, 2, 40)} ${stages.propose!.finished}/2`,
       );
-      expect(printed.stdout).not.toContain('\x1b[');
+      expect(printed.stdout).not.toContain(ESC);
+      const watched = await watchInTerminal(runId);
+      expect(watched.code).toBe(0);
+      const drawings = watched.screen.split(REDRAW);
+      expect(drawings.length).toBeGreaterThan(1);
+      for (const drawing of drawings) expect(drawing).toContain('paused: held at a stage boundary');
 
       const paused = async () =>
         (await listRuns(stack.client, { recipe: 'spice', state: 'paused', limit: 100 })).find(
