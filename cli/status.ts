@@ -1,11 +1,12 @@
 import { WorkflowFailedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import {
+  iterationChildId,
   iterationProgressQuery,
   progressQuery,
   type IterationProgress,
   type RunProgress,
 } from '../workflows/messages';
-import type { RunOutcome } from '../workflows/selfPlayRun';
+import type { RunOutcome, selfPlayRun } from '../workflows/selfPlayRun';
 import { renderStatus } from './progress-bars';
 
 /** Everything `selfplay status` shows of a run at one moment. */
@@ -23,16 +24,12 @@ export interface StatusSnapshot {
   failure?: string;
 }
 
-/** The id of a run's iteration child, as `selfPlayRun` starts it. */
-export const iterationChildId = (runId: string, iteration: number): string =>
-  `${runId}/iter-${String(iteration).padStart(6, '0')}`;
-
 /**
  * A snapshot of a run: its `progress` query, then the running child's `iterationProgress`. A closed run is
  * not queried (that would need a worker to replay it); its result or failure is read from history instead.
  */
 export async function runStatus(client: Client, runId: string): Promise<StatusSnapshot> {
-  const handle = client.workflow.getHandle(runId);
+  const handle = client.workflow.getHandle<typeof selfPlayRun>(runId);
   const description = await handle.describe().catch((err: unknown) => {
     if (err instanceof WorkflowNotFoundError)
       throw new Error(
@@ -43,7 +40,7 @@ export async function runStatus(client: Client, runId: string): Promise<StatusSn
   const status = description.status.name;
   if (status !== 'RUNNING') {
     try {
-      return { runId, status, outcome: (await handle.result()) as RunOutcome };
+      return { runId, status, outcome: await handle.result() };
     } catch (err) {
       const cause = err instanceof WorkflowFailedError ? (err.cause?.message ?? err.message) : String(err);
       return { runId, status, failure: cause };

@@ -42,6 +42,10 @@ export interface RunProgress {
 
 export const progressQuery = defineQuery<RunProgress>('progress');
 
+/** The workflow id of a run's iteration child: the parent starts it under this id, clients query it there. */
+export const iterationChildId = (runId: string, iteration: number): string =>
+  `${runId}/iter-${String(iteration).padStart(6, '0')}`;
+
 /**
  * Operator controls on `selfPlayRun`, as Updates with validators: a rejected update changes nothing and its
  * failure says why; an accepted one returns the run's progress. Send them from the Web UI, the Temporal CLI
