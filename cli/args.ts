@@ -1,28 +1,65 @@
-/** `--set a.b=value` overrides: dotted paths into the config; values are JSON when they parse, else strings. */
+/**
+ * `--set a.b=value` overrides: dotted paths into the config. Values are JSON when they parse (numbers,
+ * booleans, null, quoted strings, arrays, objects), else plain strings, so `--set corpus.uri=s3://b/c.jsonl`
+ * needs no quoting. A value that opens like JSON but does not parse is refused rather than kept as a string,
+ * since it is almost always a shell-quoting slip.
+ */
 export function applySet(config: Record<string, unknown>, assignment: string): void {
   const eq = assignment.indexOf('=');
   if (eq <= 0) throw new Error(`--set ${assignment}: expected key=value, e.g. --set iterations=3`);
   const path = assignment.slice(0, eq).split('.');
-  const raw = assignment.slice(eq + 1);
-  let value: unknown = raw;
-  try {
-    value = JSON.parse(raw);
-  } catch {
-    // not JSON: keep the string
-  }
+  if (path.some((key) => key === ''))
+    throw new Error(
+      `--set ${assignment}: empty key in "${assignment.slice(0, eq)}"; keys are dotted paths such as training.optimizer.learningRate`,
+    );
+  const value = parseValue(assignment, assignment.slice(eq + 1));
   let node = config;
-  for (const key of path.slice(0, -1)) {
+  path.slice(0, -1).forEach((key, depth) => {
     const next = node[key];
     if (next === undefined) node[key] = {};
     else if (typeof next !== 'object' || next === null || Array.isArray(next)) {
-      throw new Error(`--set ${assignment}: ${key} is not an object in the config`);
+      const at = path.slice(0, depth + 1).join('.');
+      throw new Error(
+        `--set ${assignment}: ${at} is ${JSON.stringify(next)}, not an object; set ${at} itself, or replace it with --set '${at}={...}'`,
+      );
     }
     node = node[key] as Record<string, unknown>;
-  }
+  });
   node[path[path.length - 1] as string] = value;
 }
 
-/** Minimal flag parser: `--flag value`, repeated flags collect, bare words are positionals. */
+function parseValue(assignment: string, raw: string): unknown {
+  if (raw === '')
+    throw new Error(`--set ${assignment}: empty value; for an empty string write --set '${assignment}""'`);
+  try {
+    return JSON.parse(raw) as unknown;
+  } catch (err) {
+    if (/^[[{"]/.test(raw))
+      throw new Error(
+        `--set ${assignment}: the value looks like JSON but does not parse (${(err as Error).message}); quote it for the shell, e.g. --set 'corpus={"uri":"s3://bucket/c.jsonl"}'`,
+      );
+    return raw;
+  }
+}
+
+/** Flags that take a value (`--flag value` or `--flag=value`); repeated ones collect. */
+const VALUE_FLAGS = new Set([
+  '--config',
+  '--set',
+  '--id',
+  '--recipe',
+  '--iteration',
+  '--out',
+  '--state',
+  '--limit',
+]);
+/** Flags that stand alone. */
+const SWITCHES = new Set(['--wait', '--watch', '--help']);
+
+/**
+ * Minimal flag parser: bare words are positionals. An unknown flag is an error (a typo such as `--wacth`
+ * must not be ignored silently); add new ones to VALUE_FLAGS or SWITCHES.
+ */
 export function parseFlags(argv: string[]): {
   positionals: string[];
   flags: Map<string, string[]>;
@@ -31,17 +68,23 @@ export function parseFlags(argv: string[]): {
   const positionals: string[] = [];
   const flags = new Map<string, string[]>();
   const switches = new Set<string>();
-  const takesValue = new Set(['--config', '--set', '--id', '--recipe', '--iteration']);
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
-    if (takesValue.has(arg)) {
-      const value = argv[++i];
-      if (value === undefined) throw new Error(`${arg} needs a value`);
-      flags.set(arg, [...(flags.get(arg) ?? []), value]);
-    } else if (arg.startsWith('--')) {
-      switches.add(arg);
-    } else {
+    if (!arg.startsWith('--')) {
       positionals.push(arg);
+      continue;
+    }
+    const eq = arg.indexOf('=');
+    const name = eq > 0 ? arg.slice(0, eq) : arg;
+    if (VALUE_FLAGS.has(name)) {
+      const value = eq > 0 ? arg.slice(eq + 1) : argv[++i];
+      if (value === undefined || (eq < 0 && value.startsWith('--')))
+        throw new Error(`${name} needs a value, e.g. ${name} VALUE`);
+      flags.set(name, [...(flags.get(name) ?? []), value]);
+    } else if (SWITCHES.has(name) && eq < 0) {
+      switches.add(name);
+    } else {
+      throw new Error(`unknown flag ${arg}`);
     }
   }
   return { positionals, flags, switches };

@@ -1,18 +1,26 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
 import { resolveRunConfig } from '../config/schema';
 import { selfPlayRun } from '../workflows';
 import { progressQuery } from '../workflows/messages';
 import { versionsText } from '../workflows/contracts';
-import { applySet, parseFlags } from './args';
+import { parseFlags } from './args';
+import { startConfig } from './config-file';
+import { listOptions, listRuns, renderRunTable } from './list';
+import { runStatus, terminal, watchStatus } from './status';
 import { paramsFromAssignments, sendControl, type Control } from './controls';
 import { loadManifests, renderReport } from './report';
 import { committedState, storeFromEnv } from './state';
 
 const USAGE = `selfplay <command>
-  start --recipe NAME [--config FILE.json] [--set key=value]... [--id RUN_ID] [--wait]
-        start a run (the config is validated here first); --wait prints each committed iteration
-  status RUN_ID     the run's progress
+  start --recipe NAME [--config FILE.json|.yaml|.yml] [--set key=value]... [--id RUN_ID] [--wait]
+        start a run: the recipe's preset, then the file, then each --set (a dotted path, a JSON or plain
+        value: --set training.optimizer.learningRate=1e-6); validated here first; --wait prints each commit
+  list [--recipe NAME] [--state running|paused|stopping|completed|failed|terminated|canceled|timed_out] [--limit N]
+                    the newest runs (default 20) with recipe, state, last committed iteration and metrics
+  status RUN_ID [--watch]
+                    the run: iteration i/N, pause/stop, per-stage progress bars, recent rewards;
+                    --watch redraws it every second on a terminal until the run ends or Ctrl-C
   pause RUN_ID | resume RUN_ID | stop RUN_ID
                     pause at the next stage boundary, resume, or finish the current iteration and complete
   set RUN_ID --set learningRate=5e-7 [--set temperature=0.8 --set groupSize=8 --set batchSize=64]
@@ -27,9 +35,11 @@ Environment: TEMPORAL_ADDRESS (localhost:7233), TEMPORAL_NAMESPACE (default), SE
 
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
-  const { positionals, flags, switches } = parseFlags(rest);
+  const { positionals, flags, switches } = asUsage(() => parseFlags(rest), USAGE);
+  if (command === undefined || command === '--help' || switches.has('--help')) return console.log(USAGE);
   if (command === 'start') return start(flags, switches.has('--wait'));
-  if (command === 'status' && positionals[0]) return status(positionals[0]);
+  if (command === 'list') return list(flags);
+  if (command === 'status' && positionals[0]) return status(positionals[0], switches.has('--watch'));
   if (
     (command === 'pause' || command === 'resume' || command === 'stop' || command === 'set') &&
     positionals[0]
@@ -52,13 +62,13 @@ async function client(): Promise<Client> {
 }
 
 async function start(flags: Map<string, string[]>, wait: boolean): Promise<void> {
-  const file = flags.get('--config')?.[0];
-  const config: Record<string, unknown> = file
-    ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>)
-    : {};
-  const recipe = flags.get('--recipe')?.[0];
-  if (recipe) config.recipe = recipe;
-  for (const s of flags.get('--set') ?? []) applySet(config, s);
+  const config = asUsage(() =>
+    startConfig({
+      file: flags.get('--config')?.[0],
+      recipe: flags.get('--recipe')?.[0],
+      sets: flags.get('--set') ?? [],
+    }),
+  );
   const resolved = resolveRunConfig(config);
   if (!resolved.ok) throw new UsageError(`invalid run config:\n  ${resolved.problems.join('\n  ')}`);
   const runId =
@@ -102,12 +112,19 @@ async function start(flags: Map<string, string[]>, wait: boolean): Promise<void>
   );
 }
 
-async function status(runId: string): Promise<void> {
+async function list(flags: Map<string, string[]>): Promise<void> {
+  const options = asUsage(() => listOptions(flags));
+  const rows = await listRuns(await client(), options).catch(asUsageError);
+  console.log(
+    rows.length ? renderRunTable(rows) : 'no runs match; start one with selfplay start --recipe NAME',
+  );
+}
+
+async function status(runId: string, watch: boolean): Promise<void> {
   const c = await client();
-  const handle = c.workflow.getHandle(runId);
-  const description = await handle.describe();
-  const progress = await handle.query(progressQuery).catch(() => undefined);
-  console.log(JSON.stringify({ status: description.status.name, ...progress }, null, 2));
+  const stop = new AbortController();
+  process.once('SIGINT', () => stop.abort());
+  await watchStatus(() => runStatus(c, runId).catch(asUsageError), terminal(watch), stop.signal);
 }
 
 async function state(runId: string, iteration: string | undefined): Promise<void> {
@@ -151,6 +168,18 @@ async function control(command: Control, runId: string, assignments: string[]): 
 }
 
 class UsageError extends Error {}
+
+/** An error the operator can act on: printed as its message (then `hint`, if any), without a stack. */
+const asUsageError = (err: unknown, hint?: string): never => {
+  throw new UsageError(`${err instanceof Error ? err.message : String(err)}${hint ? `\n\n${hint}` : ''}`);
+};
+const asUsage = <T>(fn: () => T, hint?: string): T => {
+  try {
+    return fn();
+  } catch (err) {
+    return asUsageError(err, hint);
+  }
+};
 
 main(process.argv.slice(2)).then(
   () => process.exit(0),

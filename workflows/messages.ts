@@ -43,6 +43,10 @@ export interface RunProgress {
 
 export const progressQuery = defineQuery<RunProgress>('progress');
 
+/** The workflow id of a run's iteration child: the parent starts it under this id, clients query it there. */
+export const iterationChildId = (runId: string, iteration: number): string =>
+  `${runId}/iter-${String(iteration).padStart(6, '0')}`;
+
 /**
  * Operator controls on `selfPlayRun`, as Updates with validators: a rejected update changes nothing and its
  * failure says why; an accepted one returns the run's progress. Send them from the Web UI, the Temporal CLI
@@ -65,11 +69,19 @@ export const CONTROL_DESCRIPTIONS = {
     'Change safe parameters from the next iteration on: {"learningRate", "temperature", "groupSize", ' +
     '"batchSize"}. Validated with the config schema; a rejection names the field.',
   progress: 'The run: state, iteration in flight, last commit, pause/stop flags, parameters, recent metrics.',
-  iterationProgress: 'The iteration: its latest stage and whether it is held at a stage boundary by a pause.',
+  iterationProgress:
+    'The iteration: its latest stage, shards started/finished per stage out of the plan, and whether it is ' +
+    'held at a stage boundary by a pause.',
 } as const;
 
 /** The parent forwards pause (true) and resume (false) to its running iteration child. */
 export const iterationPausedSignal = defineSignal<[boolean]>('iterationPaused');
+
+/** How many calls of one stage have started and finished (per shard for propose, gate, solve, judge). */
+export interface StageCount {
+  started: number;
+  finished: number;
+}
 
 /** What a `selfPlayIteration` child answers to the `iterationProgress` query. */
 export interface IterationProgress {
@@ -80,6 +92,10 @@ export interface IterationProgress {
   /** The stage most recently started. */
   stage?: StageName;
   stagesInFlight: number;
+  /** Stages that have started at least once, with their counts (the CLI's progress bars). */
+  stages: Partial<Record<StageName, StageCount>>;
+  /** The plan's shard count once the plan is made: the total for each per-shard stage. */
+  shards?: number;
 }
 
 export const iterationProgressQuery = defineQuery<IterationProgress>('iterationProgress');

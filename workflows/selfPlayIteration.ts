@@ -17,6 +17,7 @@ import {
   iterationPausedSignal,
   iterationProgressQuery,
   type IterationProgress,
+  type StageCount,
 } from './messages';
 
 /**
@@ -63,6 +64,7 @@ export async function selfPlayIteration(input: IterationInput): Promise<Iteratio
   const plan = await timer.time('plan', () =>
     pools.orchestrator.plan({ runId, iteration, config, versions, ...recipeState(input) }),
   );
+  timer.shards = plan.shards.length;
   const shardResults = await Promise.all(
     plan.shards.map(async ({ shard }) => {
       const stageInput = { runId, iteration, shard, config, versions, ...recipeState(input), ...sampling };
@@ -145,12 +147,16 @@ function artifactKeys(results: ShardStageResult[], batchKeys: string[]): Record<
 }
 
 /**
- * Wall span and busy time per stage, in workflow time (deterministic on replay). Every stage starts at a
- * boundary where a pause holds it (the time held is not counted in the stage's span).
+ * Wall span and busy time per stage, in workflow time (deterministic on replay), and the calls started and
+ * finished per stage for the `iterationProgress` query. Every stage starts at a boundary where a pause holds
+ * it (the time held is not counted in the stage's span, nor the call as started).
  */
 class StageTimer {
   private readonly spans = new Map<StageName, { first: number; last: number; busy: number }>();
+  private readonly counts: Partial<Record<StageName, StageCount>> = {};
   paused = false;
+  /** The plan's shard count, once planned. */
+  shards: number | undefined;
   private inFlight = 0;
   private waiting = 0;
   private latest: StageName | undefined;
@@ -163,8 +169,11 @@ class StageTimer {
     }
     this.latest = stage;
     this.inFlight++;
+    const count = (this.counts[stage] ??= { started: 0, finished: 0 });
+    count.started++;
     const start = Date.now();
     const value = await run().finally(() => this.inFlight--);
+    count.finished++;
     const end = Date.now();
     const span = this.spans.get(stage);
     if (span) {
@@ -184,6 +193,8 @@ class StageTimer {
       held: this.paused && this.inFlight === 0 && this.waiting > 0,
       ...(this.latest ? { stage: this.latest } : {}),
       stagesInFlight: this.inFlight,
+      stages: this.counts,
+      ...(this.shards === undefined ? {} : { shards: this.shards }),
     };
   }
 

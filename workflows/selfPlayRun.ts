@@ -14,6 +14,7 @@ import { resolveRunConfig } from '../config/schema';
 import { versionsOf, type IterationResult, type PolicySet, type RunCarry, type RunStart } from './contracts';
 import {
   CONTROL_DESCRIPTIONS,
+  iterationChildId,
   iterationPausedSignal,
   pauseUpdate,
   progressQuery,
@@ -192,7 +193,7 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
     await condition(() => !progress.paused || progress.stopRequested);
     if (progress.stopRequested) break;
     progress.iteration = n;
-    const id = `${runId}/iter-${String(n).padStart(6, '0')}`;
+    const id = iterationChildId(runId, n);
     const handle = await startChild(selfPlayIteration, {
       workflowId: id,
       taskQueue: config.pools.orchestrator,

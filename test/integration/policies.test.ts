@@ -74,7 +74,7 @@ describe('a run of two policies', () => {
       .catch((err: unknown) => err);
     expect(failure).toBeInstanceOf(WorkflowFailedError);
     // The workflow fails with the start activity's non-retryable error as the cause of its cause.
-    expect(String((failure as WorkflowFailedError).cause?.cause?.message)).toMatch(
+    expect(String(((failure as WorkflowFailedError).cause?.cause as Error | undefined)?.message)).toMatch(
       new RegExp(
         `committed the policies ${source}-c, ${source}-r, but this config trains ${source}-c, ${source}-x`,
       ),

@@ -1,0 +1,113 @@
+import { versionsText, type StageName } from '../workflows/contracts';
+import type { IterationProgress, RunProgress, StageCount } from '../workflows/messages';
+import type { StatusSnapshot } from './status';
+import { renderTable } from './table';
+
+/** The stages that run once per shard: shown as bars out of the plan's shard count. */
+const SHARD_STAGES: readonly StageName[] = ['propose', 'gate', 'solve', 'judge'];
+/** Every stage in pipeline order. */
+const STAGES: readonly StageName[] = ['sync', 'plan', ...SHARD_STAGES, 'filter', 'update', 'commit'];
+
+const DONE = '█';
+const RUNNING = '▒';
+const TODO = '░';
+const MIN_BAR = 10;
+const MAX_BAR = 40;
+/** Room for the stage name, the counts and a note such as "12 running" beside the bar. */
+const NOTE_WIDTH = 12;
+
+/**
+ * A bar of `width` cells: finished shards, then those in flight, then those not started. It is full only
+ * when every shard has finished, so a nearly done stage never looks done.
+ */
+export function bar(finished: number, running: number, total: number, width: number): string {
+  if (total <= 0) return TODO.repeat(width);
+  const done = Math.floor((width * Math.min(finished, total)) / total);
+  const busy = Math.floor((width * Math.min(finished + running, total)) / total) - done;
+  return DONE.repeat(done) + RUNNING.repeat(busy) + TODO.repeat(width - done - busy);
+}
+
+/** `selfplay status`: the run, the running iteration's stages, recent iterations; no line wider than `width`. */
+export function renderStatus(snapshot: StatusSnapshot, width: number): string {
+  const lines = snapshot.progress
+    ? runningLines(snapshot.progress, snapshot.iteration, width)
+    : closedLines(snapshot);
+  const recent =
+    snapshot.progress?.recent ??
+    snapshot.outcome?.recent.map((r) => ({ iteration: r.iteration, ...r.summary }));
+  if (recent?.length)
+    lines.push(
+      '',
+      'recent iterations',
+      ...recentTable(recent)
+        .split('\n')
+        .map((l) => `  ${l}`),
+    );
+  return lines.map((line) => line.slice(0, Math.max(width, 1))).join('\n');
+}
+
+function runningLines(run: RunProgress, iteration: IterationProgress | undefined, width: number): string[] {
+  const lines = [
+    `run ${run.runId} (${run.recipe}): iteration ${run.iteration}/${run.iterations}, ${run.state}; last committed ${run.lastCommitted}, ${versionsText(run.versions)}`,
+  ];
+  if (run.paused)
+    lines.push(`paused: ${pauseNote(run, iteration)}; resume with: selfplay resume ${run.runId}`);
+  if (run.stopRequested)
+    lines.push(`stopping: the run completes once iteration ${run.iteration} has committed`);
+  if (iteration) lines.push(`iteration ${iteration.iteration}`, ...stageLines(iteration, width));
+  else if (!run.iterationInFlight && !run.paused) lines.push('between iterations');
+  return lines;
+}
+
+function pauseNote(run: RunProgress, iteration: IterationProgress | undefined): string {
+  if (!run.iterationInFlight) return 'no iteration starts';
+  if (!iteration || iteration.held) return 'held at a stage boundary';
+  return `${iteration.stagesInFlight} running stage call(s) finish first, then it holds`;
+}
+
+function stageLines(it: IterationProgress, width: number): string[] {
+  const total = it.shards ?? 0;
+  const countWidth = 2 * String(total).length + 1;
+  const barWidth = Math.min(
+    MAX_BAR,
+    Math.max(MIN_BAR, width - (2 + 8 + 1 + 1 + countWidth + 2 + NOTE_WIDTH)),
+  );
+  return STAGES.map((stage) => {
+    const count: StageCount = it.stages[stage] ?? { started: 0, finished: 0 };
+    const running = count.started - count.finished;
+    const name = `  ${stage.padEnd(8)} `;
+    if (!SHARD_STAGES.includes(stage)) {
+      const state = count.started === 0 ? 'pending' : running > 0 ? 'running' : 'done';
+      return `${name}${state}${stage === 'plan' && it.shards !== undefined ? `, ${it.shards} shard${it.shards === 1 ? '' : 's'}` : ''}`;
+    }
+    const counts = `${count.finished}/${it.shards ?? '?'}`.padStart(countWidth);
+    const note = running > 0 ? `${running} running` : it.paused && count.finished < total ? 'paused' : '';
+    return `${name}${bar(count.finished, running, total, barWidth)} ${counts}  ${note}`.trimEnd();
+  });
+}
+
+function closedLines(snapshot: StatusSnapshot): string[] {
+  const { runId, status, outcome, failure } = snapshot;
+  if (outcome)
+    return [
+      `run ${runId}: ${status.toLowerCase()}${outcome.stopped ? ' (stopped early)' : ''}; ${outcome.lastCommitted} iteration(s) committed, ${versionsText(outcome.versions)}`,
+    ];
+  return [`run ${runId}: ${status.toLowerCase()}${failure ? `: ${failure}` : ''}`];
+}
+
+function recentTable(recent: NonNullable<RunProgress['recent']>): string {
+  return renderTable(
+    ['ITERATION', 'VALID TASKS', 'MEAN REWARD', 'BY ROLE', 'ROWS', 'SECONDS'],
+    recent.map((r) => [
+      String(r.iteration),
+      `${(100 * r.validTaskRate).toFixed(1)}%`,
+      r.meanReward.toFixed(3),
+      Object.entries(r.meanRewardByRole)
+        .map(([role, reward]) => `${role} ${reward.toFixed(3)}`)
+        .join(', '),
+      String(r.rows),
+      r.seconds.toFixed(1),
+    ]),
+    [0, 1, 2, 4, 5],
+  );
+}

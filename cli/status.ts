@@ -1,0 +1,97 @@
+import { WorkflowFailedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import {
+  iterationChildId,
+  iterationProgressQuery,
+  progressQuery,
+  type IterationProgress,
+  type RunProgress,
+} from '../workflows/messages';
+import type { RunOutcome, selfPlayRun } from '../workflows/selfPlayRun';
+import { renderStatus } from './progress-bars';
+
+/** Everything `selfplay status` shows of a run at one moment. */
+export interface StatusSnapshot {
+  runId: string;
+  /** Temporal's execution status: RUNNING, COMPLETED, FAILED, TERMINATED, ... */
+  status: string;
+  /** The run's `progress` query, while it runs. */
+  progress?: RunProgress;
+  /** The running iteration child's `iterationProgress` query (absent between iterations). */
+  iteration?: IterationProgress;
+  /** The result of a completed run, read from its history (no worker needed). */
+  outcome?: RunOutcome;
+  /** Why a closed run did not complete. */
+  failure?: string;
+}
+
+/**
+ * A snapshot of a run: its `progress` query, then the running child's `iterationProgress`. A closed run is
+ * not queried (that would need a worker to replay it); its result or failure is read from history instead.
+ */
+export async function runStatus(client: Client, runId: string): Promise<StatusSnapshot> {
+  const handle = client.workflow.getHandle<typeof selfPlayRun>(runId);
+  const description = await handle.describe().catch((err: unknown) => {
+    if (err instanceof WorkflowNotFoundError)
+      throw new Error(
+        `no workflow ${runId} in namespace ${client.options.namespace}; list runs with selfplay list`,
+      );
+    throw err;
+  });
+  const status = description.status.name;
+  if (status !== 'RUNNING') {
+    try {
+      return { runId, status, outcome: await handle.result() };
+    } catch (err) {
+      const cause = err instanceof WorkflowFailedError ? (err.cause?.message ?? err.message) : String(err);
+      return { runId, status, failure: cause };
+    }
+  }
+  const progress = await handle.query(progressQuery);
+  if (!progress.iterationInFlight) return { runId, status, progress };
+  // The child may finish between the two queries: then there is no iteration to show.
+  const iteration = await client.workflow
+    .getHandle(iterationChildId(runId, progress.iteration))
+    .query(iterationProgressQuery)
+    .catch(() => undefined);
+  return { runId, status, progress, ...(iteration ? { iteration } : {}) };
+}
+
+/** Where `watchStatus` draws: a terminal (redrawn in place) or anything else (one snapshot). */
+export interface StatusOutput {
+  write(text: string): void;
+  isTTY: boolean;
+  columns: number;
+}
+
+/** This process's stdout; redrawn only with `--watch` on a terminal. */
+export const terminal = (watch: boolean): StatusOutput => ({
+  write: (text) => process.stdout.write(text),
+  isTTY: watch && process.stdout.isTTY === true,
+  columns: process.stdout.columns || 100,
+});
+
+/**
+ * `selfplay status RUN --watch`: on a terminal, redraws the status in place every `everyMs` until the run
+ * closes or `signal` aborts (Ctrl-C); elsewhere prints one snapshot, since redraw codes would garble a log.
+ */
+export async function watchStatus(
+  fetch: () => Promise<StatusSnapshot>,
+  out: StatusOutput,
+  signal: AbortSignal,
+  everyMs = 1000,
+): Promise<void> {
+  let drawn = 0;
+  for (;;) {
+    const snapshot = await fetch();
+    const text = renderStatus(snapshot, out.columns);
+    // Back to the first line of the previous drawing, then clear to the end of the screen.
+    out.write(`${drawn > 0 ? `\x1b[${drawn}F\x1b[0J` : ''}${text}\n`);
+    drawn = text.split('\n').length;
+    if (!out.isTTY || snapshot.status !== 'RUNNING' || signal.aborted) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, everyMs);
+      signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+    });
+    if (signal.aborted) return;
+  }
+}
