@@ -40,12 +40,13 @@ export function answerTagCount(text: string): number {
 }
 
 /**
- * The RAG verifier's answer: the text after the last `Answer:` (full-width colon and a missing colon are
- * accepted, as the code's `Answer[:：]?\s*(.*)`), up to the end of its line; null when there is none.
- * The last occurrence, because the concise reasoning before it may say "the answer ..." in passing.
+ * The RAG verifier's answer: the text after the last `Answer:` (a full-width colon too), up to the end of its
+ * line; null when there is none. The code's `Answer[:：]?\s*(.*)` also takes "Answer" without a colon, which
+ * matches "Answer the question..." in a model's restatement; the prompt asks for "Answer:", so the colon is
+ * required, and an output without one fails verification. The last one, as a model may restate the format.
  */
 export function extractRagAnswer(text: string): string | null {
-  const matches = [...text.matchAll(/\banswer\s*[:：]?\s*([^\n]*)/gi)];
+  const matches = [...text.matchAll(/\banswer\s*[:：]\s*([^\n]*)/gi)];
   for (let i = matches.length - 1; i >= 0; i--) {
     const answer = (matches[i]?.[1] ?? '').trim();
     if (answer !== '') return answer;

@@ -4,7 +4,6 @@ import type { SspParams } from '../../../config/presets/ssp';
 import type { Rng } from '../../lib/rng';
 import { judgeCorrectness, type JudgeCall } from './correctness';
 import { extractRagAnswer } from './parse';
-import { ragVerifierMessages } from './prompts';
 import { VERIFIER, type Verification } from './records';
 
 /**
