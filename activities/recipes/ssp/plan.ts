@@ -22,6 +22,13 @@ export async function planSsp(ctx: PlanContext<SspState>): Promise<Planned[]> {
         `proposer; ssp.solverAdvantage picks the solver's variant); set "grpo" (got "${config.training.estimator}")`,
     );
   }
+  if (!config.retrieval.index) {
+    throw nonRetryable(
+      NON_RETRYABLE.invalidConfig,
+      'retrieval.index: SSP searches a built index; build one with `npx selfplay index build --corpus ' +
+        'CORPUS --out DIR_OR_S3` and set retrieval.index to it',
+    );
+  }
   readState(ctx.state); // a state of another recipe fails here, before any sampling
   const answers = await loadAnswers(config.ssp.answers, config.ssp.defaultSearchTurns);
   return answerWalk(answers, config.seed, iteration, config.batchSize);

@@ -50,7 +50,7 @@ describe('SSP answers and plan (ssp.md §1.1)', () => {
   });
 
   test('planSsp reads the configured file and plans B answers', async () => {
-    const config = configFor({ recipe: 'ssp', batchSize: 6 });
+    const config = configFor({ recipe: 'ssp', batchSize: 6, retrieval: { index: '/nowhere' } });
     const units = await planSsp({
       config,
       runId: 'unit',
@@ -68,13 +68,16 @@ describe('SSP answers and plan (ssp.md §1.1)', () => {
 
   test('planSsp refuses another estimator and a missing file, naming the field', async () => {
     const ctx = (over: Record<string, unknown>) => ({
-      config: configFor({ recipe: 'ssp', ...over }),
+      config: configFor({ recipe: 'ssp', retrieval: { index: '/nowhere' }, ...over }),
       runId: 'unit',
       iteration: 1,
       corpus: () => Promise.reject(new Error('unused')),
       state: undefined,
     });
     await expect(planSsp(ctx({ training: { estimator: 'dr_grpo' } }))).rejects.toThrow(/training\.estimator/);
+    await expect(planSsp({ ...ctx({}), config: configFor({ recipe: 'ssp' }) })).rejects.toThrow(
+      /retrieval\.index/,
+    );
     await expect(planSsp(ctx({ ssp: { answers: 'test/fixtures/ssp/missing.jsonl' } }))).rejects.toThrow(
       /ssp\.answers test\/fixtures\/ssp\/missing\.jsonl/,
     );
