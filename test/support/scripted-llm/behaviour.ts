@@ -5,6 +5,7 @@ import { ANSWER_TYPES, type AnswerType, type BehaviourSettings, type FaultKind }
 import type { ChatTurn } from './chat-request';
 import { SPELL_BEHAVIOURS } from './spell-behaviour';
 import { MAE_BEHAVIOURS } from './mae-behaviour';
+import { SSP_BEHAVIOURS } from './ssp-behaviour';
 import { SEARCH_DEMO_CALL, searchDemoBehaviour } from './search-agent';
 import { composeMcq, composeProblem, mcqText, passRateOf, recogniseTask, type Letter } from './problems';
 
@@ -191,5 +192,6 @@ export const BEHAVIOURS: Readonly<Record<string, CallBehaviour>> = {
   ...SPICE_BEHAVIOURS,
   ...SPELL_BEHAVIOURS,
   ...MAE_BEHAVIOURS,
+  ...SSP_BEHAVIOURS,
   [SEARCH_DEMO_CALL]: searchDemoBehaviour,
 };
