@@ -3,6 +3,7 @@ import type { LlmCaller } from '../clients/inference';
 import type { TrainingRow } from '../clients/trainer-contract';
 import type { RecipeMetrics } from '../../workflows/contracts';
 import type { Corpus } from '../corpus/corpus';
+import type { TrajectoryCheckpoint } from '../tools/types';
 
 /**
  * A recipe is what differs between papers: prompts, parsing, checks, rewards, advantages. The stage
@@ -47,6 +48,11 @@ export interface RecipeContext {
   policyVersion: number;
   /** The inference endpoint serving a role. */
   llm(role: string): LlmCaller;
+  /**
+   * Where a multi-turn trajectory of a unit keeps its finished turns (`runSearchLoop`'s `checkpoint`), under
+   * the unit's key in this stage and shard; `name` tells the unit's trajectories apart, e.g. `solver-3`.
+   */
+  trajectoryCheckpoint(unit: number, name: string): TrajectoryCheckpoint;
   signal: AbortSignal;
   /** The recipe state as committed by the previous iteration; undefined on the first. */
   state: unknown;

@@ -6,6 +6,8 @@ import type { InferencePool } from '../clients/inference';
 import type { RunConfig } from '../../config/schema';
 import type { AnyRecipe, RecipeContext } from '../recipes/types';
 import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
+import { trajectoryKey } from '../clients/storage/keys';
+import { storedTrajectoryCheckpoint } from '../tools/trajectory-checkpoint';
 
 /** What every activity is built with: one per worker process, shared by all concurrent activities. */
 export interface ActivityDeps {
@@ -26,9 +28,11 @@ export function recipeFor(deps: ActivityDeps, config: RunConfig): AnyRecipe {
   return recipe;
 }
 
+/** The context of a recipe's part of `stage` for one shard. */
 export function recipeContext(
   deps: ActivityDeps,
   input: { config: RunConfig; runId: string; iteration: number; shard: number; policyVersion: number },
+  stage: string,
   signal: AbortSignal,
   state: unknown,
 ): RecipeContext {
@@ -43,5 +47,10 @@ export function recipeContext(
     signal,
     state,
     llm: (role) => deps.inference.endpoint(endpointFor(role, input.config, deps.env, input.policyVersion)),
+    trajectoryCheckpoint: (unit, name) =>
+      storedTrajectoryCheckpoint(
+        deps.store,
+        trajectoryKey(input.runId, input.iteration, stage, input.shard, unit, name),
+      ),
   };
 }
