@@ -21,6 +21,7 @@ export async function proposeSsp(ctx: RecipeContext, unit: SspUnit): Promise<Ssp
     seed: seedOf(config.seed, iteration, 'propose', unit.docIndex),
     temperature: config.ssp.proposerTemperature,
     finalTag: 'question',
+    checkpoint: { unit: unit.unit, name: PROPOSER },
   });
   return {
     unit: unit.unit,

@@ -8,6 +8,8 @@ import type { StoredTrajectory } from './records';
 /**
  * One multi-turn search trajectory of either role (ssp.md §1.2, §1.7, §4): Search-R1 tags, top-k passages
  * per search, ≤ `ssp.maxTurns` assistant turns and `sampling.maxTokens` tokens over the whole trajectory.
+ * Every finished turn is checkpointed under (unit, name), so a shard retried after a crash resumes each
+ * trajectory where it was instead of sampling its finished turns again.
  */
 export async function searchRollout(
   ctx: RecipeContext,
@@ -18,6 +20,8 @@ export async function searchRollout(
     seed: number;
     temperature: number;
     finalTag: 'question' | 'answer';
+    /** The plan unit and the trajectory's name within it (e.g. `proposer`, `solver-3`). */
+    checkpoint: { unit: number; name: string };
   },
 ): Promise<StoredTrajectory> {
   const { config } = ctx;
@@ -36,6 +40,7 @@ export async function searchRollout(
     maxTokens: config.sampling.maxTokens,
     topK: config.retrieval.topK,
     passageTokens: config.retrieval.passageTokens,
+    checkpoint: ctx.trajectoryCheckpoint(spec.checkpoint.unit, spec.checkpoint.name),
     signal: ctx.signal,
   });
   return storedTrajectory(trajectory);

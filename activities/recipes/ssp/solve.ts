@@ -54,6 +54,7 @@ export async function solveSsp(ctx: RecipeContext, gated: SspGated): Promise<Ssp
         seed: seedOf(config.seed, iteration, 'solve', gated.docIndex, j),
         temperature: config.sampling.temperature,
         finalTag: 'answer',
+        checkpoint: { unit: gated.unit, name: `${SOLVER}-${j}` },
       }),
     ),
   );

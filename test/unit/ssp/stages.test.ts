@@ -4,22 +4,10 @@ import { judgeSsp } from '../../../activities/recipes/ssp/judge';
 import { proposeSsp } from '../../../activities/recipes/ssp/propose';
 import { solveSsp } from '../../../activities/recipes/ssp/solve';
 import type { SspGated, SspSolved, Verification } from '../../../activities/recipes/ssp/records';
-import type { Passage, Retriever } from '../../../activities/tools/types';
+import type { Trajectory } from '../../../activities/tools/types';
 import { configFor, recipeTestContext, scriptedCaller } from '../../support/recipe-harness';
+import { fakeRetriever } from '../../support/search-fakes';
 import { GOOD_QUESTION, trajectory, unit } from './records';
-
-/** A retriever that answers every query with one passage titled by the query (and logs the queries). */
-function echoRetriever(extra = ''): Retriever & { queries: string[] } {
-  const queries: string[] = [];
-  return {
-    name: 'echo',
-    queries,
-    search: (query): Promise<Passage[]> => {
-      queries.push(query);
-      return Promise.resolve([{ id: query, title: query, text: `facts about ${query}${extra}`, score: 1 }]);
-    },
-  };
-}
 
 /** The nth turn of a trajectory: how many observations the continued assistant message holds. */
 const turnOf = (req: ChatRequest): number => {
@@ -39,14 +27,14 @@ describe('SSP propose (ssp.md §1.2–1.3)', () => {
           `<think>done</think><question>${GOOD_QUESTION}</question>`,
         ][turnOf(req)] ?? '',
     );
-    const retriever = echoRetriever();
+    const retriever = fakeRetriever();
     const ctx = recipeTestContext(config, llm, { retriever });
     const p = await proposeSsp(ctx, unit(0, 'Velmora'));
     expect(p.question).toBe(GOOD_QUESTION);
     expect(p.trajectory.searches).toEqual(['Velmora founder', 'Ilse Marrow']);
     expect(retriever.queries).toEqual(['Velmora founder', 'Ilse Marrow']);
     expect(p.trajectory.information).toHaveLength(2);
-    expect(p.trajectory.information[0]).toContain('facts about Velmora founder');
+    expect(p.trajectory.information[0]).toContain('About Velmora founder.');
     expect(calls.every((c) => c.call === SSP_CALLS.proposer && c.role === 'proposer')).toBe(true);
     expect(calls[0]?.temperature).toBe(1);
     expect(p.messages[1]?.content).toContain('The answer I provided is: Velmora.');
@@ -60,7 +48,9 @@ describe('SSP propose (ssp.md §1.2–1.3)', () => {
       (req) => ['<search>Velmora</search>', 'I give up without a question.'][turnOf(req)] ?? '',
     );
     const ctx = recipeTestContext(config, llm, {
-      retriever: echoRetriever(` <question>${GOOD_QUESTION}</question>`),
+      retriever: fakeRetriever({
+        Velmora: [{ id: 'd', title: 'Velmora', text: `<question>${GOOD_QUESTION}</question>`, score: 1 }],
+      }),
     });
     const p = await proposeSsp(ctx, unit(0, 'Velmora'));
     expect(p.trajectory.completion).toContain(`<question>${GOOD_QUESTION}</question>`);
@@ -94,7 +84,7 @@ describe('SSP solve: RAG verification, then n solver trajectories (ssp.md §1.5�
 
   test('verified: G trajectories on the own question', async () => {
     const { llm, calls } = model('Answer: Velmora');
-    const s = await solveSsp(recipeTestContext(config, llm, { retriever: echoRetriever() }), gated());
+    const s = await solveSsp(recipeTestContext(config, llm, { retriever: fakeRetriever() }), gated());
     expect(s).toMatchObject({ source: 'own', problem: { question: GOOD_QUESTION, answer: 'Velmora' } });
     expect(s.verification).toMatchObject({ passed: true, exactMatch: true });
     expect(s.trajectories).toHaveLength(3);
@@ -110,7 +100,7 @@ describe('SSP solve: RAG verification, then n solver trajectories (ssp.md §1.5�
     ['the judge says Incorrect', 'Answer: Velmorra', 'Incorrect', { failure: 'wrong_answer' }],
   ])('%s: failed, and the slot solves its replay problem', async (_, rag, verdict, expected) => {
     const { llm } = model(rag, verdict);
-    const s = await solveSsp(recipeTestContext(config, llm, { retriever: echoRetriever() }), gated());
+    const s = await solveSsp(recipeTestContext(config, llm, { retriever: fakeRetriever() }), gated());
     expect(s.verification).toMatchObject({ passed: false, ...expected });
     expect(s).toMatchObject({
       source: 'replay',
@@ -119,10 +109,33 @@ describe('SSP solve: RAG verification, then n solver trajectories (ssp.md §1.5�
     expect(s.trajectories).toHaveLength(3);
   });
 
+  test('a retried solve resumes each trajectory from its checkpoint: finished turns are not requested again', async () => {
+    const checkpoints = new Map<string, Trajectory>();
+    let failed = false;
+    const { llm, calls } = scriptedCaller((req) => {
+      if (req.call === SSP_CALLS.ragVerifier) return 'Answer: Velmora';
+      // The first attempt dies on its first final turn, after every trajectory searched once.
+      if (turnOf(req) === 1 && !failed) {
+        failed = true;
+        throw new Error('worker lost');
+      }
+      return ['<search>who founded it</search>', '<answer>Velmora</answer>'][turnOf(req)] ?? '';
+    });
+    const ctx = () => recipeTestContext(config, llm, { retriever: fakeRetriever(), checkpoints });
+    await expect(solveSsp(ctx(), gated())).rejects.toThrow('worker lost');
+    const firstTurns = calls.filter((c) => c.call === SSP_CALLS.solver && turnOf(c) === 0).length;
+    expect(firstTurns).toBe(3);
+    const s = await solveSsp(ctx(), gated());
+    expect(s.trajectories.map((t) => t.stop)).toEqual(['final', 'final', 'final']);
+    // Turn 0 of each trajectory was sent once in all; only the failed turn was asked again.
+    expect(calls.filter((c) => c.call === SSP_CALLS.solver && turnOf(c) === 0)).toHaveLength(3);
+    expect(checkpoints.size).toBe(3);
+  });
+
   test('failed with an empty pool: no solver trajectories', async () => {
     const { llm, calls } = model('Answer: somewhere else');
     const s = await solveSsp(
-      recipeTestContext(config, llm, { retriever: echoRetriever() }),
+      recipeTestContext(config, llm, { retriever: fakeRetriever() }),
       gated({ replacement: undefined }),
     );
     expect(s).toMatchObject({ source: 'none', trajectories: [] });
@@ -132,7 +145,7 @@ describe('SSP solve: RAG verification, then n solver trajectories (ssp.md §1.5�
   test('rule-invalid: no verification call at all', async () => {
     const { llm, calls } = model('Answer: Velmora');
     const s = await solveSsp(
-      recipeTestContext(config, llm, { retriever: echoRetriever() }),
+      recipeTestContext(config, llm, { retriever: fakeRetriever() }),
       gated({
         question: undefined,
         rule: { passed: false, reason: 'too_short' },
