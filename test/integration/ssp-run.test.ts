@@ -22,6 +22,7 @@ import type {
   StoredTrajectory,
 } from '../../activities/recipes/ssp/records';
 import { zScores } from '../../activities/scoring/advantages';
+import type { Trajectory } from '../../activities/tools/types';
 import type { Manifest } from '../../workflows/contracts';
 import { selfPlayRun } from '../../workflows';
 import { fingerprintOf } from '../support/scripted-llm/chat-request';
@@ -183,8 +184,12 @@ describe('SSP run on the real stack', () => {
         taskQueue: `${stack.queuePrefix}-orchestrator`,
         args: [config],
       });
-      const storedUnits = async (): Promise<SspSolved[]> => {
+      // A shard's unit parts are `…/shard-S/unit-U.json.gz`; a trajectory's checkpoint is
+      // `…/shard-S/unit-U/traj-solver-J.json.gz`, kept while the unit is unfinished.
+      const snapshot = async () => {
         const units: SspSolved[] = [];
+        const checkpoints = new Map<string, { docIndex: number; j: number; trajectory: Trajectory }>();
+        let unfinished = false;
         for (const shard of SHARDS) {
           const key = shardKey(runId, 1, 'solve', shard);
           const finished = await getJsonl<SspSolved>(stack.store, key);
@@ -192,26 +197,37 @@ describe('SSP run on the real stack', () => {
             units.push(...finished);
             continue;
           }
-          for (const part of await stack.store.list(`${key.replace(/\.jsonl\.gz$/, '')}/`))
-            units.push((await getJson<SspSolved>(stack.store, part)) as SspSolved);
+          for (const part of await stack.store.list(`${key.replace(/\.jsonl\.gz$/, '')}/`)) {
+            const traj = /unit-(\d+)\/traj-solver-(\d+)\.json\.gz$/.exec(part);
+            if (traj) {
+              const trajectory = (await getJson<Trajectory>(stack.store, part))!;
+              // `unit` numbers a shard's units; docIndex numbers the iteration's.
+              const docIndex = shard * 5 + Number(traj[1]);
+              checkpoints.set(part, { docIndex, j: Number(traj[2]), trajectory });
+            } else if (/unit-\d+\.json\.gz$/.test(part)) {
+              unfinished = true;
+              units.push((await getJson<SspSolved>(stack.store, part))!);
+            }
+          }
         }
-        return units;
+        const done = new Set(units.map((u) => u.docIndex));
+        const partial = [...checkpoints.values()].filter(
+          (c) => !done.has(c.docIndex) && c.trajectory.turns.length > 0,
+        );
+        return { units: units.filter((u) => u.trajectories.length > 0), partial, unfinished };
       };
-      const unfinishedShard = async (): Promise<boolean> => {
-        for (const shard of SHARDS) {
-          const key = shardKey(runId, 1, 'solve', shard);
-          if (await stack.store.exists(key)) continue;
-          if ((await stack.store.list(`${key.replace(/\.jsonl\.gz$/, '')}/`)).length > 0) return true;
-        }
-        return false;
-      };
+      // Kill once a shard still solving has stored a solved unit and holds a half-done trajectory.
       await waitFor(
-        'a solve shard of iteration 1 with a stored unit but not finished',
-        async () => (await storedUnits()).some((u) => u.trajectories.length > 0) && (await unfinishedShard()),
+        'a solve shard of iteration 1 with a stored unit and a trajectory in progress',
+        async () => {
+          const now = await snapshot();
+          return now.unfinished && now.units.length > 0 && now.partial.length > 0;
+        },
         120_000,
       );
       await worker.stop('SIGKILL');
-      const saved = (await storedUnits()).filter((u) => u.trajectories.length > 0);
+      const atKill = await snapshot();
+      expect(atKill.partial.length).toBeGreaterThan(0);
 
       worker = spawnWorker(stack.workerEnv);
       expect((await handle.result()).lastCommitted).toBe(1);
@@ -220,21 +236,20 @@ describe('SSP run on the real stack', () => {
       const counts = stack.llm.stats().fingerprintCounts;
       const s = await stages(runId, 1);
       // Units stored before the kill: every turn of every trajectory was requested exactly once.
-      for (const unit of saved) for (const print of unitTurnPrints(unit)) expect(counts[print]).toBe(1);
-      // Every other trajectory: at most its turn in flight at the kill was sent again, never its finished ones.
-      let resumedTurns = 0;
-      for (const unit of s.solve) {
-        if (saved.some((u) => u.unit === unit.unit)) continue;
-        for (const prints of trajectoryTurnPrints(unit)) {
-          const twice = prints.filter((p) => (counts[p] ?? 0) > 1).length;
-          expect(twice).toBeLessThanOrEqual(1);
-          for (const p of prints) expect(counts[p]).toBeGreaterThanOrEqual(1);
-          resumedTurns += prints.length;
-        }
+      for (const unit of atKill.units)
+        for (const print of trajectoryTurnPrints(unit).flat()) expect(counts[print]).toBe(1);
+      // Trajectories half done at the kill: the turns they had finished were never requested again.
+      let resumed = 0;
+      for (const { docIndex, j, trajectory } of atKill.partial) {
+        const final = s.solve.find((u) => u.docIndex === docIndex)!;
+        const prints = trajectoryTurnPrints(final)[j]!;
+        expect(final.trajectories[j]!.completion.startsWith(trajectory.completion)).toBe(true);
+        for (const print of prints.slice(0, trajectory.turns.length)) expect(counts[print]).toBe(1);
+        resumed += trajectory.turns.length;
       }
-      expect(resumedTurns).toBeGreaterThan(0);
+      expect(resumed).toBeGreaterThan(0);
       const manifest = await getJson<Manifest>(stack.store, manifestKey(runId, 1));
-      expect(manifest!.metrics.reusedUnits).toBeGreaterThanOrEqual(saved.length);
+      expect(manifest!.metrics.reusedUnits).toBeGreaterThanOrEqual(atKill.units.length);
     } finally {
       stack.llm.configure({ capacity: 64, calls: { [SSP_CALLS.solver]: { latencyMs: 0 } } });
       await worker.stop('SIGKILL');
@@ -255,8 +270,6 @@ function trajectoryTurnPrints(unit: SspSolved): string[][] {
     });
   });
 }
-
-const unitTurnPrints = (unit: SspSolved): string[] => trajectoryTurnPrints(unit).flat();
 
 /** Where each turn of a trajectory starts: 0, then the end of each observation (every search turn has one). */
 const turnStarts = (t: StoredTrajectory): number[] => [0, ...t.lossMaskSpans.map(([, end]) => end)];
