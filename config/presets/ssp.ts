@@ -43,6 +43,11 @@ export const sspParams = z.strictObject({
     minSearches: z.number().int().min(0),
     /** The optional "answer inside a search query" filter (§1.4, off in the code). */
     banAnswerInQueries: z.boolean(),
+    /**
+     * Require at least the record's n searches, not only `minSearches`. The code never checks n (§7 lists it
+     * among its pitfalls), but neither does the paper's rule filter, so it is off by default.
+     */
+    requireSearchTurns: z.boolean(),
   }),
   /** RAG verification (§1.5); off is the paper's "no verification" ablation (Table 3). */
   ragVerification: z.boolean(),
@@ -80,7 +85,14 @@ export const SSP_DEFAULTS = {
   defaultSearchTurns: 2,
   maxTurns: 10,
   proposerTemperature: 1.0,
-  rules: { minChars: 10, maxChars: 1000, minWords: 10, minSearches: 2, banAnswerInQueries: false },
+  rules: {
+    minChars: 10,
+    maxChars: 1000,
+    minWords: 10,
+    minSearches: 2,
+    banAnswerInQueries: false,
+    requireSearchTurns: false,
+  },
   ragVerification: true,
   noiseBlocks: 4,
   verifier: { temperature: 0.1, maxTokens: 70 },

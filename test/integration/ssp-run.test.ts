@@ -294,6 +294,7 @@ function expectGate(s: Stages): void {
       {
         question: p.question,
         answer: s.plan[i]!.answer,
+        searchTurns: s.plan[i]!.searchTurns,
         searches: p.trajectory.searches,
         informationBlocks: p.trajectory.information.length,
       },

@@ -38,6 +38,7 @@ export function gateSsp(ctx: RecipeContext, plan: SspUnit[], proposals: SspPropo
       {
         question: proposal.question,
         answer: unit.answer,
+        searchTurns: unit.searchTurns,
         searches: proposal.trajectory.searches,
         informationBlocks: proposal.trajectory.information.length,
       },

@@ -54,6 +54,8 @@ export type RuleFailure =
   | 'answer_in_question'
   | 'no_information'
   | 'too_few_searches'
+  /** Fewer searches than the record's n, with `rules.requireSearchTurns`. */
+  | 'fewer_searches_than_n'
   | 'repeated_query'
   | 'answer_in_query';
 

@@ -5,12 +5,14 @@ import type { RuleFailure } from './records';
 /**
  * The rule filter (ssp.md §1.4, the released code's exact rules): a question of 10–1000 characters and at
  * least 10 words, that does not contain the answer, written after at least one `<information>` block and at
- * least 2 searches, none repeated. The checks run in that order and the first failure is the reason.
+ * least 2 searches, none repeated (optionally at least n). The checks run in that order and the first failure is the reason.
  */
 
 export interface RuleInput {
   question: string | null;
   answer: string;
+  /** n: the searches the proposer was asked for. */
+  searchTurns: number;
   searches: readonly string[];
   informationBlocks: number;
 }
@@ -39,6 +41,7 @@ export function ruleFilter(input: RuleInput, rules: SspParams['rules']): RuleFai
   if (input.informationBlocks < 1) return 'no_information';
   if (input.searches.length < rules.minSearches) return 'too_few_searches';
   if (new Set(input.searches.map(queryKey)).size < input.searches.length) return 'repeated_query';
+  if (rules.requireSearchTurns && input.searches.length < input.searchTurns) return 'fewer_searches_than_n';
   if (rules.banAnswerInQueries && input.searches.some((s) => containsAnswer(s, input.answer)))
     return 'answer_in_query';
   return undefined;

@@ -21,7 +21,14 @@ describe('SSP run config (ssp.md §3, Table 4)', () => {
     expect(c.ssp).toMatchObject({
       maxTurns: 10,
       proposerTemperature: 1,
-      rules: { minChars: 10, maxChars: 1000, minWords: 10, minSearches: 2, banAnswerInQueries: false },
+      rules: {
+        minChars: 10,
+        maxChars: 1000,
+        minWords: 10,
+        minSearches: 2,
+        banAnswerInQueries: false,
+        requireSearchTurns: false,
+      },
       ragVerification: true,
       noiseBlocks: 4,
       replay: { enabled: true, resetEvery: 10, maxSuccessRate: 1 },

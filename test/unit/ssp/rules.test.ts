@@ -6,6 +6,7 @@ const GOOD = 'Which river town was founded by the cartographer who was born in T
 const base: RuleInput = {
   question: GOOD,
   answer: 'Velmora',
+  searchTurns: 3,
   searches: ['Velmora founder', 'Ilse Marrow birthplace'],
   informationBlocks: 2,
 };
@@ -43,6 +44,12 @@ describe('SSP rule filter (ssp.md §1.4)', () => {
     const input = { ...base, searches: ['Velmora', 'Ilse Marrow'] };
     expect(ruleFilter(input, RULES)).toBeUndefined();
     expect(ruleFilter(input, { ...RULES, banAnswerInQueries: true })).toBe('answer_in_query');
+  });
+
+  test('n is enforced only with requireSearchTurns (the code never checks it; off by default)', () => {
+    expect(ruleFilter(base, RULES)).toBeUndefined();
+    expect(ruleFilter(base, { ...RULES, requireSearchTurns: true })).toBe('fewer_searches_than_n');
+    expect(ruleFilter({ ...base, searchTurns: 2 }, { ...RULES, requireSearchTurns: true })).toBeUndefined();
   });
 
   test('containsAnswer: normalised substring; an answer that normalises to nothing is never contained', () => {
