@@ -53,8 +53,10 @@ export function startEmbeddingServer(args: string[] = []): Promise<KernelProcess
 async function startKernelCommand(args: string[], env?: Record<string, string>): Promise<KernelProcess> {
   if (!existsSync(KERNEL_PYTHON))
     throw new Error(`no kernel environment at ${KERNEL_PYTHON}: run 'bash infra/kernels/setup.sh'`);
+  // This checkout's kernel code, even when the venv's editable install points at another checkout.
+  const pythonPath = [path.join(ROOT, 'infra/kernels'), process.env.PYTHONPATH].filter(Boolean).join(':');
   const child: ChildProcess = spawn(KERNEL_PYTHON, ['-m', 'selfplay_kernel', ...args], {
-    env: { ...process.env, ...env },
+    env: { ...process.env, PYTHONPATH: pythonPath, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
