@@ -52,6 +52,10 @@ const VALUE_FLAGS = new Set([
   '--out',
   '--state',
   '--limit',
+  '--corpus',
+  '--kind',
+  '--embedding-url',
+  '--embedding-model',
 ]);
 /** Flags that stand alone. */
 const SWITCHES = new Set(['--wait', '--watch', '--help']);

@@ -29,3 +29,17 @@ export const MAE_CALLS = {
   solver: 'mae.solver',
   judgeAnswer: 'mae.judge_answer',
 } as const;
+
+/** The SSP calls (shared/specs/ssp.md): one policy as proposer and solver; the verifier and judge are helpers. */
+export const SSP_CALLS = {
+  /** One assistant turn of the proposer's search trajectory. */
+  proposer: 'ssp.proposer',
+  /** RAG verification: one answer from the materials, without search. */
+  ragVerifier: 'ssp.rag_verifier',
+  /** The judge, when the RAG answer misses exact match. */
+  verificationJudge: 'ssp.verification_judge',
+  /** One assistant turn of a solver's search trajectory. */
+  solver: 'ssp.solver',
+  /** The judge, when a solver's answer misses exact match. */
+  judge: 'ssp.judge',
+} as const;

@@ -6,6 +6,9 @@ import type { InferencePool } from '../clients/inference';
 import type { RunConfig } from '../../config/schema';
 import type { AnyRecipe, RecipeContext } from '../recipes/types';
 import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
+import { retrieverFor } from '../retrieval/retriever';
+import { trajectoryKey } from '../clients/storage/keys';
+import { storedTrajectoryCheckpoint } from '../tools/trajectory-checkpoint';
 
 /** What every activity is built with: one per worker process, shared by all concurrent activities. */
 export interface ActivityDeps {
@@ -26,6 +29,7 @@ export function recipeFor(deps: ActivityDeps, config: RunConfig): AnyRecipe {
   return recipe;
 }
 
+/** The context of a recipe's part of `stage` for one shard. */
 export function recipeContext(
   deps: ActivityDeps,
   input: {
@@ -35,6 +39,7 @@ export function recipeContext(
     shard: number;
     versions: Record<string, number>;
   },
+  stage: string,
   signal: AbortSignal,
   state: unknown,
 ): RecipeContext {
@@ -49,5 +54,11 @@ export function recipeContext(
     signal,
     state,
     llm: (role) => deps.inference.endpoint(endpointFor(role, input.config, deps.env, input.versions)),
+    retriever: () => retrieverFor(input.config, deps),
+    trajectoryCheckpoint: (unit, name) =>
+      storedTrajectoryCheckpoint(
+        deps.store,
+        trajectoryKey(input.runId, input.iteration, stage, input.shard, unit, name),
+      ),
   };
 }

@@ -61,6 +61,7 @@ export function shardStageActivities(deps: ActivityDeps) {
     const ctx = recipeContext(
       deps,
       input,
+      stage,
       Context.current().cancellationSignal,
       await loadRecipeState(store, input.recipeStateKey),
     );
@@ -98,6 +99,7 @@ export function shardStageActivities(deps: ActivityDeps) {
       const ctx = recipeContext(
         deps,
         input,
+        'gate',
         Context.current().cancellationSignal,
         await loadRecipeState(store, input.recipeStateKey),
       );

@@ -1,0 +1,64 @@
+import type { RecipeContext } from '../types';
+import type { ChatMessage } from '../../clients/trainer-contract';
+import { runSearchLoop } from '../../tools/search-loop';
+import type { Trajectory } from '../../tools/types';
+import { tagContents } from '../../scoring/tags';
+import type { StoredTrajectory } from './records';
+
+/**
+ * One multi-turn search trajectory of either role (ssp.md §1.2, §1.7, §4): Search-R1 tags, top-k passages
+ * per search, ≤ `ssp.maxTurns` assistant turns and `sampling.maxTokens` tokens over the whole trajectory.
+ * Every finished turn is checkpointed under (unit, name), so a shard retried after a crash resumes each
+ * trajectory where it was instead of sampling its finished turns again.
+ */
+export async function searchRollout(
+  ctx: RecipeContext,
+  spec: {
+    role: string;
+    call: string;
+    messages: ChatMessage[];
+    seed: number;
+    temperature: number;
+    finalTag: 'question' | 'answer';
+    /** The plan unit and the trajectory's name within it (e.g. `proposer`, `solver-3`). */
+    checkpoint: { unit: number; name: string };
+  },
+): Promise<StoredTrajectory> {
+  const { config } = ctx;
+  const trajectory = await runSearchLoop({
+    llm: ctx.llm(spec.role),
+    retriever: await ctx.retriever(),
+    messages: spec.messages,
+    role: spec.role,
+    call: spec.call,
+    seed: spec.seed,
+    temperature: spec.temperature,
+    topP: config.sampling.topP,
+    syntax: 'search_tags',
+    finalTags: [spec.finalTag],
+    maxTurns: config.ssp.maxTurns,
+    maxTokens: config.sampling.maxTokens,
+    topK: config.retrieval.topK,
+    passageTokens: config.retrieval.passageTokens,
+    checkpoint: ctx.trajectoryCheckpoint(spec.checkpoint.unit, spec.checkpoint.name),
+    signal: ctx.signal,
+  });
+  return storedTrajectory(trajectory);
+}
+
+/**
+ * What the stages keep of a trajectory: the completion and its loss mask for the trainer, the queries for
+ * the rule filter, and the contents of the `<information>` blocks that answered searches with results (not
+ * error notices) for RAG verification.
+ */
+export function storedTrajectory(t: Trajectory): StoredTrajectory {
+  return {
+    completion: t.completion,
+    lossMaskSpans: t.lossMaskSpans,
+    searches: t.searches,
+    information: t.turns.flatMap((turn) =>
+      turn.answeredWith === 'results' && turn.observation ? tagContents(turn.observation, 'information') : [],
+    ),
+    stop: t.stop,
+  };
+}

@@ -1,0 +1,62 @@
+import type { RecipeContext } from '../types';
+import { SSP_CALLS } from '../../clients/llm-protocol';
+import { seedOf } from '../../lib/rng';
+import { solverMessages } from './prompts';
+import { searchRollout } from './rollout';
+import { verifyQuestion } from './verification';
+import { JUDGE, SOLVER, VERIFIER, type Problem, type SspGated, type SspSolved } from './records';
+
+/**
+ * RAG verification, then step 7 (ssp.md §1.5–1.7). Verification runs here, on the rollout pool with the
+ * other LLM calls, and is stored with the unit: a retried shard never asks again. A verified question gets
+ * n = groupSize solver trajectories; an invalid slot gets them on its replay problem instead, or none when
+ * the pool was empty (the spec's dummy problem would train nothing: its group's rewards are all equal).
+ */
+export async function solveSsp(ctx: RecipeContext, gated: SspGated): Promise<SspSolved> {
+  const { config, iteration } = ctx;
+  const p = config.ssp;
+  const head = { unit: gated.unit, docIndex: gated.docIndex };
+  const verification =
+    gated.rule.passed && gated.question !== undefined && gated.verifierMessages
+      ? await verifyQuestion({
+          llm: ctx.llm(VERIFIER),
+          call: SSP_CALLS.ragVerifier,
+          messages: gated.verifierMessages,
+          question: gated.question,
+          groundTruth: gated.answer,
+          seed: seedOf(config.seed, iteration, 'rag', gated.docIndex),
+          sampling: p.verifier,
+          judge: {
+            llm: ctx.llm(JUDGE),
+            call: SSP_CALLS.verificationJudge,
+            seed: seedOf(config.seed, iteration, 'rag-judge', gated.docIndex),
+            sampling: p.judge,
+            signal: ctx.signal,
+          },
+          signal: ctx.signal,
+        })
+      : undefined;
+  const valid = gated.rule.passed && gated.question !== undefined && (verification?.passed ?? true);
+  const withVerification = verification ? { verification } : {};
+  const problem: Problem | undefined =
+    valid && gated.question !== undefined
+      ? { question: gated.question, answer: gated.answer }
+      : gated.replacement;
+  if (!problem) return { ...head, ...withVerification, source: 'none', trajectories: [] };
+
+  const messages = solverMessages(problem.question);
+  const trajectories = await Promise.all(
+    Array.from({ length: config.groupSize }, (_, j) =>
+      searchRollout(ctx, {
+        role: SOLVER,
+        call: SSP_CALLS.solver,
+        messages,
+        seed: seedOf(config.seed, iteration, 'solve', gated.docIndex, j),
+        temperature: config.sampling.temperature,
+        finalTag: 'answer',
+        checkpoint: { unit: gated.unit, name: `${SOLVER}-${j}` },
+      }),
+    ),
+  );
+  return { ...head, ...withVerification, source: valid ? 'own' : 'replay', problem, messages, trajectories };
+}
