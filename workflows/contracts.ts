@@ -1,4 +1,5 @@
 import type { RunConfig } from '../config/schema';
+import type { Lineage } from './lineage';
 
 /**
  * Messages that cross the workflow boundary, version 1. Only references (storage keys) and small summaries
@@ -204,6 +205,8 @@ export interface RunStart extends PolicyRefs {
   resumedFrom?: { runId: string; iteration: number };
   /** Hash of the run's config (for the memo); the config of the last commit once there is one. */
   configHash?: string;
+  /** The run's lineages once it has rolled back (workflows/lineage.ts); absent: one lineage, the run id. */
+  lineages?: Lineage[];
 }
 
 /** State carried across continue-as-new. */

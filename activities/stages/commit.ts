@@ -5,6 +5,7 @@ import type { ActivityDeps } from './deps';
 import { getJson, putJson } from '../clients/storage/codec';
 import { latestKey, manifestKey, metricsKey } from '../clients/storage/keys';
 import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
+import { currentLineageStart, readLineages, startAfter as lineageStartAfter } from './lineage';
 
 /** `runs/{runId}/latest.json`: the newest committed iteration. Written only after its manifest. */
 export interface LatestPointer {
@@ -64,9 +65,21 @@ export function commitActivities(deps: ActivityDeps) {
       return { manifestKey: key, ...(hash ? { configHash: hash } : {}) };
     },
 
-    /** Where a run starts (after its own last commit, or after the commit named by `resumeFrom`), and its config hash. */
+    /**
+     * Where a run starts (after its own last commit, or after the commit named by `resumeFrom`), and its config
+     * hash. A run that has rolled back goes on in its current lineage (activities/stages/lineage.ts).
+     */
     async loadRunStart(input: { runId: string; config: RunConfig }): Promise<RunStart> {
-      return { ...(await findRunStart(input)), configHash: configHash(input.config) };
+      const hash = configHash(input.config);
+      const lineages = await readLineages(store, input.runId);
+      if (!lineages) return { ...(await findRunStart(input)), configHash: hash };
+      const resumed = lineages[0]?.from;
+      return {
+        ...(await currentLineageStart(store, lineages)),
+        ...(resumed ? { resumedFrom: { runId: resumed.lineage, iteration: resumed.iteration } } : {}),
+        lineages,
+        configHash: hash,
+      };
     },
   };
 
@@ -123,11 +136,7 @@ export function commitActivities(deps: ActivityDeps) {
 
 function startAfter(manifest: Manifest, resumedFromRun: string | undefined): RunStart {
   return {
-    nextIteration: manifest.iteration + 1,
-    policyVersion: manifest.policyVersion,
-    ...(manifest.recipeStateKey ? { recipeStateKey: manifest.recipeStateKey } : {}),
-    ...(manifest.checkpointUri ? { checkpointUri: manifest.checkpointUri } : {}),
-    ...(manifest.snapshot ? { snapshot: manifest.snapshot } : {}),
+    ...lineageStartAfter(manifest),
     ...(resumedFromRun ? { resumedFrom: { runId: resumedFromRun, iteration: manifest.iteration } } : {}),
   };
 }
