@@ -1,7 +1,6 @@
 import type { Manifest, RunStart } from '../../workflows/contracts';
 import {
   currentLineage,
-  lineagePath,
   type Lineage,
   type LineageOrigin,
   type LineageRecord,
@@ -66,21 +65,6 @@ export async function currentLineageStart(store: ObjectStore, lineages: Lineage[
   if (latest) return startAfter(await mustReadManifest(store, current.id, latest.iteration));
   if (!current.from) throw new Error(`lineage ${current.id} has neither a commit nor an origin`);
   return startAfter(await mustReadManifest(store, current.from.lineage, current.from.iteration));
-}
-
-/** The run's kept manifests, in order, along its lineage path (every commit when it never rolled back). */
-export async function keptManifests(
-  store: ObjectStore,
-  runId: string,
-  load: (lineage: string) => Promise<Manifest[]>,
-): Promise<Manifest[]> {
-  const lineages = (await readLineages(store, runId)) ?? [{ id: runId }];
-  const segments = await Promise.all(
-    lineagePath(lineages).map(async ({ id, after, upTo }) =>
-      (await load(id)).filter((m) => m.iteration > after && (upTo === undefined || m.iteration <= upTo)),
-    ),
-  );
-  return segments.flat();
 }
 
 async function mustReadManifest(store: ObjectStore, runId: string, iteration: number): Promise<Manifest> {
