@@ -126,6 +126,8 @@ export interface RollbackContext {
 
 /** Why a rollback to `request.iteration` cannot be done, or undefined when it can. */
 export function rollbackProblem(context: RollbackContext, request: unknown): string | undefined {
+  if (!context.checkpoints)
+    return 'training.checkpoint is off: the trainer has no committed checkpoint to restore';
   const iteration = (request as { iteration?: unknown } | null)?.iteration;
   if (typeof iteration !== 'number' || !Number.isInteger(iteration))
     return 'expected {"iteration": N} with N a committed iteration';
@@ -136,7 +138,5 @@ export function rollbackProblem(context: RollbackContext, request: unknown): str
     return `iteration ${iteration} is not committed (last committed: ${context.lastCommitted})`;
   if (iteration === context.lastCommitted && !context.iterationInFlight)
     return `iteration ${iteration} is the last commit and no iteration is in flight: nothing to roll back`;
-  if (!context.checkpoints)
-    return 'training.checkpoint is off: the trainer has no committed checkpoint to restore';
   return undefined;
 }

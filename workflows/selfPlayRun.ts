@@ -30,7 +30,14 @@ import { poolActivities } from './activity-options';
 import { configForContinuation, paramProblems, paramsOf, withParams } from './run-params';
 import { showDetails } from './run-details';
 import { selfPlayIteration } from './selfPlayIteration';
-import { currentLineage, initialLineages, lineagePath, rollbackLineage, rollbackProblem } from './lineage';
+import {
+  currentLineage,
+  initialLineages,
+  lineagePath,
+  rollbackLineage,
+  rollbackProblem,
+  type Lineage,
+} from './lineage';
 import { ITERATION, MEAN_REWARD, RECIPE, RUN_STATE, VALID_TASK_RATE } from './search-attributes';
 
 /** Results kept in the parent's state (and so in continue-as-new input): the most recent few only. */
@@ -88,6 +95,10 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
   let iterationScope: CancellationScope | undefined;
   /** A rollback is being applied: no iteration starts, no other rollback is accepted. */
   let rollingBack = false;
+  /** The run's lineages (lineage.ts), known once the run has started. */
+  let lineages: Lineage[] = initialLineages(runId);
+  /** The storage id the run writes under now (its `runId` in keys, child ids and train-step keys). */
+  let lineage = runId;
   const setState = (state: RunState): void => {
     progress.state = state;
     upsertSearchAttributes([{ key: RUN_STATE, value: state }]);
@@ -185,6 +196,7 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
     description: CONTROL_DESCRIPTIONS.rollback,
     validator: (request) => {
       mustBeActive('rollback');
+      if (progress.state === 'starting') reject('rollback: the run is still starting');
       if (rollingBack) reject('rollback: a rollback is already in progress');
       const problem = rollbackProblem(
         {
@@ -205,9 +217,8 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
   /** What the last commit says: the state each iteration starts from and continue-as-new carries on. */
   let committed = committedState(start);
   let hash = recent.at(-1)?.configHash ?? start.configHash;
-  let lineages = start.lineages ?? initialLineages(runId, start.resumedFrom);
-  /** The storage id the run writes under now (its `runId` in keys, child ids and train-step keys). */
-  let lineage = currentLineage(lineages).id;
+  lineages = start.lineages ?? initialLineages(runId, start.resumedFrom);
+  lineage = currentLineage(lineages).id;
   const showLineage = (): void => {
     progress.lineage = lineage;
     if (lineages.length > 1) progress.lineagePath = lineagePath(lineages);
