@@ -95,7 +95,8 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
   let iterationScope: CancellationScope | undefined;
   /** A rollback is being applied: no iteration starts, no other rollback is accepted. */
   let rollingBack = false;
-  /** The run's lineages (lineage.ts), known once the run has started. */
+  /** The run's lineages (lineage.ts), known once the run has loaded where it starts (`started`). */
+  let started = false;
   let lineages: Lineage[] = initialLineages(runId);
   /** The storage id the run writes under now (its `runId` in keys, child ids and train-step keys). */
   let lineage = runId;
@@ -196,7 +197,7 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
     description: CONTROL_DESCRIPTIONS.rollback,
     validator: (request) => {
       mustBeActive('rollback');
-      if (progress.state === 'starting') reject('rollback: the run is still starting');
+      if (!started) reject('rollback: the run is still starting');
       if (rollingBack) reject('rollback: a rollback is already in progress');
       const problem = rollbackProblem(
         {
@@ -219,6 +220,7 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
   let hash = recent.at(-1)?.configHash ?? start.configHash;
   lineages = start.lineages ?? initialLineages(runId, start.resumedFrom);
   lineage = currentLineage(lineages).id;
+  started = true;
   const showLineage = (): void => {
     progress.lineage = lineage;
     if (lineages.length > 1) progress.lineagePath = lineagePath(lineages);

@@ -198,6 +198,7 @@ describe('rollback and fork', () => {
     const runId = uniqueId('rbnock');
     await stack.withWorkers(async () => {
       const handle = await start(runId, { iterations: 2, training: { policy: runId, checkpoint: false } });
+      await waitFor('iteration 1 in flight', async () => (await progress(handle)).iterationInFlight);
       await handle.executeUpdate(pauseUpdate);
       await expect(sendRollback(stack.client, runId, 1)).rejects.toThrow(
         'training.checkpoint is off: the trainer has no committed checkpoint to restore',
