@@ -194,6 +194,58 @@ describe('rollback and fork', () => {
     });
   });
 
+  test('a second rollback returns to an iteration of an earlier lineage', async () => {
+    const runId = uniqueId('rb2');
+    const [r1, r2] = [`${runId}.r1`, `${runId}.r2`];
+    await stack.withWorkers(async () => {
+      const handle = await start(runId, { iterations: 4 });
+      const rollBackAt = async (commits: number, to: number) => {
+        await waitFor(`${commits} commits`, async () => (await progress(handle)).lastCommitted >= commits);
+        await handle.executeUpdate(pauseUpdate);
+        const rolled = await sendRollback(stack.client, runId, to);
+        await handle.executeUpdate(resumeUpdate);
+        return rolled;
+      };
+      expect(await rollBackAt(3, 2)).toMatchObject({ lineage: r1, lastCommitted: 2 });
+      // Iteration 1 is held by the run's first lineage, before the rollback to 2.
+      const second = await rollBackAt(3, 1);
+      expect(second).toMatchObject({ lineage: r2, lastCommitted: 1, policyVersion: 1 });
+      expect(second.lineagePath).toEqual([
+        { id: runId, after: 0, upTo: 1 },
+        { id: r2, after: 1 },
+      ]);
+      expect((await handle.result()).lastCommitted).toBe(4);
+
+      expect((await getJson<LineageRecord>(stack.store, lineageKey(runId)))?.lineages).toEqual([
+        { id: runId },
+        { id: r1, from: { lineage: runId, iteration: 2 } },
+        { id: r2, from: { lineage: runId, iteration: 1 } },
+      ]);
+      const kept = await loadManifests(stack.store, runId);
+      expect(kept.map((m) => [m.iteration, m.runId])).toEqual([
+        [1, runId],
+        [2, r2],
+        [3, r2],
+        [4, r2],
+      ]);
+      const one = (await manifest(runId, 1))!;
+      expect(await childInput(r2, 2)).toMatchObject({
+        policyVersion: 1,
+        recipeStateKey: one.recipeStateKey,
+        checkpointUri: one.checkpointUri,
+      });
+      const trainer = stack.trainer.stats();
+      const restored = trainer.restores.filter((r) => r.policy === runId).map((r) => r.version);
+      expect(restored).toEqual([2, 1]);
+      const steps = trainer.steps.filter((s) => s.runId === r2).map((s) => [s.iteration, s.baseVersion]);
+      expect(steps).toEqual([
+        [2, 1],
+        [3, 2],
+        [4, 3],
+      ]);
+    });
+  });
+
   test('a run without checkpoints refuses rollback', async () => {
     const runId = uniqueId('rbnock');
     await stack.withWorkers(async () => {
