@@ -60,7 +60,8 @@ describe('rollback and fork', () => {
     const runId = uniqueId('rb');
     const r1 = `${runId}.r1`;
     await stack.withWorkers(async () => {
-      const handle = await start(runId, { iterations: 5 });
+      // Continued-as-new every 2 iterations: the lineages travel with the carried state.
+      const handle = await start(runId, { iterations: 5, continueAsNewEvery: 2 });
       await waitFor('3 commits', async () => (await progress(handle)).lastCommitted >= 3);
       await handle.executeUpdate(pauseUpdate);
       const before = await progress(handle);
