@@ -1,4 +1,5 @@
 import {
+  ActivityFailure,
   ApplicationFailure,
   CancellationScope,
   allHandlersFinished,
@@ -244,7 +245,9 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
    * Rolls back to committed iteration k (the validator has checked it): reads k's committed state from the
    * lineage holding it (before anything changes, so a failure leaves the run as it was), cancels the iteration
    * in flight and waits until it has ended (trainer activities acknowledge their cancellation, see
-   * activity-options.ts), records the new lineage in storage, then goes on from k with it. The kernel is
+   * activity-options.ts), records the new lineage in storage, then goes on from k with it. Should recording
+   * fail (storage down past every retry), the rollback fails and the run goes on in its lineage: the cancelled
+   * iteration runs again, reusing what it had stored, as after a crash. The kernel is
    * restored by the next iteration's prepareTrainer: it holds a version other than k's (see lineage.ts in
    * activities/stages for why it cannot hold k's version with other weights).
    */
@@ -253,7 +256,9 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
     setState(activeState());
     try {
       const next = rollbackLineage(runId, lineages, k);
-      const from = await orchestrator.lineageStart({ from: next.from });
+      const from = await orchestrator
+        .lineageStart({ from: next.from })
+        .catch((err: unknown) => reject(`rollback: ${failureMessage(err)}`));
       iterationScope?.cancel();
       await condition(() => iterationScope === undefined);
       await orchestrator.saveLineages({ runId, lineages: [...lineages, next] });
@@ -371,3 +376,7 @@ function recordCommitted(progress: RunProgress, result: IterationResult): void {
     { key: VALID_TASK_RATE, value: result.summary.validTaskRate },
   ]);
 }
+
+/** An activity failure's own message (its cause), not Temporal's "Activity task failed". */
+const failureMessage = (err: unknown): string =>
+  err instanceof ActivityFailure && err.cause ? err.cause.message : String(err);
