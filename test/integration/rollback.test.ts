@@ -73,12 +73,19 @@ describe('rollback and fork', () => {
         );
       await refused(0, "iteration 0 is before the run's first committed state (iteration 1)");
       await refused(99, `iteration 99 is not committed (last committed: ${before.lastCommitted})`);
+      // A commit that cannot be read refuses the rollback before anything is cancelled.
+      const twoKey = manifestKey(runId, 2);
+      const saved = (await stack.store.get(twoKey))!;
+      await stack.store.delete(twoKey);
+      await refused(2, `${runId} has no committed iteration 2`);
+      await stack.store.put(twoKey, saved);
       const viaCli = await cli('rollback', runId, '--to', '99');
       expect(viaCli.code).toBe(1);
       expect(viaCli.out).toContain(`${runId} refused rollback: rollback: iteration 99 is not committed`);
       expect(await progress(handle)).toMatchObject({
         lineage: runId,
         lastCommitted: before.lastCommitted,
+        iterationInFlight: before.iterationInFlight,
         state: 'paused',
       });
       expect(await getJson(stack.store, lineageKey(runId))).toBeUndefined();
