@@ -251,6 +251,14 @@ describe('rollback and fork', () => {
         [3, 2],
         [4, 3],
       ]);
+
+      // Started again under its id (its workflow gone, or more iterations wanted), the run goes on in its
+      // current lineage, as lineage.json says.
+      const again = await start(runId, { iterations: 5 });
+      expect(await again.result()).toMatchObject({ lastCommitted: 5, policyVersion: 5 });
+      expect((await progress(again)).lineage).toBe(r2);
+      expect((await manifest(r2, 5))?.policyVersion).toBe(5);
+      expect(await manifest(runId, 5)).toBeUndefined();
     });
   });
 
