@@ -6,6 +6,7 @@ import { updateActivities } from './stages/update';
 import { commitActivities } from './stages/commit';
 import { syncActivities } from './stages/sync';
 import { indexActivities } from './stages/index-build';
+import { lineageActivities } from './stages/lineage';
 
 export type { ActivityDeps } from './stages/deps';
 
@@ -19,6 +20,7 @@ export function createActivities(deps: ActivityDeps) {
     ...commitActivities(deps),
     ...syncActivities(deps),
     ...indexActivities(deps),
+    ...lineageActivities(deps),
   };
 }
 

@@ -56,6 +56,8 @@ const VALUE_FLAGS = new Set([
   '--kind',
   '--embedding-url',
   '--embedding-model',
+  '--to',
+  '--from',
 ]);
 /** Flags that stand alone. */
 const SWITCHES = new Set(['--wait', '--watch', '--help']);

@@ -22,17 +22,22 @@ export async function sendControl(
   params: RunParams = {},
 ): Promise<RunProgress> {
   const handle = client.workflow.getHandle(runId);
+  switch (control) {
+    case 'pause':
+      return refusalAsError(runId, control, handle.executeUpdate(pauseUpdate));
+    case 'resume':
+      return refusalAsError(runId, control, handle.executeUpdate(resumeUpdate));
+    case 'stop':
+      return refusalAsError(runId, control, handle.executeUpdate(stopAfterIterationUpdate));
+    case 'set':
+      return refusalAsError(runId, control, handle.executeUpdate(setParamsUpdate, { args: [params] }));
+  }
+}
+
+/** An Update's rejection as an Error carrying the run's own reason: `RUN refused CONTROL: reason`. */
+export async function refusalAsError<T>(runId: string, control: string, update: Promise<T>): Promise<T> {
   try {
-    switch (control) {
-      case 'pause':
-        return await handle.executeUpdate(pauseUpdate);
-      case 'resume':
-        return await handle.executeUpdate(resumeUpdate);
-      case 'stop':
-        return await handle.executeUpdate(stopAfterIterationUpdate);
-      case 'set':
-        return await handle.executeUpdate(setParamsUpdate, { args: [params] });
-    }
+    return await update;
   } catch (err) {
     if (err instanceof WorkflowUpdateFailedError)
       throw new Error(`${runId} refused ${control}: ${err.cause?.message ?? err.message}`);

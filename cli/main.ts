@@ -12,6 +12,7 @@ import { paramsFromAssignments, sendControl, type Control } from './controls';
 import { loadManifests, renderReport } from './report';
 import { committedState, storeFromEnv } from './state';
 import { INDEX_USAGE, indexCommand } from './index-command';
+import { forkRun, sendRollback } from './lineage';
 
 const USAGE = `selfplay <command>
   start --recipe NAME [--config FILE.json|.yaml|.yml] [--set key=value]... [--id RUN_ID] [--wait]
@@ -26,6 +27,12 @@ const USAGE = `selfplay <command>
                     pause at the next stage boundary, resume, or finish the current iteration and complete
   set RUN_ID --set learningRate=5e-7 [--set temperature=0.8 --set groupSize=8 --set batchSize=64]
                     change parameters from the next iteration (validated by the run; refused with the reason)
+  rollback RUN_ID --to N
+                    cancel the iteration in flight, restore weights, optimizer and recipe state committed at
+                    iteration N and go on with N+1 in a new storage lineage (refused with the run's reason)
+  fork RUN_ID --from N --id NEW_RUN_ID [--set key=value]...
+                    start a new run NEW_RUN_ID after RUN_ID's committed iteration N, with RUN_ID's config plus
+                    the overrides; RUN_ID is not touched
   state RUN_ID [--iteration N]
                     the recipe state (task pool, history memory) committed at the latest (or given) iteration:
                     each part's size and a sample, read from storage as the next iteration will read it
@@ -48,12 +55,12 @@ async function main(argv: string[]): Promise<void> {
   ) {
     return control(command, positionals[0], flags.get('--set') ?? []);
   }
+  if (command === 'rollback' && positionals[0]) return rollback(positionals[0], flags.get('--to')?.[0]);
+  if (command === 'fork' && positionals[0]) return fork(positionals[0], flags);
   if (command === 'state' && positionals[0]) return state(positionals[0], flags.get('--iteration')?.[0]);
   if (command === 'report' && positionals[0]) return report(positionals[0], flags.get('--out')?.[0]);
   if (command === 'index') {
-    return indexCommand(positionals, flags).catch((err: unknown) => {
-      throw new UsageError(err instanceof Error ? err.message : String(err));
-    });
+    return indexCommand(positionals, flags).catch((err: unknown) => asUsageError(err));
   }
   throw new UsageError(USAGE);
 }
@@ -172,6 +179,39 @@ async function control(command: Control, runId: string, assignments: string[]): 
     `${runId}: ${progress.state}, iteration ${progress.iteration}/${progress.iterations}, last committed ` +
       `${progress.lastCommitted}, params ${JSON.stringify(progress.params)}`,
   );
+}
+
+async function rollback(runId: string, to: string | undefined): Promise<void> {
+  const iteration = positiveInteger('--to', to);
+  const progress = await sendRollback(await client(), runId, iteration).catch(asUsageError);
+  console.log(
+    `${runId}: rolled back to iteration ${progress.lastCommitted} (${versionsText(progress.versions)}); ` +
+      `going on with iteration ${progress.lastCommitted + 1} in lineage ${progress.lineage}, ${progress.state}`,
+  );
+}
+
+async function fork(runId: string, flags: Map<string, string[]>): Promise<void> {
+  const from = positiveInteger('--from', flags.get('--from')?.[0]);
+  const id = flags.get('--id')?.[0];
+  if (!id) throw new UsageError('fork: --id NEW_RUN_ID is required');
+  const forked = await forkRun(await client(), storeFromEnv(), runId, {
+    from,
+    id,
+    set: flags.get('--set') ?? [],
+  }).catch(asUsageError);
+  console.log(
+    `forked ${runId} at iteration ${from} (${forked.resumeFrom.runId}): started run ${forked.workflowId}, ` +
+      `going on with iteration ${from + 1}`,
+  );
+}
+
+function positiveInteger(flag: string, value: string | undefined): number {
+  const n = Number(value);
+  if (value === undefined || !Number.isInteger(n) || n < 1)
+    throw new UsageError(
+      `${flag}: expected a committed iteration (a positive integer), got ${value ?? 'nothing'}`,
+    );
+  return n;
 }
 
 class UsageError extends Error {}

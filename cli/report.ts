@@ -3,6 +3,7 @@ import { getJson } from '../activities/clients/storage/codec';
 import { runPrefix } from '../activities/clients/storage/keys';
 import { versionsOf, versionsText, type Manifest, type StageName } from '../workflows/contracts';
 import { escapeXml, lineChart, stackedBarChart } from './report-svg';
+import { keptManifests } from './lineage';
 
 /** The ids of the report's four plots (tests and readers look them up). */
 export const PLOT_IDS = {
@@ -24,8 +25,12 @@ const STAGE_ORDER: StageName[] = [
   'commit',
 ];
 
-/** Every committed manifest of a run (an iteration with a manifest happened), by iteration. */
-export async function loadManifests(store: ObjectStore, runId: string): Promise<Manifest[]> {
+/** Every kept manifest of a run (an iteration with a manifest happened; a rollback drops the later ones). */
+export const loadManifests = (store: ObjectStore, runId: string): Promise<Manifest[]> =>
+  keptManifests(store, runId, (lineage) => lineageManifests(store, lineage));
+
+/** Every manifest committed under one storage id, by iteration. */
+async function lineageManifests(store: ObjectStore, runId: string): Promise<Manifest[]> {
   const prefix = `${runPrefix(runId)}/`;
   const keys = (await store.list(prefix)).filter((k) =>
     /^iter-\d+\/manifest\.json$/.test(k.slice(prefix.length)),

@@ -1,8 +1,6 @@
 import { openStore, type ObjectStore } from '../activities/clients/storage';
 import { getJson } from '../activities/clients/storage/codec';
-import { latestKey, manifestKey } from '../activities/clients/storage/keys';
-import type { LatestPointer } from '../activities/stages/commit';
-import type { Manifest } from '../workflows/contracts';
+import { keptManifest } from './lineage';
 
 /** One part of a recipe's state (a pool, a memory) as an operator sees it: how big, and a few entries. */
 export interface StatePart {
@@ -20,8 +18,8 @@ export interface StateReport {
 }
 
 /**
- * The recipe state committed at an iteration (the latest by default), read from storage exactly as the next
- * iteration will read it. Each top-level field of the state is a part: arrays and objects are sized and
+ * The recipe state committed at a kept iteration (the latest by default; after a rollback, along the run's
+ * current lineage), read from storage exactly as the next iteration will read it. Each top-level field of the state is a part: arrays and objects are sized and
  * sampled (the first `sampleSize` entries), scalars shown as they are.
  */
 export async function committedState(
@@ -30,11 +28,8 @@ export async function committedState(
   iteration?: number,
   sampleSize = 3,
 ): Promise<StateReport> {
-  const at = iteration ?? (await getJson<LatestPointer>(store, latestKey(runId)))?.iteration;
-  if (at === undefined) throw new Error(`run "${runId}" has no committed iteration in ${store.root}`);
-  const manifest = await getJson<Manifest>(store, manifestKey(runId, at));
-  if (!manifest) throw new Error(`run "${runId}" has no committed iteration ${at} in ${store.root}`);
-  const report: StateReport = { runId, iteration: at, recipe: manifest.recipe, parts: [] };
+  const { manifest } = await keptManifest(store, runId, iteration);
+  const report: StateReport = { runId, iteration: manifest.iteration, recipe: manifest.recipe, parts: [] };
   if (!manifest.recipeStateKey) return report;
   const state = await getJson<unknown>(store, manifest.recipeStateKey);
   if (state === undefined) throw new Error(`${store.uri(manifest.recipeStateKey)} is missing`);

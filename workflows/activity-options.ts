@@ -1,4 +1,4 @@
-import { proxyActivities, type ActivityOptions } from '@temporalio/workflow';
+import { ActivityCancellationType, proxyActivities, type ActivityOptions } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { RunConfig } from '../config/schema';
 
@@ -32,8 +32,11 @@ export function poolActivities(config: RunConfig) {
     heartbeatTimeout: `${t.heartbeatSeconds} seconds`,
     retry: retry(t.activityMaxAttempts),
   });
+  // A cancelled iteration (a rollback) ends only once its trainer activity has stopped: no step or restore of
+  // the abandoned lineage is still being sent when the next lineage brings the kernel to its version.
   const trainer = proxyActivities<Activities>({
     taskQueue: config.pools.trainer,
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
     startToCloseTimeout: `${t.trainStepMinutes} minutes`,
     heartbeatTimeout: `${t.heartbeatSeconds} seconds`,
     retry: retry(t.activityMaxAttempts),

@@ -1,4 +1,5 @@
 import type { RunConfig } from '../config/schema';
+import type { Lineage } from './lineage';
 
 /**
  * Messages that cross the workflow boundary, version 2 (version 1 carried one policy's version and refs at
@@ -235,6 +236,8 @@ export interface RunStart {
   resumedFrom?: { runId: string; iteration: number };
   /** Hash of the run's config (for the memo); the config of the last commit once there is one. */
   configHash?: string;
+  /** The run's lineages once it has rolled back (workflows/lineage.ts); absent: one lineage, the run id. */
+  lineages?: Lineage[];
 }
 
 /** State carried across continue-as-new. */

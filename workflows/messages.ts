@@ -1,8 +1,9 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { IterationSummary, StageName } from './contracts';
+import type { PathSegment } from './lineage';
 
 /** The run's state as the parent sees it (also the `SelfPlayState` search attribute). */
-export type RunState = 'starting' | 'running' | 'paused' | 'stopping' | 'completed';
+export type RunState = 'starting' | 'running' | 'paused' | 'stopping' | 'rollingBack' | 'completed';
 
 /** The parameters `setParams` may change while a run is going; each applies from the next iteration. */
 export interface RunParams {
@@ -38,7 +39,16 @@ export interface RunProgress {
   /** The settable parameters as the next iteration will use them. */
   params: Required<RunParams>;
   resumedFrom?: { runId: string; iteration: number };
+  /** The storage id the run writes under: the run id, or `{runId}.r{n}` after its n-th rollback. */
+  lineage: string;
+  /** The kept iterations, lineage by lineage (workflows/lineage.ts), once the run has rolled back. */
+  lineagePath?: PathSegment[];
   recent: Array<{ iteration: number } & IterationSummary>;
+}
+
+/** `rollback` input: the committed iteration to return to; the run goes on with `iteration + 1`. */
+export interface RollbackRequest {
+  iteration: number;
 }
 
 export const progressQuery = defineQuery<RunProgress>('progress');
@@ -56,6 +66,7 @@ export const pauseUpdate = defineUpdate<RunProgress, []>('pause');
 export const resumeUpdate = defineUpdate<RunProgress, []>('resume');
 export const stopAfterIterationUpdate = defineUpdate<RunProgress, []>('stopAfterIteration');
 export const setParamsUpdate = defineUpdate<RunProgress, [RunParams]>('setParams');
+export const rollbackUpdate = defineUpdate<RunProgress, [RollbackRequest]>('rollback');
 
 export const CONTROL_DESCRIPTIONS = {
   pause:
@@ -68,6 +79,11 @@ export const CONTROL_DESCRIPTIONS = {
   setParams:
     'Change safe parameters from the next iteration on: {"learningRate", "temperature", "groupSize", ' +
     '"batchSize"}. Validated with the config schema; a rejection names the field.',
+  rollback:
+    'Roll back to a committed iteration {"iteration": k}: the iteration in flight is cancelled, weights, optimizer ' +
+    'and recipe state are restored to those committed at k, and the run goes on with k+1 in a new storage ' +
+    'lineage. Rejected when k is not committed on the run, is before its first commit, a rollback is in ' +
+    'progress, checkpoints are off or the run is complete.',
   progress: 'The run: state, iteration in flight, last commit, pause/stop flags, parameters, recent metrics.',
   iterationProgress:
     'The iteration: its latest stage, shards started/finished per stage out of the plan, and whether it is ' +

@@ -1,9 +1,12 @@
 import {
+  ActivityFailure,
   ApplicationFailure,
+  CancellationScope,
   allHandlersFinished,
   condition,
   continueAsNew,
   getExternalWorkflowHandle,
+  isCancellation,
   setHandler,
   startChild,
   upsertMemo,
@@ -11,7 +14,14 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { resolveRunConfig } from '../config/schema';
-import { versionsOf, type IterationResult, type PolicySet, type RunCarry, type RunStart } from './contracts';
+import {
+  versionsOf,
+  type IterationInput,
+  type IterationResult,
+  type PolicySet,
+  type RunCarry,
+  type RunStart,
+} from './contracts';
 import {
   CONTROL_DESCRIPTIONS,
   iterationChildId,
@@ -19,6 +29,7 @@ import {
   pauseUpdate,
   progressQuery,
   resumeUpdate,
+  rollbackUpdate,
   setParamsUpdate,
   stopAfterIterationUpdate,
   type RunProgress,
@@ -28,6 +39,14 @@ import { poolActivities } from './activity-options';
 import { configForContinuation, paramProblems, paramsOf, withParams } from './run-params';
 import { showDetails } from './run-details';
 import { selfPlayIteration } from './selfPlayIteration';
+import {
+  currentLineage,
+  initialLineages,
+  lineagePath,
+  rollbackLineage,
+  rollbackProblem,
+  type Lineage,
+} from './lineage';
 import { ITERATION, MEAN_REWARD, RECIPE, RUN_STATE, VALID_TASK_RATE } from './search-attributes';
 
 /** Results kept in the parent's state (and so in continue-as-new input): the most recent few only. */
@@ -49,7 +68,9 @@ export interface RunOutcome {
  * continues-as-new every `continueAsNewEvery` iterations (or when Temporal suggests it), after its children
  * and handlers have finished. `carry` is internal: the state handed over by continue-as-new.
  * Operator controls (Updates with validators, see messages.ts): `pause`/`resume` (forwarded to the running
- * child, which holds at its next stage boundary), `stopAfterIteration` and `setParams` (from the next iteration).
+ * child, which holds at its next stage boundary), `stopAfterIteration`, `setParams` (from the next iteration)
+ * and `rollback` (to a committed iteration, in a new storage lineage: see lineage.ts and `rollBack` below).
+ * Storage, child ids and train-step keys use the current lineage's id, which is the run id until a rollback.
  */
 export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<RunOutcome> {
   const resolved = resolveRunConfig(input);
@@ -75,10 +96,20 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
     stopRequested: false,
     iterationInFlight: false,
     params: paramsOf(config),
+    lineage: runId,
     recent: [],
   };
   /** The id of the running iteration child, once it has started. */
   let child: string | undefined;
+  /** The scope of the iteration in flight, which a rollback cancels. */
+  let iterationScope: CancellationScope | undefined;
+  /** A rollback is being applied: no iteration starts, no other rollback is accepted. */
+  let rollingBack = false;
+  /** The run's lineages (lineage.ts), known once the run has loaded where it starts (`started`). */
+  let started = false;
+  let lineages: Lineage[] = initialLineages(runId);
+  /** The storage id the run writes under now (its `runId` in keys, child ids and train-step keys). */
+  let lineage = runId;
   const setState = (state: RunState): void => {
     progress.state = state;
     upsertSearchAttributes([{ key: RUN_STATE, value: state }]);
@@ -86,7 +117,13 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
   };
   /** The state while going on: paused and stopping show whether the operator asked for it. */
   const activeState = (): RunState =>
-    progress.stopRequested ? 'stopping' : progress.paused ? 'paused' : 'running';
+    rollingBack
+      ? 'rollingBack'
+      : progress.stopRequested
+        ? 'stopping'
+        : progress.paused
+          ? 'paused'
+          : 'running';
   /** Tells the running child, if any, to hold at (or go on from) its next stage boundary. */
   const forwardPause = async (paused: boolean): Promise<void> => {
     if (!child) return;
@@ -166,13 +203,39 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
       },
     },
   );
+  setHandler(rollbackUpdate, (request) => rollBack(request.iteration), {
+    description: CONTROL_DESCRIPTIONS.rollback,
+    validator: (request) => {
+      mustBeActive('rollback');
+      if (!started) reject('rollback: the run is still starting');
+      if (rollingBack) reject('rollback: a rollback is already in progress');
+      const problem = rollbackProblem(
+        {
+          lineages,
+          lastCommitted: progress.lastCommitted,
+          iterationInFlight: progress.iterationInFlight,
+          checkpoints: config.training.checkpoint,
+        },
+        request,
+      );
+      if (problem) reject(`rollback: ${problem}`);
+    },
+  });
 
-  const start: RunStart =
-    carry ?? (await poolActivities(config).orchestrator.loadRunStart({ runId, config }));
+  const { orchestrator } = poolActivities(config);
+  const start: RunStart = carry ?? (await orchestrator.loadRunStart({ runId, config }));
   const recent: IterationResult[] = carry?.recent ?? [];
   /** What the last commit says: the state each iteration starts from and continue-as-new carries on. */
   let committed = committedState(start);
   let hash = recent.at(-1)?.configHash ?? start.configHash;
+  lineages = start.lineages ?? initialLineages(runId, start.resumedFrom);
+  lineage = currentLineage(lineages).id;
+  started = true;
+  const showLineage = (): void => {
+    progress.lineage = lineage;
+    if (lineages.length > 1) progress.lineagePath = lineagePath(lineages);
+  };
+  showLineage();
   Object.assign(progress, {
     iteration: start.nextIteration - 1,
     lastCommitted: start.nextIteration - 1,
@@ -184,34 +247,86 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
     { key: RECIPE, value: config.recipe },
     { key: ITERATION, value: start.nextIteration - 1 },
   ]);
-  upsertMemo(memo(runId, hash));
+  upsertMemo(memo(lineage, hash));
   setState(activeState());
 
+  /**
+   * Rolls back to committed iteration k (the validator has checked it): reads k's committed state from the
+   * lineage holding it (before anything changes, so a failure leaves the run as it was), cancels the iteration
+   * in flight and waits until it has ended (trainer activities acknowledge their cancellation, see
+   * activity-options.ts), records the new lineage in storage, then goes on from k with it. Should recording
+   * fail (storage down past every retry), the rollback fails and the run goes on in its lineage: the cancelled
+   * iteration runs again, reusing what it had stored, as after a crash. The kernel is
+   * restored by the next iteration's prepareTrainer: it holds a version other than k's (see lineage.ts in
+   * activities/stages for why it cannot hold k's version with other weights).
+   */
+  const rollBack = async (k: number): Promise<RunProgress> => {
+    rollingBack = true;
+    setState(activeState());
+    try {
+      const next = rollbackLineage(runId, lineages, k);
+      const from = await orchestrator
+        .lineageStart({ from: next.from, config })
+        .catch((err: unknown) => reject(`rollback: ${failureMessage(err)}`));
+      iterationScope?.cancel();
+      await condition(() => iterationScope === undefined);
+      await orchestrator.saveLineages({ runId, lineages: [...lineages, next] });
+      lineages = [...lineages, next];
+      lineage = next.id;
+      committed = committedState(from);
+      while (recent.length && recent[recent.length - 1]!.iteration > k) recent.pop();
+      Object.assign(progress, { iteration: k, lastCommitted: k, versions: versionsOf(committed.policies) });
+      progress.recent = progress.recent.filter((r) => r.iteration <= k);
+      showLineage();
+      upsertSearchAttributes([{ key: ITERATION, value: k }]);
+      upsertMemo(memo(lineage, hash));
+    } finally {
+      rollingBack = false;
+      setState(activeState());
+    }
+    return progress;
+  };
+
   let sinceStart = 0;
-  for (let n = start.nextIteration; n <= config.iterations; n++) {
+  for (;;) {
     // A paused run starts no new iteration; a stop requested meanwhile completes it at once.
-    await condition(() => !progress.paused || progress.stopRequested);
-    if (progress.stopRequested) break;
+    await condition(() => !rollingBack && (!progress.paused || progress.stopRequested));
+    const n = progress.lastCommitted + 1;
+    if (progress.stopRequested || n > config.iterations) break;
     progress.iteration = n;
-    const id = iterationChildId(runId, n);
-    const handle = await startChild(selfPlayIteration, {
-      workflowId: id,
-      taskQueue: config.pools.orchestrator,
-      args: [{ v: 2, runId, iteration: n, config, ...committed }],
-    });
-    child = id;
-    progress.iterationInFlight = true;
-    // A pause accepted while the child was starting could not reach it yet.
-    if (progress.paused) await forwardPause(true);
-    const result = await handle.result();
-    child = undefined;
-    progress.iterationInFlight = false;
+    const id = iterationChildId(lineage, n);
+    const input: IterationInput = { v: 2, runId: lineage, iteration: n, config, ...committed };
+    iterationScope = new CancellationScope();
+    const result = await iterationScope
+      .run(async () => {
+        const handle = await startChild(selfPlayIteration, {
+          workflowId: id,
+          taskQueue: config.pools.orchestrator,
+          args: [input],
+        });
+        child = id;
+        progress.iterationInFlight = true;
+        // A pause accepted while the child was starting could not reach it yet.
+        if (progress.paused) await forwardPause(true);
+        return handle.result();
+      })
+      .catch((err: unknown) => {
+        if (rollingBack && isCancellation(err)) return undefined;
+        throw err;
+      })
+      .finally(() => {
+        child = undefined;
+        iterationScope = undefined;
+        progress.iterationInFlight = false;
+      });
+    // A rollback accepted while the iteration ran abandons it, even when it committed meanwhile.
+    if (!result || rollingBack) continue;
     committed = committedState(result);
     hash = result.configHash ?? hash;
     recent.push(result);
     if (recent.length > RECENT) recent.shift();
     recordCommitted(progress, result);
-    upsertMemo(memo(runId, hash));
+    upsertMemo(memo(lineage, hash));
     showDetails(progress);
     sinceStart++;
 
@@ -219,8 +334,10 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
     const more = n < config.iterations;
     if (more && (sinceStart >= config.continueAsNewEvery || workflowInfo().continueAsNewSuggested)) {
       await condition(allHandlersFinished);
-      const next: RunCarry = { nextIteration: n + 1, recent, ...committed };
+      // Read after the wait: a rollback handled meanwhile has moved the run back.
+      const next: RunCarry = { nextIteration: progress.lastCommitted + 1, recent, ...committed };
       if (start.resumedFrom) next.resumedFrom = start.resumedFrom;
+      if (lineages.length > 1) next.lineages = lineages;
       if (hash) next.configHash = hash;
       if (progress.paused) next.paused = true;
       return continueAsNew<typeof selfPlayRun>(configForContinuation(config), next);
@@ -240,8 +357,8 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
   };
 }
 
-const memo = (runId: string, configHash: string | undefined): Record<string, unknown> => ({
-  storagePrefix: `runs/${runId}`,
+const memo = (lineage: string, configHash: string | undefined): Record<string, unknown> => ({
+  storagePrefix: `runs/${lineage}`,
   ...(configHash ? { configHash } : {}),
 });
 
@@ -266,3 +383,7 @@ function recordCommitted(progress: RunProgress, result: IterationResult): void {
     { key: VALID_TASK_RATE, value: result.summary.validTaskRate },
   ]);
 }
+
+/** An activity failure's own message (its cause), not Temporal's "Activity task failed". */
+const failureMessage = (err: unknown): string =>
+  err instanceof ActivityFailure && err.cause ? err.cause.message : String(err);

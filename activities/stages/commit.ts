@@ -4,7 +4,6 @@ import {
   type CommitInput,
   type CommitResult,
   type Manifest,
-  type PolicySet,
   type RunStart,
 } from '../../workflows/contracts';
 import type { RunConfig } from '../../config/schema';
@@ -12,7 +11,8 @@ import type { ActivityDeps } from './deps';
 import { getJson, putJson } from '../clients/storage/codec';
 import { latestKey, manifestKey, metricsKey } from '../clients/storage/keys';
 import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
-import { policyNames } from '../../config/policies';
+import { currentLineageStart, readLineages } from './lineage';
+import { basePolicies, readManifest, startAfter as startAfterManifest } from './manifest';
 
 /** `runs/{runId}/latest.json`: the newest committed iteration. Written only after its manifest. */
 export interface LatestPointer {
@@ -34,15 +34,10 @@ export function configHash(config: RunConfig): string {
 export function commitActivities(deps: ActivityDeps) {
   const { store } = deps;
 
-  async function readManifest(runId: string, iteration: number): Promise<Manifest | undefined> {
-    const stored = await getJson<Manifest | ManifestV1>(store, manifestKey(runId, iteration));
-    return stored && upgradeManifest(stored);
-  }
-
   return {
     async commit(input: CommitInput): Promise<CommitResult> {
       const key = manifestKey(input.runId, input.iteration);
-      const existing = await readManifest(input.runId, input.iteration);
+      const existing = await readManifest(store, input.runId, input.iteration);
       let hash = existing?.configHash;
       if (!existing) {
         hash = configHash(input.config);
@@ -72,9 +67,21 @@ export function commitActivities(deps: ActivityDeps) {
       return { manifestKey: key, ...(hash ? { configHash: hash } : {}) };
     },
 
-    /** Where a run starts (after its own last commit, or after the commit named by `resumeFrom`), and its config hash. */
+    /**
+     * Where a run starts (after its own last commit, or after the commit named by `resumeFrom`), and its config
+     * hash. A run that has rolled back goes on in its current lineage (activities/stages/lineage.ts).
+     */
     async loadRunStart(input: { runId: string; config: RunConfig }): Promise<RunStart> {
-      return { ...(await findRunStart(input)), configHash: configHash(input.config) };
+      const hash = configHash(input.config);
+      const lineages = await readLineages(store, input.runId);
+      if (!lineages) return { ...(await findRunStart(input)), configHash: hash };
+      const resumed = lineages[0]?.from;
+      return {
+        ...(await currentLineageStart(store, lineages, input.config)),
+        ...(resumed ? { resumedFrom: { runId: resumed.lineage, iteration: resumed.iteration } } : {}),
+        lineages,
+        configHash: hash,
+      };
     },
   };
 
@@ -118,7 +125,7 @@ export function commitActivities(deps: ActivityDeps) {
   }
 
   async function mustRead(runId: string, iteration: number): Promise<Manifest> {
-    const manifest = await readManifest(runId, iteration);
+    const manifest = await readManifest(store, runId, iteration);
     if (!manifest) {
       throw nonRetryable(
         NON_RETRYABLE.invalidConfig,
@@ -129,55 +136,9 @@ export function commitActivities(deps: ActivityDeps) {
   }
 }
 
-/**
- * The run's policies as committed by `manifest`. A policy the config trains that the manifest does not
- * have is a config change the run cannot follow (its weights would come from nowhere).
- */
 function startAfter(config: RunConfig, manifest: Manifest, resumedFromRun: string | undefined): RunStart {
-  const missing = policyNames(config).filter((name) => !manifest.policies[name]);
-  if (missing.length > 0) {
-    throw nonRetryable(
-      NON_RETRYABLE.invalidConfig,
-      `iteration ${manifest.iteration} of run "${manifest.runId}" committed the policies ` +
-        `${Object.keys(manifest.policies).join(', ')}, but this config trains ${policyNames(config).join(', ')}; ` +
-        'resume with the same training.policy / training.policies',
-    );
-  }
-  const policies = Object.fromEntries(policyNames(config).map((name) => [name, manifest.policies[name]]));
   return {
-    nextIteration: manifest.iteration + 1,
-    policies: policies as PolicySet,
-    ...(manifest.recipeStateKey ? { recipeStateKey: manifest.recipeStateKey } : {}),
+    ...startAfterManifest(config, manifest),
     ...(resumedFromRun ? { resumedFrom: { runId: resumedFromRun, iteration: manifest.iteration } } : {}),
-  };
-}
-
-/** Every policy at version 0, the base weights (nothing committed yet). */
-const basePolicies = (config: RunConfig): PolicySet =>
-  Object.fromEntries(policyNames(config).map((name) => [name, { version: 0 }]));
-
-/** A manifest of contract version 1: one policy, `training.policy`, with its refs at the top level. */
-interface ManifestV1 extends Omit<Manifest, 'v' | 'policies'> {
-  v: 1;
-  policyVersion: number;
-  checkpointUri?: string;
-  snapshot?: Manifest['policies'][string]['snapshot'];
-}
-
-/** Version 1 manifests named no policy: their one policy is the snapshot's, else the default name. */
-function upgradeManifest(stored: Manifest | ManifestV1): Manifest {
-  if (stored.v === 2) return stored;
-  const { policyVersion, checkpointUri, snapshot, v: _v, ...rest } = stored;
-  const name = snapshot?.policy ?? 'policy';
-  return {
-    ...rest,
-    v: 2,
-    policies: {
-      [name]: {
-        version: policyVersion,
-        ...(checkpointUri ? { checkpointUri } : {}),
-        ...(snapshot ? { snapshot } : {}),
-      },
-    },
   };
 }

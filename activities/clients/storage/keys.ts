@@ -3,6 +3,8 @@
  * attempt wrote:
  *
  *   runs/{runId}/latest.json                                  pointer to the newest committed iteration
+ *   runs/{runId}/lineage.json                                 the run's lineages, once it has rolled back
+ *                                                             (a lineage `{runId}.r1` is a run id of its own)
  *   runs/{runId}/iter-000042/manifest.json                    the commit: an iteration without one did not happen
  *   runs/{runId}/iter-000042/{stage}/shard-0003.jsonl.gz      a stage's output for one shard
  *   runs/{runId}/iter-000042/{stage}/shard-0003/unit-0017.json.gz   a finished unit inside a running shard
@@ -22,6 +24,9 @@ export function runPrefix(runId: string): string {
 }
 
 export const latestKey = (runId: string): string => `${runPrefix(runId)}/latest.json`;
+
+/** The run's lineage record (workflows/lineage.ts); absent until its first rollback. */
+export const lineageKey = (runId: string): string => `${runPrefix(runId)}/lineage.json`;
 
 export const iterationPrefix = (runId: string, iteration: number): string =>
   `${runPrefix(runId)}/iter-${pad(iteration, 6)}`;

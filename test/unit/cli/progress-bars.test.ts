@@ -10,6 +10,7 @@ const run = (over: Partial<RunProgress> = {}): RunProgress => ({
   iterations: 5,
   lastCommitted: 1,
   versions: { policy: 1 },
+  lineage: 'spice-1',
   paused: false,
   stopRequested: false,
   iterationInFlight: true,

@@ -1,0 +1,95 @@
+import type { Manifest, RunStart } from '../../workflows/contracts';
+import type { RunConfig } from '../../config/schema';
+import {
+  currentLineage,
+  type Lineage,
+  type LineageOrigin,
+  type LineageRecord,
+} from '../../workflows/lineage';
+import type { ObjectStore } from '../clients/storage/types';
+import type { ActivityDeps } from './deps';
+import { getJson, putJson } from '../clients/storage/codec';
+import { readManifest, startAfter } from './manifest';
+import { latestKey, lineageKey, manifestKey } from '../clients/storage/keys';
+import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
+import type { LatestPointer } from './commit';
+
+/**
+ * Storage side of lineages (workflows/lineage.ts): the record `runs/{runId}/lineage.json`, and where a
+ * lineage starts. Orchestrator pool.
+ *
+ * The kernel after a rollback to iteration k, committed at policy version p. Nothing restores it at the
+ * rollback itself: the new lineage's first iteration runs prepareTrainer with version p and k's checkpoint,
+ * which restores whenever the kernel's version is not p. That is enough because the kernel's version moves
+ * up only by a step, and a step is applied only on the version it was sampled from (`baseVersion`):
+ * - above p (k+1's step applied, or later commits): restored from k's checkpoint;
+ * - exactly p: no step was applied since k's commit, so the kernel holds k's weights. Iterations after k that
+ *   skipped their step (an empty batch) committed k's checkpoint again, and a restore by the abandoned lineage
+ *   targets its own head version, so it too loads k's weights when that version is p;
+ * - a request of the abandoned lineage still arriving later: the cancelled iteration ends only once its
+ *   trainer activity has stopped (activity-options.ts); a step already inside the kernel was sampled from
+ *   version p or later, so it either is refused or moves the kernel to p+1 with other weights, which the new
+ *   lineage's step (sampled from p) meets as a version conflict, and the update restores k's checkpoint
+ *   before applying it. Its idempotency key names the new lineage, so no abandoned response is returned
+ *   in its place.
+ */
+export function lineageActivities(deps: ActivityDeps) {
+  const { store } = deps;
+  return {
+    /**
+     * The committed state at `from`, as a run starting right after it sees it: what a rollback restores.
+     * Read-only, so the rollback calls it before it cancels anything: a missing manifest refuses the rollback
+     * with nothing changed.
+     */
+    async lineageStart(input: { from: LineageOrigin; config: RunConfig }): Promise<RunStart> {
+      const { from, config } = input;
+      return startAfter(config, await mustReadManifest(store, from.lineage, from.iteration));
+    },
+
+    /** Records the run's lineages; the rollback writes it before the new lineage writes anything. */
+    async saveLineages(input: { runId: string; lineages: Lineage[] }): Promise<void> {
+      await putJson(store, lineageKey(input.runId), {
+        v: 1,
+        runId: input.runId,
+        lineages: input.lineages,
+      } satisfies LineageRecord);
+    },
+  };
+}
+
+export async function readLineages(store: ObjectStore, runId: string): Promise<Lineage[] | undefined> {
+  return (await getJson<LineageRecord>(store, lineageKey(runId)))?.lineages;
+}
+
+/** The newest commit of the current lineage (else the commit it started from): where a restart goes on. */
+export async function currentLineageHead(
+  store: ObjectStore,
+  lineages: Lineage[],
+): Promise<{ lineage: string; iteration: number }> {
+  const current = currentLineage(lineages);
+  const latest = await getJson<LatestPointer>(store, latestKey(current.id));
+  if (latest) return { lineage: current.id, iteration: latest.iteration };
+  if (!current.from) throw new Error(`lineage ${current.id} has neither a commit nor an origin`);
+  return current.from;
+}
+
+/** Where a rolled-back run goes on after a restart: its current lineage's last commit, else where it began. */
+export async function currentLineageStart(
+  store: ObjectStore,
+  lineages: Lineage[],
+  config: RunConfig,
+): Promise<RunStart> {
+  const head = await currentLineageHead(store, lineages);
+  return startAfter(config, await mustReadManifest(store, head.lineage, head.iteration));
+}
+
+async function mustReadManifest(store: ObjectStore, runId: string, iteration: number): Promise<Manifest> {
+  const manifest = await readManifest(store, runId, iteration);
+  if (!manifest) {
+    throw nonRetryable(
+      NON_RETRYABLE.invalidInput,
+      `${runId} has no committed iteration ${iteration} (${store.uri(manifestKey(runId, iteration))})`,
+    );
+  }
+  return manifest;
+}

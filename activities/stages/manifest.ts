@@ -1,0 +1,76 @@
+import type { Manifest, PolicySet, RunStart } from '../../workflows/contracts';
+import type { RunConfig } from '../../config/schema';
+import type { ObjectStore } from '../clients/storage/types';
+import { getJson } from '../clients/storage/codec';
+import { manifestKey } from '../clients/storage/keys';
+import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
+import { policyNames } from '../../config/policies';
+
+/**
+ * Reading commits back: a manifest (of either contract version) and the state a run starts from after it.
+ * Used by every way a run starts: its own last commit, `resumeFrom`, a fork and a rollback.
+ */
+
+export async function readManifest(
+  store: ObjectStore,
+  runId: string,
+  iteration: number,
+): Promise<Manifest | undefined> {
+  const stored = await getJson<Manifest | ManifestV1>(store, manifestKey(runId, iteration));
+  return stored && upgradeManifest(stored);
+}
+
+/**
+ * The state a run of `config` starts from after `manifest` (no `resumedFrom`: the caller knows whether the
+ * commit is another run's). A policy the config trains that the manifest does not have is a config change
+ * the run cannot follow (its weights would come from nowhere).
+ */
+export function startAfter(config: RunConfig, manifest: Manifest): RunStart {
+  const missing = policyNames(config).filter((name) => !manifest.policies[name]);
+  if (missing.length > 0) {
+    throw nonRetryable(
+      NON_RETRYABLE.invalidConfig,
+      `iteration ${manifest.iteration} of run "${manifest.runId}" committed the policies ` +
+        `${Object.keys(manifest.policies).join(', ')}, but this config trains ${policyNames(config).join(', ')}; ` +
+        'resume with the same training.policy / training.policies',
+    );
+  }
+  const policies: PolicySet = Object.fromEntries(
+    policyNames(config).map((name) => [name, manifest.policies[name] as PolicySet[string]]),
+  );
+  return {
+    nextIteration: manifest.iteration + 1,
+    policies,
+    ...(manifest.recipeStateKey ? { recipeStateKey: manifest.recipeStateKey } : {}),
+  };
+}
+
+/** Every policy at version 0, the base weights (nothing committed yet). */
+export const basePolicies = (config: RunConfig): PolicySet =>
+  Object.fromEntries(policyNames(config).map((name) => [name, { version: 0 }]));
+
+/** A manifest of contract version 1: one policy, its refs at the top level. */
+interface ManifestV1 extends Omit<Manifest, 'v' | 'policies'> {
+  v: 1;
+  policyVersion: number;
+  checkpointUri?: string;
+  snapshot?: PolicySet[string]['snapshot'];
+}
+
+/** Version 1 manifests named no policy: their one policy is the snapshot's, else the default name. */
+function upgradeManifest(stored: Manifest | ManifestV1): Manifest {
+  if (stored.v === 2) return stored;
+  const { policyVersion, checkpointUri, snapshot, v: _v, ...rest } = stored;
+  const name = snapshot?.policy ?? 'policy';
+  return {
+    ...rest,
+    v: 2,
+    policies: {
+      [name]: {
+        version: policyVersion,
+        ...(checkpointUri ? { checkpointUri } : {}),
+        ...(snapshot ? { snapshot } : {}),
+      },
+    },
+  };
+}
