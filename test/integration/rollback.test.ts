@@ -95,11 +95,11 @@ describe('rollback and fork', () => {
       // The rollback, through the CLI: the iteration in flight (held by the pause) is cancelled.
       const rolled = await cli('rollback', runId, '--to', '1');
       expect(rolled.out).toContain(
-        `${runId}: rolled back to iteration 1 (policy v1); going on with iteration 2 in lineage ${r1}, paused`,
+        `${runId}: rolled back to iteration 1 (${runId} v1); going on with iteration 2 in lineage ${r1}, paused`,
       );
       expect(rolled.code).toBe(0);
       const after = await progress(handle);
-      expect(after).toMatchObject({ lastCommitted: 1, iteration: 1, policyVersion: 1, lineage: r1 });
+      expect(after).toMatchObject({ lastCommitted: 1, iteration: 1, versions: { [runId]: 1 }, lineage: r1 });
       expect(after.iterationInFlight).toBe(false);
       expect(after.recent.map((r) => r.iteration)).toEqual([1]);
       expect(after.lineagePath).toEqual([
@@ -215,7 +215,7 @@ describe('rollback and fork', () => {
       expect(await rollBackAt(3, 2)).toMatchObject({ lineage: r1, lastCommitted: 2 });
       // Iteration 1 is held by the run's first lineage, before the rollback to 2.
       const second = await rollBackAt(3, 1);
-      expect(second).toMatchObject({ lineage: r2, lastCommitted: 1, policyVersion: 1 });
+      expect(second).toMatchObject({ lineage: r2, lastCommitted: 1, versions: { [runId]: 1 } });
       expect(second.lineagePath).toEqual([
         { id: runId, after: 0, upTo: 1 },
         { id: r2, after: 1 },

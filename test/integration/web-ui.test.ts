@@ -58,7 +58,7 @@ describe('the Temporal Web UI', () => {
       });
       return stack.client.workflow.getHandle<typeof selfPlayRun>(runId).result();
     });
-    expect(outcome).toMatchObject({ runId, lastCommitted: 1, policyVersion: 1 });
+    expect(outcome).toMatchObject({ runId, lastCommitted: 1, versions: { policy: 1 } });
     // The form sent ONE json/plain payload holding the object, exactly as an SDK client would.
     const history = await stack.client.workflow.getHandle(runId).fetchHistory();
     const payloads = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads ?? [];
