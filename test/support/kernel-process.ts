@@ -45,9 +45,12 @@ export function startKernel(options: {
   );
 }
 
-/** Starts `python -m selfplay_kernel embed` (the bundled all-MiniLM-L6-v2 on the CPU) and waits for its line. */
+/**
+ * Starts `python -m selfplay_kernel embed` (the bundled all-MiniLM-L6-v2 on the CPU) and waits for its line.
+ * One PyTorch thread: on a test machine shared by parallel jobs, more threads only contend (10–20× slower).
+ */
 export function startEmbeddingServer(args: string[] = []): Promise<KernelProcess> {
-  return startKernelCommand(['embed', '--port', '0', '--device', 'cpu', ...args]);
+  return startKernelCommand(['embed', '--port', '0', '--device', 'cpu', '--threads', '1', ...args]);
 }
 
 async function startKernelCommand(args: string[], env?: Record<string, string>): Promise<KernelProcess> {

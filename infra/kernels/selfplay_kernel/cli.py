@@ -55,6 +55,10 @@ def _embed(args: argparse.Namespace) -> int:
     from .embeddings import BUNDLED_MODEL, Embedder, bundled_model_path
     from .policy import resolve_device
 
+    if args.threads is not None:
+        import torch
+
+        torch.set_num_threads(args.threads)
     path = bundled_model_path() if args.model == BUNDLED_MODEL else args.model
     embedder = Embedder(path, name=args.name or args.model, device=resolve_device(args.device))
     app = create_embedding_app(embedder)
@@ -132,6 +136,11 @@ def parser() -> argparse.ArgumentParser:
     embed.add_argument("--host", default="127.0.0.1")
     embed.add_argument("--port", type=int, default=0, help="0 picks a free port")
     embed.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+    embed.add_argument(
+        "--threads",
+        type=int,
+        help="CPU threads for PyTorch (default: one per core); 1 avoids thread contention on a busy shared CPU",
+    )
     embed.set_defaults(run=_embed)
 
     tiny = sub.add_parser("tiny-model", help="write a tiny random causal LM with a local tokenizer")
