@@ -5,6 +5,8 @@ import { filterActivities } from './stages/filter';
 import { updateActivities } from './stages/update';
 import { commitActivities } from './stages/commit';
 import { syncActivities } from './stages/sync';
+import { lineageJobActivities } from './lineage/jobs';
+import { evaluationActivities } from './lineage/evaluate';
 
 export type { ActivityDeps } from './stages/deps';
 
@@ -17,6 +19,8 @@ export function createActivities(deps: ActivityDeps) {
     ...updateActivities(deps),
     ...commitActivities(deps),
     ...syncActivities(deps),
+    ...lineageJobActivities(deps),
+    ...evaluationActivities(deps),
   };
 }
 

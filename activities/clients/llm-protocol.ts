@@ -29,3 +29,8 @@ export const MAE_CALLS = {
   solver: 'mae.solver',
   judgeAnswer: 'mae.judge_answer',
 } as const;
+
+/** Held-out evaluation of a lineage's checkpoints (continual training): one greedy answer per question. */
+export const EVAL_CALLS = {
+  answer: 'eval.answer',
+} as const;
