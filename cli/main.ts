@@ -7,6 +7,14 @@ import { applySet, parseFlags } from './args';
 import { paramsFromAssignments, sendControl, type Control } from './controls';
 import { loadManifests, renderReport } from './report';
 import { committedState, storeFromEnv } from './state';
+import {
+  controlSchedule,
+  createSchedule,
+  describeSchedule,
+  listSchedules,
+  scheduleIdFor,
+  scheduleOptions,
+} from './schedule';
 
 const USAGE = `selfplay <command>
   start --recipe NAME [--config FILE.json] [--set key=value]... [--id RUN_ID] [--wait]
@@ -22,6 +30,12 @@ const USAGE = `selfplay <command>
   report RUN_ID [--out FILE.html]
                     one self-contained HTML page (inline SVG plots, a table) from every committed manifest;
                     default FILE: {RUN_ID}-report.html
+  schedule create --lineage NAME --cron "0 2 * * *" --iterations K --eval FILE.jsonl
+                  [--config FILE.json] [--set key=value]... [--catchup-window 1h]
+                    nightly continual training: each job resumes the lineage's promoted checkpoint, trains K
+                    iterations on unused documents, evaluates on FILE (path or s3://) and promotes if better
+  schedule list | describe NAME | pause NAME | unpause NAME | trigger NAME | delete NAME
+                    the lineage schedules; trigger starts a job now (skipped while one runs)
 Environment: TEMPORAL_ADDRESS (localhost:7233), TEMPORAL_NAMESPACE (default), SELFPLAY_STORAGE (.selfplay/storage)`;
 
 async function main(argv: string[]): Promise<void> {
@@ -37,6 +51,7 @@ async function main(argv: string[]): Promise<void> {
   }
   if (command === 'state' && positionals[0]) return state(positionals[0], flags.get('--iteration')?.[0]);
   if (command === 'report' && positionals[0]) return report(positionals[0], flags.get('--out')?.[0]);
+  if (command === 'schedule' && positionals[0]) return schedule(positionals[0], positionals[1], flags);
   throw new UsageError(USAGE);
 }
 
@@ -50,7 +65,8 @@ async function client(): Promise<Client> {
   return new Client({ connection, namespace: process.env.TEMPORAL_NAMESPACE ?? 'default' });
 }
 
-async function start(flags: Map<string, string[]>, wait: boolean): Promise<void> {
+/** The run config of `--config FILE.json`, `--recipe NAME` and `--set key=value` overrides, not yet validated. */
+function configFromFlags(flags: Map<string, string[]>): Record<string, unknown> {
   const file = flags.get('--config')?.[0];
   const config: Record<string, unknown> = file
     ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>)
@@ -58,6 +74,11 @@ async function start(flags: Map<string, string[]>, wait: boolean): Promise<void>
   const recipe = flags.get('--recipe')?.[0];
   if (recipe) config.recipe = recipe;
   for (const s of flags.get('--set') ?? []) applySet(config, s);
+  return config;
+}
+
+async function start(flags: Map<string, string[]>, wait: boolean): Promise<void> {
+  const config = configFromFlags(flags);
   const resolved = resolveRunConfig(config);
   if (!resolved.ok) throw new UsageError(`invalid run config:\n  ${resolved.problems.join('\n  ')}`);
   const runId =
@@ -147,6 +168,60 @@ async function control(command: Control, runId: string, assignments: string[]): 
     `${runId}: ${progress.state}, iteration ${progress.iteration}/${progress.iterations}, last committed ` +
       `${progress.lastCommitted}, params ${JSON.stringify(progress.params)}`,
   );
+}
+
+async function schedule(
+  action: string,
+  lineage: string | undefined,
+  flags: Map<string, string[]>,
+): Promise<void> {
+  const fail = (err: unknown): never => {
+    throw new UsageError(err instanceof Error ? err.message : String(err));
+  };
+  if (action === 'create') {
+    const flag = (name: string): string | undefined => flags.get(name)?.[0];
+    const options = (() => {
+      try {
+        return scheduleOptions({
+          lineage: flag('--lineage'),
+          cron: flag('--cron'),
+          iterations: flag('--iterations'),
+          eval: flag('--eval'),
+          catchupWindow: flag('--catchup-window'),
+          config: configFromFlags(flags),
+        });
+      } catch (err) {
+        return fail(err);
+      }
+    })();
+    await createSchedule(await client(), options).catch(fail);
+    console.log(
+      `created schedule ${scheduleIdFor(options.lineage)}: "${options.cron}", ${options.iterations} iterations a job, evaluated on ${options.eval}`,
+    );
+    return;
+  }
+  if (action === 'list') {
+    const schedules = await listSchedules(await client());
+    if (schedules.length === 0) console.log('no lineage schedules');
+    for (const s of schedules) {
+      console.log(
+        `${s.lineage}\t${s.paused ? 'paused' : 'active'}\t"${s.cron}"\tnext ${s.nextActionTimes[0] ?? '-'}\tlast job ${s.recentJobs.at(-1) ?? '-'}`,
+      );
+    }
+    return;
+  }
+  if (!lineage) throw new UsageError(USAGE);
+  if (action === 'describe') {
+    const report = await describeSchedule(await client(), storeFromEnv(), lineage).catch(fail);
+    console.log(JSON.stringify(report, null, 2));
+    return;
+  }
+  if (action === 'pause' || action === 'unpause' || action === 'trigger' || action === 'delete') {
+    await controlSchedule(await client(), lineage, action).catch(fail);
+    console.log(`${scheduleIdFor(lineage)}: ${action === 'trigger' ? 'triggered' : `${action}d`}`);
+    return;
+  }
+  throw new UsageError(USAGE);
 }
 
 class UsageError extends Error {}

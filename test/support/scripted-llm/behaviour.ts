@@ -5,6 +5,7 @@ import { ANSWER_TYPES, type AnswerType, type BehaviourSettings, type FaultKind }
 import type { ChatTurn } from './chat-request';
 import { SPELL_BEHAVIOURS } from './spell-behaviour';
 import { MAE_BEHAVIOURS } from './mae-behaviour';
+import { EVAL_BEHAVIOURS } from './eval-behaviour';
 import { composeMcq, composeProblem, mcqText, passRateOf, recogniseTask, type Letter } from './problems';
 
 /**
@@ -15,6 +16,8 @@ import { composeMcq, composeProblem, mcqText, passRateOf, recogniseTask, type Le
  */
 
 export interface CompletionContext {
+  /** The model the request named (e.g. `scripted-policy-v3`); behaviours that ignore it need not set it. */
+  model?: string;
   messages: readonly ChatTurn[];
   seed: number | undefined;
   temperature: number | undefined;
@@ -185,4 +188,5 @@ export const BEHAVIOURS: Readonly<Record<string, CallBehaviour>> = {
   ...SPICE_BEHAVIOURS,
   ...SPELL_BEHAVIOURS,
   ...MAE_BEHAVIOURS,
+  ...EVAL_BEHAVIOURS,
 };
