@@ -45,13 +45,13 @@ export async function continualTraining(input: unknown): Promise<ContinualOutcom
     ...(origin ? { origin } : {}),
   });
   const from = (prepared.start?.iteration ?? 0) + 1;
-  const config = jobConfig(parsed.data.config, jobId, from + k - 1, prepared);
+  const { input: runInput, config } = jobConfig(parsed.data.config, jobId, from + k - 1, prepared);
   const { orchestrator, rollout } = poolActivities(config);
 
   await executeChild(selfPlayRun, {
     workflowId: jobId,
     taskQueue: config.pools.orchestrator,
-    args: [config],
+    args: [runInput],
   });
   const recorded = await orchestrator.recordLineageRun({ lineage, jobId, runId: jobId, fromIteration: from });
 
@@ -107,26 +107,28 @@ export async function continualTraining(input: unknown): Promise<ContinualOutcom
 }
 
 /**
- * The job's run config: the schedule's config with its own run id, K more iterations, the resume point and
- * the lineage's used documents excluded. Validated here, so a bad config fails before anything runs.
+ * The job's run input (the schedule's config with its own run id, K more iterations, the resume point and
+ * the lineage's used documents excluded), and the same resolved: validated here, so a bad config fails
+ * before anything runs.
  */
 function jobConfig(
   raw: Record<string, unknown>,
   runId: string,
   iterations: number,
   prepared: PreparedJob,
-): RunConfig {
+): { input: Record<string, unknown>; config: RunConfig } {
   const corpus = typeof raw.corpus === 'object' && raw.corpus !== null ? raw.corpus : {};
   const { start } = prepared;
-  const resolved = resolveRunConfig({
+  const input = {
     ...raw,
     runId,
     iterations,
     corpus: { ...corpus, excludeDocIds: prepared.excludeDocIdsUri },
-    resumeFrom: start ? { runId: start.runId, iteration: start.iteration } : undefined,
-  });
+    ...(start ? { resumeFrom: { runId: start.runId, iteration: start.iteration } } : {}),
+  };
+  const resolved = resolveRunConfig(input);
   if (!resolved.ok) throw invalid(resolved.problems.map((p) => `config.${p}`));
-  return resolved.config;
+  return { input, config: resolved.config };
 }
 
 function invalid(problems: string[]): ApplicationFailure {

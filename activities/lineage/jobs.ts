@@ -12,7 +12,7 @@ import type { ActivityDeps } from '../stages/deps';
 import type { LatestPointer } from '../stages/commit';
 import type { ObjectStore } from '../clients/storage';
 import { getJson, getJsonl, putJson } from '../clients/storage/codec';
-import { latestKey, manifestKey } from '../clients/storage/keys';
+import { iterationPrefix, latestKey, manifestKey } from '../clients/storage/keys';
 import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
 import { jobDocsKey, jobExcludeKey, jobRecordKey, lineageLatestKey, promotedKey, usedDocsKey } from './keys';
 import { documentIdsOfUnit } from './used-documents';
@@ -63,7 +63,7 @@ export function lineageJobActivities(deps: ActivityDeps) {
       let candidate: CheckpointRef | undefined;
       for (let n = fromIteration; n <= last.iteration; n++) {
         const manifest = await mustReadManifest(store, runId, n);
-        for (const key of manifest.artifacts.plan ?? []) {
+        for (const key of await store.list(`${iterationPrefix(runId, n)}/plan/`)) {
           for (const unit of (await getJsonl<unknown>(store, key)) ?? []) {
             for (const id of documentIdsOfUnit(unit)) documents.add(id);
           }
