@@ -89,6 +89,7 @@ describe('continual training schedules on the real stack', () => {
       // Job 1: a new lineage starts from scratch, and its checkpoint beats version 0.
       const first = await runJob(lineage, 0);
       expect(first.startedFrom).toBeUndefined();
+      expect(first.jobId).toMatch(new RegExp(`^${lineage}-\\d{8}T\\d{6}Z-[0-9a-f]{8}$`));
       expect(first.iterations).toEqual({ from: 1, to: 2 });
       for (const n of [1, 2]) expect(await manifest(stack.store, first.jobId, n)).toBeDefined();
       expect(first.baseline).toMatchObject({ policyVersion: 0, correct: 0, total: EVAL_ITEMS.length });
