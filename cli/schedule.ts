@@ -66,7 +66,8 @@ export function scheduleOptions(input: {
     };
     for (const issue of parsed.error.issues) {
       const field = String(issue.path[0] ?? 'input');
-      problems.push(`${flag[field] ?? field}: ${issue.message}`);
+      const missing = (input as Record<string, unknown>)[field] === undefined;
+      problems.push(`${flag[field] ?? field}: ${missing ? 'required' : issue.message}`);
     }
   }
   const resolved = resolveRunConfig(input.config);

@@ -38,7 +38,7 @@ describe('selfplay schedule create options', () => {
     expect(message).toContain('--catchup-window: expected a duration such as 1h or "1 day", got "soon"');
     expect(message).toContain('--lineage NAME: letters, digits');
     expect(message).toContain('--iterations K:');
-    expect(message).toContain('--eval FILE.jsonl:');
+    expect(message).toContain('--eval FILE.jsonl: required');
     expect(message).toContain('--config/--set batchSize:');
   });
 });
