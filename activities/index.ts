@@ -5,8 +5,8 @@ import { filterActivities } from './stages/filter';
 import { updateActivities } from './stages/update';
 import { commitActivities } from './stages/commit';
 import { syncActivities } from './stages/sync';
-import { lineageJobActivities } from './lineage/jobs';
-import { evaluationActivities } from './lineage/evaluate';
+import { lineageJobActivities } from './continual/jobs';
+import { evaluationActivities } from './continual/evaluate';
 
 export type { ActivityDeps } from './stages/deps';
 

@@ -10,13 +10,13 @@ import { msToNumber } from '@temporalio/common/lib/time';
 import { resolveRunConfig } from '../config/schema';
 import type { ObjectStore } from '../activities/clients/storage';
 import { getJson } from '../activities/clients/storage/codec';
-import { lineageLatestKey, promotedKey } from '../activities/lineage/keys';
+import { lineageLatestKey, promotedKey } from '../activities/continual/keys';
 import {
   continualInputSchema,
   type CheckpointRef,
   type ContinualInput,
   type PromotedPointer,
-} from '../workflows/lineage-contracts';
+} from '../workflows/continual-contracts';
 
 /**
  * `selfplay schedule ...`: nightly continual training of a lineage as a Temporal Schedule whose action starts

@@ -8,8 +8,8 @@ import {
   type ContinualOutcome,
   type EvaluationScore,
   type PreparedJob,
-} from './lineage-contracts';
-import { jobRunId, shouldPromote } from './lineage-rules';
+} from './continual-contracts';
+import { jobRunId, shouldPromote } from './continual-rules';
 import { selfPlayRun } from './selfPlayRun';
 
 /** Set by the server on every workflow a schedule starts: the action's scheduled time. */

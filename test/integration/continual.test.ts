@@ -8,8 +8,8 @@ import {
   lineageLatestKey,
   promotedKey,
   usedDocsKey,
-} from '../../activities/lineage/keys';
-import type { EvalVerdict } from '../../activities/lineage/eval-scoring';
+} from '../../activities/continual/keys';
+import type { EvalVerdict } from '../../activities/continual/eval-scoring';
 import {
   controlSchedule,
   createSchedule,
@@ -19,7 +19,7 @@ import {
 } from '../../cli/schedule';
 import type { Manifest } from '../../workflows/contracts';
 import type { continualTraining } from '../../workflows';
-import type { ContinualOutcome, PromotedPointer } from '../../workflows/lineage-contracts';
+import type { ContinualOutcome, PromotedPointer } from '../../workflows/continual-contracts';
 import { startStack, uniqueId, type TestStack } from '../support/stack';
 import { waitFor } from '../support/wait';
 

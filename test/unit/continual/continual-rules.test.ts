@@ -1,7 +1,7 @@
-import { documentIdsOfUnit } from '../../../activities/lineage/used-documents';
+import { documentIdsOfUnit } from '../../../activities/continual/used-documents';
 import { withoutDocuments } from '../../../activities/corpus/exclude';
 import type { Corpus } from '../../../activities/corpus/corpus';
-import { jobRunId, shouldPromote } from '../../../workflows/lineage-rules';
+import { jobRunId, shouldPromote } from '../../../workflows/continual-rules';
 
 describe('promotion', () => {
   test('only a strictly better score replaces the promoted checkpoint', () => {

@@ -1,5 +1,5 @@
 import { gunzipSync } from 'node:zlib';
-import type { EvaluateInput, EvaluationScore } from '../../workflows/lineage-contracts';
+import type { EvaluateInput, EvaluationScore } from '../../workflows/continual-contracts';
 import type { ActivityDeps } from '../stages/deps';
 import { ensureServersAt } from '../stages/sync';
 import { endpointFor } from '../../config/env';

@@ -7,7 +7,7 @@ import type {
   PromotedPointer,
   RecordedRun,
   RecordRunInput,
-} from '../../workflows/lineage-contracts';
+} from '../../workflows/continual-contracts';
 import type { ActivityDeps } from '../stages/deps';
 import type { LatestPointer } from '../stages/commit';
 import type { ObjectStore } from '../clients/storage';

@@ -4,7 +4,7 @@ import {
   parseEvalSet,
   scoreOf,
   type EvalItem,
-} from '../../../activities/lineage/eval-scoring';
+} from '../../../activities/continual/eval-scoring';
 
 const item = (answer: string, kind = answerKindOf(answer)): EvalItem => ({
   id: 'q',
