@@ -60,25 +60,20 @@ export function lineageJobActivities(deps: ActivityDeps) {
         );
       }
       const documents = new Set<string>();
-      let candidate: CheckpointRef | undefined;
       for (let n = fromIteration; n <= last.iteration; n++) {
-        const manifest = await mustReadManifest(store, runId, n);
+        await mustReadManifest(store, runId, n); // an iteration without a manifest did not happen
         for (const key of await store.list(`${iterationPrefix(runId, n)}/plan/`)) {
           for (const unit of (await getJsonl<unknown>(store, key)) ?? []) {
             for (const id of documentIdsOfUnit(unit)) documents.add(id);
           }
         }
-        candidate = checkpointOf(manifest);
       }
+      const candidate = checkpointOf(await mustReadManifest(store, runId, last.iteration));
       const used = new Set([...((await getJson<string[]>(store, usedDocsKey(lineage))) ?? []), ...documents]);
       await putJson(store, jobDocsKey(lineage, jobId), [...documents].sort());
       await putJson(store, usedDocsKey(lineage), [...used].sort());
       await putJson(store, lineageLatestKey(lineage), candidate);
-      return {
-        candidate: candidate as CheckpointRef,
-        documents: documents.size,
-        lineageDocuments: used.size,
-      };
+      return { candidate, documents: documents.size, lineageDocuments: used.size };
     },
 
     /** The promoted pointer (when the candidate won), then the job's record. */
