@@ -7,6 +7,8 @@ import { commitActivities } from './stages/commit';
 import { syncActivities } from './stages/sync';
 import { indexActivities } from './stages/index-build';
 import { lineageActivities } from './stages/lineage';
+import { lineageJobActivities } from './continual/jobs';
+import { evaluationActivities } from './continual/evaluate';
 
 export type { ActivityDeps } from './stages/deps';
 
@@ -21,6 +23,8 @@ export function createActivities(deps: ActivityDeps) {
     ...syncActivities(deps),
     ...indexActivities(deps),
     ...lineageActivities(deps),
+    ...lineageJobActivities(deps),
+    ...evaluationActivities(deps),
   };
 }
 

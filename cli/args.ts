@@ -58,6 +58,11 @@ const VALUE_FLAGS = new Set([
   '--embedding-model',
   '--to',
   '--from',
+  '--lineage',
+  '--cron',
+  '--iterations',
+  '--eval',
+  '--catchup-window',
 ]);
 /** Flags that stand alone. */
 const SWITCHES = new Set(['--wait', '--watch', '--help']);

@@ -13,6 +13,14 @@ import { loadManifests, renderReport } from './report';
 import { committedState, storeFromEnv } from './state';
 import { INDEX_USAGE, indexCommand } from './index-command';
 import { forkRun, sendRollback } from './lineage';
+import {
+  controlSchedule,
+  createSchedule,
+  describeSchedule,
+  listSchedules,
+  scheduleIdFor,
+  scheduleOptions,
+} from './schedule';
 
 const USAGE = `selfplay <command>
   start --recipe NAME [--config FILE.json|.yaml|.yml] [--set key=value]... [--id RUN_ID] [--wait]
@@ -40,6 +48,12 @@ const USAGE = `selfplay <command>
                     one self-contained HTML page (inline SVG plots, a table) from every committed manifest;
                     default FILE: {RUN_ID}-report.html
 ${INDEX_USAGE}
+  schedule create --lineage NAME --cron "0 2 * * *" --iterations K --eval FILE.jsonl
+                  [--config FILE.json] [--set key=value]... [--catchup-window 1h]
+                    nightly continual training: each job resumes the lineage's promoted checkpoint, trains K
+                    iterations on unused documents, evaluates on FILE (path or s3://) and promotes if better
+  schedule list | describe NAME | pause NAME | unpause NAME | trigger NAME | delete NAME
+                    the lineage schedules; trigger starts a job now (skipped while one runs)
 Environment: TEMPORAL_ADDRESS (localhost:7233), TEMPORAL_NAMESPACE (default), SELFPLAY_STORAGE (.selfplay/storage)`;
 
 async function main(argv: string[]): Promise<void> {
@@ -62,6 +76,7 @@ async function main(argv: string[]): Promise<void> {
   if (command === 'index') {
     return indexCommand(positionals, flags).catch((err: unknown) => asUsageError(err));
   }
+  if (command === 'schedule' && positionals[0]) return schedule(positionals[0], positionals[1], flags);
   throw new UsageError(USAGE);
 }
 
@@ -212,6 +227,61 @@ function positiveInteger(flag: string, value: string | undefined): number {
       `${flag}: expected a committed iteration (a positive integer), got ${value ?? 'nothing'}`,
     );
   return n;
+}
+
+async function schedule(
+  action: string,
+  lineage: string | undefined,
+  flags: Map<string, string[]>,
+): Promise<void> {
+  if (action === 'create') {
+    const flag = (name: string): string | undefined => flags.get(name)?.[0];
+    const options = (() => {
+      try {
+        return scheduleOptions({
+          lineage: flag('--lineage'),
+          cron: flag('--cron'),
+          iterations: flag('--iterations'),
+          eval: flag('--eval'),
+          catchupWindow: flag('--catchup-window'),
+          config: startConfig({
+            file: flags.get('--config')?.[0],
+            recipe: flags.get('--recipe')?.[0],
+            sets: flags.get('--set') ?? [],
+          }),
+        });
+      } catch (err) {
+        return asUsageError(err);
+      }
+    })();
+    await createSchedule(await client(), options).catch(asUsageError);
+    console.log(
+      `created schedule ${scheduleIdFor(options.lineage)}: "${options.cron}", ${options.iterations} iterations a job, evaluated on ${options.eval}`,
+    );
+    return;
+  }
+  if (action === 'list') {
+    const schedules = await listSchedules(await client());
+    if (schedules.length === 0) console.log('no lineage schedules');
+    for (const s of schedules) {
+      console.log(
+        `${s.lineage}\t${s.paused ? 'paused' : 'active'}\t"${s.cron}"\tnext ${s.nextActionTimes[0] ?? '-'}\tlast job ${s.recentJobs.at(-1) ?? '-'}`,
+      );
+    }
+    return;
+  }
+  if (!lineage) throw new UsageError(USAGE);
+  if (action === 'describe') {
+    const report = await describeSchedule(await client(), storeFromEnv(), lineage).catch(asUsageError);
+    console.log(JSON.stringify(report, null, 2));
+    return;
+  }
+  if (action === 'pause' || action === 'unpause' || action === 'trigger' || action === 'delete') {
+    await controlSchedule(await client(), lineage, action).catch(asUsageError);
+    console.log(`${scheduleIdFor(lineage)}: ${action === 'trigger' ? 'triggered' : `${action}d`}`);
+    return;
+  }
+  throw new UsageError(USAGE);
 }
 
 class UsageError extends Error {}

@@ -50,6 +50,11 @@ const runConfig = z
       uri: z.string().min(1),
       maxSegmentChars: positiveInt,
       maxDocumentChars: positiveInt,
+      /**
+       * A stored JSON array of document ids the plan must not use (path or s3://), e.g. the documents a
+       * continual-training lineage has already trained on. Applied to every recipe where the corpus loads.
+       */
+      excludeDocIds: z.string().min(1).optional(),
     }),
     sampling: z.strictObject({
       temperature: z.number().min(0).max(5),

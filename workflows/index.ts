@@ -1,2 +1,3 @@
 export { selfPlayRun } from './selfPlayRun';
 export { selfPlayIteration } from './selfPlayIteration';
+export { continualTraining } from './continualTraining';

@@ -43,3 +43,8 @@ export const SSP_CALLS = {
   /** The judge, when a solver's answer misses exact match. */
   judge: 'ssp.judge',
 } as const;
+
+/** Held-out evaluation of a lineage's checkpoints (continual training): one greedy answer per question. */
+export const EVAL_CALLS = {
+  answer: 'eval.answer',
+} as const;

@@ -23,7 +23,15 @@ export interface CorpusStats {
   /** Documents kept. */
   documents: number;
   segments: number;
-  skipped: { empty: number; binary: number; duplicate: number; oversized: number; malformed: number };
+  skipped: {
+    empty: number;
+    binary: number;
+    duplicate: number;
+    oversized: number;
+    malformed: number;
+    /** Documents left out by `corpus.excludeDocIds` (see exclude.ts). */
+    excluded?: number;
+  };
 }
 
 export interface Corpus {

@@ -1,10 +1,12 @@
 import type { IterationStageInput, PlanResult } from '../../workflows/contracts';
+import type { RunConfig } from '../../config/schema';
 import type { ActivityDeps } from './deps';
 import { recipeFor } from './deps';
 import { loadRecipeState } from './recipe-state';
 import { getJsonl, putJsonl } from '../clients/storage/codec';
 import { shardKey } from '../clients/storage/keys';
 import { loadCorpus, type Corpus } from '../corpus/corpus';
+import { loadExcludedDocIds, withoutDocuments } from '../corpus/exclude';
 import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
 import type { PlanUnit } from '../recipes/types';
 
@@ -48,12 +50,8 @@ export function planActivities(deps: ActivityDeps) {
   };
 }
 
-async function loadUsableCorpus(spec: {
-  uri: string;
-  maxSegmentChars: number;
-  maxDocumentChars: number;
-}): Promise<Corpus> {
-  const corpus = await loadCorpus(spec.uri, {
+async function loadUsableCorpus(spec: RunConfig['corpus']): Promise<Corpus> {
+  const loaded = await loadCorpus(spec.uri, {
     maxSegmentChars: spec.maxSegmentChars,
     maxDocumentChars: spec.maxDocumentChars,
   }).catch((err: unknown) => {
@@ -62,6 +60,15 @@ async function loadUsableCorpus(spec: {
       `corpus.uri ${spec.uri}: ${err instanceof Error ? err.message : String(err)}`,
     );
   });
+  const excluded = spec.excludeDocIds
+    ? await loadExcludedDocIds(spec.excludeDocIds).catch((err: unknown) => {
+        throw nonRetryable(
+          NON_RETRYABLE.invalidConfig,
+          `corpus.excludeDocIds ${spec.excludeDocIds}: ${err instanceof Error ? err.message : String(err)}`,
+        );
+      })
+    : new Set<string>();
+  const corpus = withoutDocuments(loaded, excluded);
   if (corpus.segments.length === 0) {
     throw nonRetryable(
       NON_RETRYABLE.invalidConfig,

@@ -7,6 +7,7 @@ import { SPELL_BEHAVIOURS } from './spell-behaviour';
 import { MAE_BEHAVIOURS } from './mae-behaviour';
 import { SSP_BEHAVIOURS } from './ssp-behaviour';
 import { SEARCH_DEMO_CALL, searchDemoBehaviour } from './search-agent';
+import { EVAL_BEHAVIOURS } from './eval-behaviour';
 import { composeMcq, composeProblem, mcqText, passRateOf, recogniseTask, type Letter } from './problems';
 
 /**
@@ -17,6 +18,8 @@ import { composeMcq, composeProblem, mcqText, passRateOf, recogniseTask, type Le
  */
 
 export interface CompletionContext {
+  /** The model the request named (e.g. `scripted-policy-v3`); behaviours that ignore it need not set it. */
+  model?: string;
   messages: readonly ChatTurn[];
   /**
    * The assistant message being continued (`continue_final_message`), undefined for a new message. It is
@@ -194,4 +197,5 @@ export const BEHAVIOURS: Readonly<Record<string, CallBehaviour>> = {
   ...MAE_BEHAVIOURS,
   ...SSP_BEHAVIOURS,
   [SEARCH_DEMO_CALL]: searchDemoBehaviour,
+  ...EVAL_BEHAVIOURS,
 };

@@ -25,6 +25,12 @@ export interface BehaviourSettings {
   invalidTaskRate: number;
   /** Share of questions the model answers right without their documents (SPELL's grounding probe). */
   ungroundedRate: number;
+  /**
+   * Held-out evaluation answers (`eval.answer`): a question is answered right with probability
+   * base + perVersion × v (clamped to [0, 1]), v being the version in the model name (`...-v{v}`, 0 without
+   * one); each question's draw is fixed, so a higher probability never loses a question a lower one won.
+   */
+  evalSkill: { base: number; perVersion: number };
 }
 
 /** Overrides for one call kind (a CALL_HEADER value). */
@@ -59,6 +65,7 @@ export const DEFAULT_CONFIG: ScriptedLlmConfig = {
   passRate: { min: 0, max: 1 },
   invalidTaskRate: 0.2,
   ungroundedRate: 0.1,
+  evalSkill: { base: 0.5, perVersion: 0 },
 };
 
 const rate = z.number().min(0).max(1);
@@ -91,6 +98,7 @@ export const configPatchSchema = z.strictObject({
   passRate: z.strictObject({ min: rate, max: rate }).partial().optional(),
   invalidTaskRate: rate.optional(),
   ungroundedRate: rate.optional(),
+  evalSkill: z.strictObject({ base: z.number(), perVersion: z.number() }).partial().optional(),
   /** Admin switch: the next `count` chat requests fail with HTTP 500, whatever their body. */
   failNext: z.strictObject({ count: z.number().int().min(0), kind: z.literal('http500') }).optional(),
 });
@@ -117,6 +125,7 @@ export function applyPatch(config: ScriptedLlmConfig, patch: ParsedPatch): Scrip
     passRate: { ...config.passRate, ...patch.passRate },
     invalidTaskRate: patch.invalidTaskRate ?? config.invalidTaskRate,
     ungroundedRate: patch.ungroundedRate ?? config.ungroundedRate,
+    evalSkill: { ...config.evalSkill, ...patch.evalSkill },
   };
   if (merged.passRate.min > merged.passRate.max) {
     throw new Error(`passRate.min (${merged.passRate.min}) exceeds passRate.max (${merged.passRate.max})`);

@@ -159,6 +159,7 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
         }
         countsFor(call).completions++;
         const ctx = {
+          model: request.model,
           messages: request.messages,
           prefix: request.prefix,
           seed: request.seed,

@@ -1,0 +1,136 @@
+import type { Manifest } from '../../workflows/contracts';
+import type {
+  CheckpointRef,
+  FinishJobInput,
+  PreparedJob,
+  PrepareJobInput,
+  PromotedPointer,
+  RecordedRun,
+  RecordRunInput,
+} from '../../workflows/continual-contracts';
+import type { ActivityDeps } from '../stages/deps';
+import type { LatestPointer } from '../stages/commit';
+import type { ObjectStore } from '../clients/storage';
+import { getJson, getJsonl, putJson } from '../clients/storage/codec';
+import { iterationPrefix, latestKey, manifestKey } from '../clients/storage/keys';
+import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
+import { readManifest } from '../stages/manifest';
+import { jobDocsKey, jobExcludeKey, jobRecordKey, lineageLatestKey, promotedKey, usedDocsKey } from './keys';
+import { documentIdsOfUnit } from './used-documents';
+
+/**
+ * The lineage's bookkeeping around one job, on the orchestrator pool. Every write is idempotent (a retry
+ * after a crash writes the same objects), and the pointers move only after what they point to is committed.
+ */
+export function lineageJobActivities(deps: ActivityDeps) {
+  const { store } = deps;
+
+  return {
+    /** Where the job starts, and a frozen copy of the documents the lineage used so far. */
+    async prepareLineageJob(input: PrepareJobInput): Promise<PreparedJob> {
+      const { lineage, jobId } = input;
+      const promoted = await getJson<PromotedPointer>(store, promotedKey(lineage));
+      const latest = await getJson<CheckpointRef>(store, lineageLatestKey(lineage));
+      const start = promoted ?? latest ?? (input.origin && (await originCheckpoint(store, input.origin)));
+      const excludeKey = jobExcludeKey(lineage, jobId);
+      // Written once: a retried prepare must not see documents a later job added.
+      let excluded = await getJson<string[]>(store, excludeKey);
+      if (!excluded) {
+        excluded = (await getJson<string[]>(store, usedDocsKey(lineage))) ?? [];
+        await putJson(store, excludeKey, excluded);
+      }
+      return {
+        ...(start ? { start: checkpointOf(start) } : {}),
+        ...(promoted ? { promoted } : {}),
+        excludeDocIdsUri: store.uri(excludeKey),
+        excludedDocuments: excluded.length,
+      };
+    },
+
+    /**
+     * After the job's run completed: the documents its iterations planned from join the lineage's used set,
+     * and the lineage's latest pointer moves to the run's last commit (the promotion candidate).
+     */
+    async recordLineageRun(input: RecordRunInput): Promise<RecordedRun> {
+      const { lineage, jobId, runId, fromIteration } = input;
+      const last = await getJson<LatestPointer>(store, latestKey(runId));
+      if (!last || last.iteration < fromIteration) {
+        throw nonRetryable(
+          NON_RETRYABLE.invalidInput,
+          `run "${runId}" committed no iteration from ${fromIteration} on in ${store.root}`,
+        );
+      }
+      const documents = new Set<string>();
+      for (let n = fromIteration; n <= last.iteration; n++) {
+        await mustReadManifest(store, runId, n); // an iteration without a manifest did not happen
+        for (const key of await store.list(`${iterationPrefix(runId, n)}/plan/`)) {
+          for (const unit of (await getJsonl<unknown>(store, key)) ?? []) {
+            for (const id of documentIdsOfUnit(unit)) documents.add(id);
+          }
+        }
+      }
+      const candidate = checkpointOf(await mustReadManifest(store, runId, last.iteration));
+      const used = new Set([...((await getJson<string[]>(store, usedDocsKey(lineage))) ?? []), ...documents]);
+      await putJson(store, jobDocsKey(lineage, jobId), [...documents].sort());
+      await putJson(store, usedDocsKey(lineage), [...used].sort());
+      await putJson(store, lineageLatestKey(lineage), candidate);
+      return { candidate, documents: documents.size, lineageDocuments: used.size };
+    },
+
+    /** The promoted pointer (when the candidate won), then the job's record. */
+    async finishLineageJob(input: FinishJobInput): Promise<void> {
+      if (input.promote) await putJson(store, promotedKey(input.lineage), input.promote);
+      await putJson(store, jobRecordKey(input.lineage, input.outcome.jobId), input.outcome);
+    },
+  };
+}
+
+/** The committed iteration a lineage with no job yet starts from: the config's `resumeFrom`. */
+async function originCheckpoint(
+  store: ObjectStore,
+  origin: { runId: string; iteration?: number },
+): Promise<CheckpointRef> {
+  const iteration =
+    origin.iteration ?? (await getJson<LatestPointer>(store, latestKey(origin.runId)))?.iteration;
+  if (iteration === undefined) {
+    throw nonRetryable(
+      NON_RETRYABLE.invalidConfig,
+      `config.resumeFrom: run "${origin.runId}" has no committed iteration in ${store.root}`,
+    );
+  }
+  return checkpointOf(await mustReadManifest(store, origin.runId, iteration));
+}
+
+async function mustReadManifest(store: ObjectStore, runId: string, iteration: number): Promise<Manifest> {
+  const manifest = await readManifest(store, runId, iteration);
+  if (!manifest) {
+    throw nonRetryable(
+      NON_RETRYABLE.invalidInput,
+      `run "${runId}" has no committed iteration ${iteration} (${store.uri(manifestKey(runId, iteration))})`,
+    );
+  }
+  return manifest;
+}
+
+function checkpointOf(from: CheckpointRef | Manifest): CheckpointRef {
+  if ('policy' in from) {
+    const { runId, iteration, policy, policyVersion, snapshot } = from;
+    return { runId, iteration, policy, policyVersion, ...(snapshot ? { snapshot } : {}) };
+  }
+  const [entry, ...others] = Object.entries(from.policies);
+  if (!entry || others.length > 0) {
+    throw nonRetryable(
+      NON_RETRYABLE.invalidConfig,
+      `continual training evaluates and promotes one policy; run "${from.runId}" trains ` +
+        `${Object.keys(from.policies).join(', ')}`,
+    );
+  }
+  const [policy, committed] = entry;
+  return {
+    runId: from.runId,
+    iteration: from.iteration,
+    policy,
+    policyVersion: committed.version,
+    ...(committed.snapshot ? { snapshot: committed.snapshot } : {}),
+  };
+}
