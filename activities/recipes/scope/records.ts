@@ -65,7 +65,8 @@ export type CandidateStatus =
 
 export interface GatedCandidate {
   status: CandidateStatus;
-  /** Present when valid: the Solver's prompt and the rubrics it is graded against. */
+  /** Present when valid: the question, the Solver's prompt and the rubrics it is graded against. */
+  question?: string;
   solverMessages?: ChatMessage[];
   rubrics?: string[];
 }
