@@ -5,6 +5,7 @@ import { filterActivities } from './stages/filter';
 import { updateActivities } from './stages/update';
 import { commitActivities } from './stages/commit';
 import { syncActivities } from './stages/sync';
+import { indexActivities } from './stages/index-build';
 
 export type { ActivityDeps } from './stages/deps';
 
@@ -17,6 +18,7 @@ export function createActivities(deps: ActivityDeps) {
     ...updateActivities(deps),
     ...commitActivities(deps),
     ...syncActivities(deps),
+    ...indexActivities(deps),
   };
 }
 

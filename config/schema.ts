@@ -102,6 +102,13 @@ const runConfig = z
       topK: positiveInt.max(100),
       /** Each passage is cut to this many tokens. */
       passageTokens: positiveInt.max(100_000),
+      /**
+       * Dense indexes: the OpenAI-compatible embedding server queries go to (e.g. the kernel's `embed`
+       * command at http://127.0.0.1:8100/v1) and its model; each defaults to what the index was built with.
+       */
+      embedding: z
+        .strictObject({ baseUrl: z.url().optional(), model: z.string().min(1).optional() })
+        .optional(),
     }),
     /**
      * How inference servers get each committed version before the next iteration samples: `none` (they are

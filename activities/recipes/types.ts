@@ -3,6 +3,7 @@ import type { LlmCaller } from '../clients/inference';
 import type { TrainingRow } from '../clients/trainer-contract';
 import type { RecipeMetrics } from '../../workflows/contracts';
 import type { Corpus } from '../corpus/corpus';
+import type { Retriever } from '../tools/types';
 
 /**
  * A recipe is what differs between papers: prompts, parsing, checks, rewards, advantages. The stage
@@ -47,6 +48,8 @@ export interface RecipeContext {
   policyVersion: number;
   /** The inference endpoint serving a role. */
   llm(role: string): LlmCaller;
+  /** The configured search index (`retrieval`), loaded on first use and shared by the worker's activities. */
+  retriever(): Promise<Retriever>;
   signal: AbortSignal;
   /** The recipe state as committed by the previous iteration; undefined on the first. */
   state: unknown;

@@ -6,6 +6,7 @@ import type { InferencePool } from '../clients/inference';
 import type { RunConfig } from '../../config/schema';
 import type { AnyRecipe, RecipeContext } from '../recipes/types';
 import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
+import { retrieverFor } from '../retrieval/retriever';
 
 /** What every activity is built with: one per worker process, shared by all concurrent activities. */
 export interface ActivityDeps {
@@ -43,5 +44,6 @@ export function recipeContext(
     signal,
     state,
     llm: (role) => deps.inference.endpoint(endpointFor(role, input.config, deps.env, input.policyVersion)),
+    retriever: () => retrieverFor(input.config, deps),
   };
 }

@@ -1,6 +1,7 @@
 import { resolveRunConfig, type RunConfig } from '../../config/schema';
 import type { ChatRequest, ChatSample, LlmCaller } from '../../activities/clients/inference';
 import type { RecipeContext } from '../../activities/recipes/types';
+import type { Retriever } from '../../activities/tools/types';
 
 /** The resolved run config for these fields (`recipe` among them); throws what the schema refuses. */
 export function configFor(overrides: Record<string, unknown>): RunConfig {
@@ -30,12 +31,16 @@ export function scriptedCaller(answer: (req: ChatRequest, i: number, nth: number
   return { llm, calls };
 }
 
-/** A stage context: run "unit", iteration 1, shard 0, no state unless given; `llm` for all or per role. */
+/**
+ * A stage context: run "unit", iteration 1, shard 0, no state or retriever unless given; `llm` for all or
+ * per role.
+ */
 export function recipeTestContext(
   config: RunConfig,
   llm: LlmCaller | ((role: string) => LlmCaller),
-  options: { state?: unknown; iteration?: number; shard?: number } = {},
+  options: { state?: unknown; iteration?: number; shard?: number; retriever?: Retriever } = {},
 ): RecipeContext {
+  const { retriever } = options;
   return {
     config,
     runId: 'unit',
@@ -43,6 +48,10 @@ export function recipeTestContext(
     shard: options.shard ?? 0,
     policyVersion: 0,
     llm: typeof llm === 'function' ? llm : () => llm,
+    retriever: () =>
+      retriever
+        ? Promise.resolve(retriever)
+        : Promise.reject(new Error('this test context has no retriever: pass options.retriever')),
     signal: new AbortController().signal,
     state: options.state,
   };
