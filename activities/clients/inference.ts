@@ -1,4 +1,5 @@
 import OpenAI from 'openai';
+import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
 import type { ChatMessage } from './trainer-contract';
 import { CALL_HEADER, ROLE_HEADER } from './llm-protocol';
 import { WeightedSemaphore } from '../lib/weighted-semaphore';
@@ -52,12 +53,22 @@ export interface ChatRequest {
   temperature: number;
   topP: number;
   maxTokens: number;
+  /** Strings that end a completion; the server leaves the matched one out of the content. */
+  stop?: string[];
+  /**
+   * Continue the last message, which must be the assistant's, instead of starting a new one: a multi-turn
+   * tool loop resends the trajectory so far as that message. Sent as vLLM's and SGLang's
+   * `continue_final_message: true, add_generation_prompt: false`; the content returned is only the new text.
+   */
+  continueFinalMessage?: boolean;
   signal?: AbortSignal;
 }
 
 export interface ChatSample {
   content: string;
   finishReason: string;
+  /** The completion's tokens as the server counted them; only for a one-sample request that reported usage. */
+  completionTokens?: number;
 }
 
 export interface LlmCaller {
@@ -110,21 +121,21 @@ export class InferenceEndpoint implements LlmCaller {
   }
 
   private async once(request: ChatRequest): Promise<ChatSample[]> {
-    const response = await this.client.chat.completions.create(
-      {
-        model: this.settings.model,
-        messages: request.messages,
-        n: request.n,
-        seed: request.seed,
-        temperature: request.temperature,
-        top_p: request.topP,
-        max_tokens: request.maxTokens,
-      },
-      {
-        headers: { [ROLE_HEADER]: request.role, [CALL_HEADER]: request.call },
-        ...(request.signal ? { signal: request.signal } : {}),
-      },
-    );
+    const body: ChatCompletionCreateParamsNonStreaming & EngineChatExtensions = {
+      model: this.settings.model,
+      messages: request.messages,
+      n: request.n,
+      seed: request.seed,
+      temperature: request.temperature,
+      top_p: request.topP,
+      max_tokens: request.maxTokens,
+      ...(request.stop && request.stop.length > 0 ? { stop: request.stop } : {}),
+      ...(request.continueFinalMessage ? { continue_final_message: true, add_generation_prompt: false } : {}),
+    };
+    const response = await this.client.chat.completions.create(body, {
+      headers: { [ROLE_HEADER]: request.role, [CALL_HEADER]: request.call },
+      ...(request.signal ? { signal: request.signal } : {}),
+    });
     const choices = Array.isArray(response?.choices) ? response.choices : [];
     if (choices.length !== request.n) {
       throw new MalformedResponse(`expected ${request.n} choices, got ${choices.length}`);
@@ -134,13 +145,21 @@ export class InferenceEndpoint implements LlmCaller {
     completionsTotal.inc(labels, choices.length);
     const tokens = response.usage?.completion_tokens;
     if (typeof tokens === 'number') tokensTotal.inc(labels, tokens);
+    const counted = request.n === 1 && typeof tokens === 'number' ? { completionTokens: tokens } : {};
     return [...choices]
       .sort((a, b) => a.index - b.index)
       .map((c) => ({
         content: typeof c.message?.content === 'string' ? c.message.content : '',
         finishReason: String(c.finish_reason ?? 'unknown'),
+        ...counted,
       }));
   }
+}
+
+/** Chat-template switches vLLM and SGLang accept beside OpenAI's fields (the `openai` package sends them as given). */
+interface EngineChatExtensions {
+  continue_final_message?: boolean;
+  add_generation_prompt?: boolean;
 }
 
 /** A 200 answer that is not a chat completion: a proxy or server fault, worth retrying. */

@@ -44,6 +44,13 @@ export interface TrajectoryTurn {
   search?: { query: string; valid: boolean };
   /** The environment's answer appended after the turn (an `<information>` block or a notice), if any. */
   observation?: string;
+  /**
+   * What the observation holds: retrieved passages, a short error for an invalid call, or the `searchLimit`
+   * notice. Recipes that collect retrieved materials (SSP's RAG verification) read only `results` turns.
+   */
+  answeredWith?: 'results' | 'error' | 'notice';
+  /** Tokens the turn used: its text (as the server counted, else estimated) plus its observation (estimated). */
+  tokens?: number;
   finishReason: string;
 }
 
@@ -64,7 +71,11 @@ export interface Trajectory {
   stop: 'final' | 'no_final' | 'max_turns' | 'max_tokens';
 }
 
-/** Where a trajectory's finished turns are kept, so a retried shard resumes it instead of sampling again. */
+/**
+ * Where a trajectory's finished turns are kept, so a retried shard resumes it instead of sampling again.
+ * `save` gets the trajectory after every finished turn; its `stop` says how it would end if no turn
+ * followed. The loop resumes from the loaded `turns` and decides again whether more turns are due.
+ */
 export interface TrajectoryCheckpoint {
   load(): Promise<Trajectory | undefined>;
   save(partial: Trajectory): Promise<void>;

@@ -5,6 +5,7 @@ import { ANSWER_TYPES, type AnswerType, type BehaviourSettings, type FaultKind }
 import type { ChatTurn } from './chat-request';
 import { SPELL_BEHAVIOURS } from './spell-behaviour';
 import { MAE_BEHAVIOURS } from './mae-behaviour';
+import { SEARCH_DEMO_CALL, searchDemoBehaviour } from './search-agent';
 import { composeMcq, composeProblem, mcqText, passRateOf, recogniseTask, type Letter } from './problems';
 
 /**
@@ -16,6 +17,11 @@ import { composeMcq, composeProblem, mcqText, passRateOf, recogniseTask, type Le
 
 export interface CompletionContext {
   messages: readonly ChatTurn[];
+  /**
+   * The assistant message being continued (`continue_final_message`), undefined for a new message. It is
+   * also the last of `messages`; a writer returns only the text that follows it, as an engine does.
+   */
+  prefix?: string | undefined;
   seed: number | undefined;
   temperature: number | undefined;
   /** The choice index, 0..n-1. */
@@ -185,4 +191,5 @@ export const BEHAVIOURS: Readonly<Record<string, CallBehaviour>> = {
   ...SPICE_BEHAVIOURS,
   ...SPELL_BEHAVIOURS,
   ...MAE_BEHAVIOURS,
+  [SEARCH_DEMO_CALL]: searchDemoBehaviour,
 };

@@ -25,6 +25,9 @@ const chatRequestSchema = z.looseObject({
   seed: z.number().int().optional(),
   stop: z.union([z.string(), z.array(z.string()).max(4)]).optional(),
   stream: z.boolean().optional(),
+  // vLLM's and SGLang's chat-template switches: continue the final (assistant) message instead of answering it.
+  continue_final_message: z.boolean().optional(),
+  add_generation_prompt: z.boolean().optional(),
 });
 
 export interface ChatTurn {
@@ -41,6 +44,8 @@ export interface ChatRequest {
   seed: number | undefined;
   stop: string[];
   stream: boolean;
+  /** The assistant message the request continues (`continue_final_message`); undefined for a new message. */
+  prefix: string | undefined;
 }
 
 /** The validated request with text parts joined, or the first problem as `field: message`. */
@@ -53,31 +58,46 @@ export function parseChatRequest(
     return { ok: false, error: `${fieldPath(issue?.path ?? [])}: ${issue?.message ?? 'invalid request'}` };
   }
   const r = parsed.data;
+  const last = r.messages.at(-1);
+  if (r.continue_final_message && r.add_generation_prompt !== false) {
+    // vLLM refuses the pair, since a generation prompt would open a new message after the continued one.
+    return { ok: false, error: 'continue_final_message and add_generation_prompt cannot both be true' };
+  }
+  if (r.continue_final_message && last?.role !== 'assistant') {
+    return { ok: false, error: 'continue_final_message: the last message is not an assistant message' };
+  }
+  const messages = r.messages.map((m) => ({
+    role: m.role,
+    content: typeof m.content === 'string' ? m.content : m.content.map((p) => p.text).join(''),
+  }));
   return {
     ok: true,
     request: {
       model: r.model,
-      messages: r.messages.map((m) => ({
-        role: m.role,
-        content: typeof m.content === 'string' ? m.content : m.content.map((p) => p.text).join(''),
-      })),
+      messages,
       n: r.n,
       temperature: r.temperature,
       maxTokens: r.max_tokens,
       seed: r.seed,
       stop: r.stop === undefined ? [] : typeof r.stop === 'string' ? [r.stop] : r.stop,
       stream: r.stream ?? false,
+      prefix: r.continue_final_message ? messages.at(-1)?.content : undefined,
     },
   };
 }
 
-/** sha256 of what decides an answer: call kind, messages, seed and n. A client retry has the same one. */
+/**
+ * sha256 of what decides an answer: call kind, messages, seed, n and whether the last message is continued.
+ * A client retry has the same one.
+ */
 export function fingerprintOf(
   call: string,
   messages: readonly ChatTurn[],
   seed: number | undefined,
   n: number,
+  continues = false,
 ): string {
-  const canonical = JSON.stringify([call, messages.map((m) => [m.role, m.content]), seed ?? null, n]);
+  const parts: unknown[] = [call, messages.map((m) => [m.role, m.content]), seed ?? null, n];
+  const canonical = JSON.stringify(continues ? [...parts, 'continue'] : parts);
   return createHash('sha256').update(canonical).digest('hex');
 }

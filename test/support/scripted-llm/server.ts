@@ -160,6 +160,7 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
         countsFor(call).completions++;
         const ctx = {
           messages: request.messages,
+          prefix: request.prefix,
           seed: request.seed,
           temperature: request.temperature,
           index,
@@ -196,7 +197,13 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
     }
 
     countsFor(call).requests++;
-    const fingerprint = fingerprintOf(call, request.messages, request.seed, request.n);
+    const fingerprint = fingerprintOf(
+      call,
+      request.messages,
+      request.seed,
+      request.n,
+      request.prefix !== undefined,
+    );
     const seen = (fingerprints.get(fingerprint) ?? 0) + 1;
     fingerprints.set(fingerprint, seen);
     let fault: FaultKind | undefined;

@@ -1,0 +1,138 @@
+import { InferenceEndpoint } from '../../../activities/clients/inference';
+import { CALL_HEADER } from '../../../activities/clients/llm-protocol';
+import { runSearchLoop } from '../../../activities/tools/search-loop';
+import type {
+  Retriever,
+  SearchLoopSpec,
+  Trajectory,
+  TrajectoryCheckpoint,
+} from '../../../activities/tools/types';
+import { SEARCH_DEMO_CALL } from '../../support/scripted-llm/search-agent';
+import { startScriptedLlm, type ScriptedLlm } from '../../support/scripted-llm/server';
+
+/** The loop through the real OpenAI-compatible client against the scripted search agent over HTTP. */
+describe('runSearchLoop over HTTP', () => {
+  let llm: ScriptedLlm;
+  beforeEach(async () => {
+    llm = await startScriptedLlm({ passRate: { min: 1, max: 1 } });
+  });
+  afterEach(() => llm.close());
+
+  const retriever: Retriever = {
+    name: 'fake',
+    search: (query) =>
+      Promise.resolve([{ id: query, title: query, text: `Facts about ${query}.`, score: 1 }]),
+  };
+
+  function spec(lines: string[], overrides: Partial<SearchLoopSpec> = {}): SearchLoopSpec {
+    const endpoint = new InferenceEndpoint({
+      baseUrl: llm.url,
+      model: 'scripted-policy',
+      apiKey: 'EMPTY',
+      maxConcurrentCompletions: 8,
+      supportsN: true,
+      requestTimeoutMs: 5_000,
+      maxRetries: 2,
+    });
+    return {
+      llm: endpoint,
+      retriever,
+      messages: [
+        { role: 'user', content: ['Question: what is the capital of France?', ...lines].join('\n') },
+      ],
+      role: 'solver',
+      call: SEARCH_DEMO_CALL,
+      seed: 11,
+      temperature: 1,
+      topP: 1,
+      syntax: 'search_tags',
+      finalTags: ['answer'],
+      maxTurns: 10,
+      maxTokens: 4096,
+      topK: 3,
+      passageTokens: 500,
+      ...overrides,
+    };
+  }
+
+  const PLAN = ['search: capital of France', 'garbage: ', 'search: Paris population', 'answer: Paris'];
+
+  test('continues one assistant message turn after turn until the answer (search tags)', async () => {
+    const t = await runSearchLoop(spec(PLAN));
+    expect(t.stop).toBe('final');
+    expect(t.searches).toEqual(['capital of France', 'Paris population']);
+    expect(t.turns.map((turn) => turn.answeredWith)).toEqual(['results', 'error', 'results', undefined]);
+    expect(t.turns.at(-1)?.text).toMatch(/<answer>Paris<\/answer>$/);
+    // The scripted agent only moves on when it sees its own earlier turns: each continuation arrived.
+    const stats = llm.stats();
+    expect(stats.byCall[SEARCH_DEMO_CALL]?.requests).toBe(4);
+    expect(stats.duplicates).toEqual({});
+    expect(stats.badRequests).toBe(0);
+    // Token counts come from the server's usage (one completion per request).
+    expect(t.turns.every((turn) => typeof turn.tokens === 'number' && turn.tokens > 0)).toBe(true);
+  });
+
+  test('qwen3 tool calls, and correctness as the server is configured', async () => {
+    llm.configure({ passRate: { min: 0, max: 0 } });
+    const t = await runSearchLoop(spec(['syntax: qwen3_tool_call', ...PLAN], { syntax: 'qwen3_tool_call' }));
+    expect(t.searches).toEqual(['capital of France', 'Paris population']);
+    expect(t.turns[0]?.text).toContain(
+      '<tool_call>{"name":"search","arguments":{"query":"capital of France"}}</tool_call>',
+    );
+    expect(t.turns.at(-1)?.text).toMatch(/<answer>not Paris<\/answer>$/);
+  });
+
+  test('a retried trajectory resends only the turn that had not finished', async () => {
+    const saved: Trajectory[] = [];
+    const checkpoint: TrajectoryCheckpoint = {
+      load: () => Promise.resolve(saved.at(-1)),
+      save: (t) => {
+        saved.push(t);
+        return Promise.resolve();
+      },
+    };
+    let searches = 0;
+    const failing: Retriever = {
+      name: 'failing',
+      search: (query, options) => {
+        if (++searches === 2) return Promise.reject(new Error('retriever went away'));
+        return retriever.search(query, options);
+      },
+    };
+    await expect(runSearchLoop(spec(PLAN, { checkpoint, retriever: failing }))).rejects.toThrow('went away');
+    const t = await runSearchLoop(spec(PLAN, { checkpoint }));
+    expect(t.stop).toBe('final');
+    const stats = llm.stats();
+    // Turns 0 and 1 were saved; turn 2 was sampled, its search failed, so it alone was sampled again.
+    expect(stats.byCall[SEARCH_DEMO_CALL]?.requests).toBe(5);
+    expect(Object.values(stats.duplicates)).toEqual([2]);
+  });
+
+  test('the server refuses a continuation that also asks for a generation prompt, or continues no assistant', async () => {
+    const post = (body: object) =>
+      fetch(`${llm.url}/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', [CALL_HEADER]: SEARCH_DEMO_CALL },
+        body: JSON.stringify({ model: 'scripted-policy', ...body }),
+      });
+    const assistant = [
+      { role: 'user', content: 'search: x' },
+      { role: 'assistant', content: '<think>' },
+    ];
+    const both = await post({ messages: assistant, continue_final_message: true });
+    expect(both.status).toBe(400);
+    expect(await both.text()).toContain('cannot both be true');
+    const noAssistant = await post({
+      messages: [{ role: 'user', content: 'search: x' }],
+      continue_final_message: true,
+      add_generation_prompt: false,
+    });
+    expect(noAssistant.status).toBe(400);
+    const ok = await post({
+      messages: assistant,
+      continue_final_message: true,
+      add_generation_prompt: false,
+    });
+    expect(ok.status).toBe(200);
+  });
+});
