@@ -6,6 +6,7 @@ import type { ChatTurn } from './chat-request';
 import { SPELL_BEHAVIOURS } from './spell-behaviour';
 import { MAE_BEHAVIOURS } from './mae-behaviour';
 import { SEARCH_DEMO_CALL, searchDemoBehaviour } from './search-agent';
+import { SCOPE_BEHAVIOURS } from './scope-behaviour';
 import { composeMcq, composeProblem, mcqText, passRateOf, recogniseTask, type Letter } from './problems';
 
 /**
@@ -191,5 +192,6 @@ export const BEHAVIOURS: Readonly<Record<string, CallBehaviour>> = {
   ...SPICE_BEHAVIOURS,
   ...SPELL_BEHAVIOURS,
   ...MAE_BEHAVIOURS,
+  ...SCOPE_BEHAVIOURS,
   [SEARCH_DEMO_CALL]: searchDemoBehaviour,
 };

@@ -80,7 +80,8 @@ const challenger = searchAgentBehaviour(({ prompt, rng, request, observations })
 
 const solver = searchAgentBehaviour(({ prompt, rng, request }) => {
   const question = between(prompt, 'Question:', '\u0000');
-  const subjects = [...question.matchAll(/[A-Z][\w.]*(?: [A-Z][\w.]*)*/g)].map((m) => m[0]);
+  // Capitalised names after the question's first word (its verb).
+  const subjects = [...question.slice(1).matchAll(/[A-Z][\w.]*(?: [A-Z][\w.]*)*/g)].map((m) => m[0]);
   const searches = rng.int(3);
   const steps: SearchAgentStep[] = subjects.slice(0, searches).map((s) => ({ search: s }));
   const p = passRateOf(question, request.settings.passRate);
