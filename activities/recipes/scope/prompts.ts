@@ -1,5 +1,6 @@
 import type { ChatMessage } from '../../clients/trainer-contract';
 import type { SearchSyntax } from '../../tools/types';
+import { CALL_EXAMPLE } from '../../tools/search-syntax';
 import type { ScopeTaskType } from '../../../config/presets/scope';
 
 /**
@@ -26,13 +27,6 @@ const TASK_TYPE_DESCRIPTIONS: Record<ScopeTaskType, string> = {
   writing: 'A formal document with an introduction, a body and a conclusion; it may need citations.',
 };
 
-/** How the policy writes a search call in the chosen syntax (§3). */
-export function searchCall(syntax: SearchSyntax, query: string): string {
-  return syntax === 'search_tags'
-    ? `<search>${query}</search>`
-    : `<tool_call>{"name": "search", "arguments": {"query": "${query}"}}</tool_call>`;
-}
-
 /** The Challenger's prompt (App. H): source document, task type, exactly `budget` search turns, then a task. */
 export function challengerMessages(
   document: string,
@@ -57,7 +51,7 @@ export function challengerMessages(
     'search must be about ONE specific entity that appears by name in the PREVIOUS search results. The task',
     'must need unique facts from ALL search turns, not only from the source document.',
     '',
-    `Search turn: <think>why this search</think>${searchCall(syntax, 'query')}`,
+    `Search turn: <think>why this search</think>${CALL_EXAMPLE[syntax]}`,
     'Results come back between <information> and </information>. After your last search the environment',
     `answers "${SEARCHES_COMPLETE}".`,
     '',
@@ -75,7 +69,7 @@ export function solverMessages(question: string, maxSearches: number, syntax: Se
   const user = [
     'Answer the given question. You must conduct reasoning inside <think> and </think> first every time you',
     'get new information. After reasoning, if you find you lack some knowledge, you can call a search engine by',
-    `${searchCall(syntax, 'query')} and it will return the top searched results between <information> and`,
+    `${CALL_EXAMPLE[syntax]} and it will return the top searched results between <information> and`,
     `</information>. You can search up to ${maxSearches} times. If you find no further external knowledge is`,
     'needed, you can directly provide the answer inside <answer> and </answer>, without detailed illustrations.',
     'For example, <answer> Beijing </answer>.',

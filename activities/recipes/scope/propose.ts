@@ -66,12 +66,7 @@ async function judgeCandidate(
     ctx.config.scope.rubricContext === 'source'
       ? [unit.text]
       : [unit.text, ...new Set(trajectory.passages.map((p) => p.text))];
-  const completion = await judgeText(
-    ctx,
-    SCOPE_CALLS.rubrics,
-    rubricMessages(unit.taskType, task, documents),
-    ['scope-rubrics', unit.docIndex, k],
-  );
+  const completion = await writeRubrics(ctx, unit, task, documents, k);
   return {
     ...head,
     gates,
@@ -106,20 +101,22 @@ async function qualityGates(
   return { identifiability, relevance };
 }
 
-async function judgeText(
+/** The judge's rubrics for a task that passed both gates (§4), greedy by default (§2 Judge settings). */
+async function writeRubrics(
   ctx: RecipeContext,
-  call: string,
-  messages: ChatMessage[],
-  seedParts: Array<string | number>,
+  unit: ScopeUnit,
+  task: string,
+  documents: string[],
+  k: number,
 ): Promise<string> {
   const { config, iteration, signal } = ctx;
   const { temperature, maxTokens } = config.scope.judgeSampling.rubrics;
   const [sample] = await ctx.llm(JUDGE).chat({
     role: JUDGE,
-    call,
-    messages,
+    call: SCOPE_CALLS.rubrics,
+    messages: rubricMessages(unit.taskType, task, documents),
     n: 1,
-    seed: seedOf(config.seed, iteration, ...seedParts),
+    seed: seedOf(config.seed, iteration, 'scope-rubrics', unit.docIndex, k),
     temperature,
     topP: 1,
     maxTokens,
