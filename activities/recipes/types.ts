@@ -3,7 +3,7 @@ import type { LlmCaller } from '../clients/inference';
 import type { TrainingRow } from '../clients/trainer-contract';
 import type { RecipeMetrics } from '../../workflows/contracts';
 import type { Corpus } from '../corpus/corpus';
-import type { Retriever } from '../tools/types';
+import type { Retriever, TrajectoryCheckpoint } from '../tools/types';
 
 /**
  * A recipe is what differs between papers: prompts, parsing, checks, rewards, advantages. The stage
@@ -50,6 +50,11 @@ export interface RecipeContext {
   llm(role: string): LlmCaller;
   /** The configured search index (`retrieval`), loaded on first use and shared by the worker's activities. */
   retriever(): Promise<Retriever>;
+  /**
+   * Where a multi-turn trajectory of a unit keeps its finished turns (`runSearchLoop`'s `checkpoint`), under
+   * the unit's key in this stage and shard; `name` tells the unit's trajectories apart, e.g. `solver-3`.
+   */
+  trajectoryCheckpoint(unit: number, name: string): TrajectoryCheckpoint;
   signal: AbortSignal;
   /** The recipe state as committed by the previous iteration; undefined on the first. */
   state: unknown;

@@ -7,6 +7,8 @@ import type { RunConfig } from '../../config/schema';
 import type { AnyRecipe, RecipeContext } from '../recipes/types';
 import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
 import { retrieverFor } from '../retrieval/retriever';
+import { trajectoryKey } from '../clients/storage/keys';
+import { storedTrajectoryCheckpoint } from '../tools/trajectory-checkpoint';
 
 /** What every activity is built with: one per worker process, shared by all concurrent activities. */
 export interface ActivityDeps {
@@ -27,9 +29,11 @@ export function recipeFor(deps: ActivityDeps, config: RunConfig): AnyRecipe {
   return recipe;
 }
 
+/** The context of a recipe's part of `stage` for one shard. */
 export function recipeContext(
   deps: ActivityDeps,
   input: { config: RunConfig; runId: string; iteration: number; shard: number; policyVersion: number },
+  stage: string,
   signal: AbortSignal,
   state: unknown,
 ): RecipeContext {
@@ -45,5 +49,10 @@ export function recipeContext(
     state,
     llm: (role) => deps.inference.endpoint(endpointFor(role, input.config, deps.env, input.policyVersion)),
     retriever: () => retrieverFor(input.config, deps),
+    trajectoryCheckpoint: (unit, name) =>
+      storedTrajectoryCheckpoint(
+        deps.store,
+        trajectoryKey(input.runId, input.iteration, stage, input.shard, unit, name),
+      ),
   };
 }

@@ -59,6 +59,7 @@ export function shardStageActivities(deps: ActivityDeps) {
     const ctx = recipeContext(
       deps,
       input,
+      stage,
       Context.current().cancellationSignal,
       await loadRecipeState(store, input.recipeStateKey),
     );
@@ -96,6 +97,7 @@ export function shardStageActivities(deps: ActivityDeps) {
       const ctx = recipeContext(
         deps,
         input,
+        'gate',
         Context.current().cancellationSignal,
         await loadRecipeState(store, input.recipeStateKey),
       );

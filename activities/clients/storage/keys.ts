@@ -6,6 +6,7 @@
  *   runs/{runId}/iter-000042/manifest.json                    the commit: an iteration without one did not happen
  *   runs/{runId}/iter-000042/{stage}/shard-0003.jsonl.gz      a stage's output for one shard
  *   runs/{runId}/iter-000042/{stage}/shard-0003/unit-0017.json.gz   a finished unit inside a running shard
+ *   runs/{runId}/iter-000042/{stage}/shard-0003/unit-0017/traj-02.json.gz   a multi-turn trajectory's finished turns, inside a running unit
  *   runs/{runId}/iter-000042/update/batch-{policy}.jsonl.gz   the training batch
  *   runs/{runId}/checkpoints/{policy}/v000042/                 the kernel's state after version 42
  *   runs/{runId}/snapshots/{policy}/v000042/                   the sampler snapshot of version 42
@@ -38,6 +39,21 @@ export const unitKey = (
   unit: number,
 ): string =>
   `${iterationPrefix(runId, iteration)}/${stage}/shard-${pad(shard, 4)}/unit-${pad(unit, 4)}.json.gz`;
+
+/** `name` tells a unit's trajectories apart (e.g. `02`, `solver-3`): letters, digits, `.`, `_` and `-`. */
+export function trajectoryKey(
+  runId: string,
+  iteration: number,
+  stage: string,
+  shard: number,
+  unit: number,
+  name: string,
+): string {
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(name)) {
+    throw new Error(`trajectory name ${JSON.stringify(name)} is not usable in a storage key`);
+  }
+  return `${unitKey(runId, iteration, stage, shard, unit).replace(/\.json\.gz$/, '')}/traj-${name}.json.gz`;
+}
 
 export const batchKey = (runId: string, iteration: number, policy: string): string =>
   `${iterationPrefix(runId, iteration)}/update/batch-${policy}.jsonl.gz`;

@@ -1,47 +1,12 @@
-import type { ChatRequest, ChatSample, LlmCaller } from '../../../activities/clients/inference';
+import type { LlmCaller } from '../../../activities/clients/inference';
 import { runSearchLoop } from '../../../activities/tools/search-loop';
+import { fakeLlm, fakeRetriever } from '../../support/search-fakes';
 import type {
-  Passage,
   Retriever,
   SearchLoopSpec,
   Trajectory,
   TrajectoryCheckpoint,
 } from '../../../activities/tools/types';
-
-/** A model that writes `turns[i]` on its i-th request, cut at the request's first stop string as an engine does. */
-function fakeLlm(turns: Array<string | ChatSample>): { llm: LlmCaller; requests: ChatRequest[] } {
-  const requests: ChatRequest[] = [];
-  const llm: LlmCaller = {
-    chat: (req) => {
-      const i = requests.length;
-      requests.push(structuredClone({ ...req, signal: undefined }));
-      const turn = turns[i];
-      if (turn === undefined) return Promise.reject(new Error(`no scripted turn ${i}`));
-      if (typeof turn !== 'string') return Promise.resolve([turn]);
-      const cut = Math.min(
-        ...(req.stop ?? []).map((s) => turn.indexOf(s)).filter((x) => x >= 0),
-        turn.length,
-      );
-      return Promise.resolve([{ content: turn.slice(0, cut), finishReason: 'stop' }]);
-    },
-  };
-  return { llm, requests };
-}
-
-/** Passages by query; every query not listed gets one generic passage. */
-function fakeRetriever(answers: Record<string, Passage[]> = {}): Retriever & { queries: string[] } {
-  const queries: string[] = [];
-  return {
-    name: 'fake',
-    queries,
-    search: (query) => {
-      queries.push(query);
-      return Promise.resolve(
-        answers[query] ?? [{ id: `doc-${query}`, title: query, text: `About ${query}.`, score: 1 }],
-      );
-    },
-  };
-}
 
 function memoryCheckpoint(): TrajectoryCheckpoint & { saved: Trajectory[] } {
   const saved: Trajectory[] = [];
