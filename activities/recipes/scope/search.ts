@@ -7,7 +7,8 @@ import type { SearchLoopSpec, Trajectory } from '../../tools/types';
 /**
  * One search trajectory of a SCOPE role (scope.md §3): the run's sampling settings, the configured
  * retriever (top-k passages, each cut to the passage budget), the recipe's search syntax, and a seed from
- * (run seed, iteration, what, …) so a retried unit sends the same requests.
+ * (run seed, iteration, what, …) so a retried unit sends the same requests and, resuming from the
+ * trajectory's checkpoint, continues from its last finished turn.
  */
 export async function searchTrajectory(
   ctx: RecipeContext,
@@ -18,6 +19,8 @@ export async function searchTrajectory(
     finalTags: string[];
     maxTurns: number;
     searchLimit?: SearchLoopSpec['searchLimit'];
+    /** Where the trajectory's finished turns are kept, so a retried unit resumes it (`ctx.trajectoryCheckpoint`). */
+    checkpoint: SearchLoopSpec['checkpoint'];
     seedParts: Array<string | number>;
   },
 ): Promise<Trajectory> {

@@ -21,6 +21,7 @@ export async function solveScope(ctx: RecipeContext, gated: ScopeGated): Promise
             messages,
             finalTags: ['answer'],
             maxTurns: config.scope.solverMaxSearches + 1,
+            checkpoint: ctx.trajectoryCheckpoint(gated.unit, `solver-${k}-${j}`),
             seedParts: ['scope-solver', gated.docIndex, k, j],
           }),
         ),
