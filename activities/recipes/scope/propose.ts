@@ -26,8 +26,9 @@ import {
 /**
  * Stage 1, steps 2–5a (scope.md §1) for one document: G Challenger trajectories, each searching exactly
  * its budget (a further search is answered "searches complete") before writing `<task>`; then, for every
- * task with r_fmt > 0, the frozen judge's two quality gates and, when both pass, its rubrics (T = 0). The
- * judge's calls run here, on the rollout pool with the Challenger's, so the gate stage stays CPU work.
+ * task (having one makes r_fmt > 0, §1 step 3), the frozen judge's two quality gates and, when both pass,
+ * its rubrics (T = 0). The judge's calls run here, on the rollout pool with the Challenger's, so the gate
+ * stage stays CPU work.
  */
 export async function proposeScope(ctx: RecipeContext, unit: ScopeUnit): Promise<ScopeProposal> {
   const { config } = ctx;
@@ -60,7 +61,7 @@ async function judgeCandidate(
   const task = parseTask(trajectory.turns.at(-1)?.text ?? '');
   const format = challengerFormat(trajectory.turns, unit.searchBudget, task !== undefined);
   const head = { trajectory, format, ...(task === undefined ? {} : { task }) };
-  if (task === undefined || format.score === 0) return head;
+  if (task === undefined) return head;
   const gates = await qualityGates(ctx, unit, task, k);
   if (!gates.identifiability.value || !gates.relevance.value) return { ...head, gates };
   const documents =

@@ -39,7 +39,7 @@ export interface Candidate {
   format: { think: number; tool: number; structure: number; score: number };
   /** The task's question (the `<question>` sub-element, or the whole `<task>` body); absent without one. */
   task?: string;
-  /** Present when the task exists and r_fmt > 0. */
+  /** Present when there is a task (which makes r_fmt > 0: its structure part is 1). */
   gates?: GateVerdicts;
   /** The judge's rubrics, present when both gates passed: the parsed list and the raw output. */
   rubrics?: { completion: string; items: string[] };
