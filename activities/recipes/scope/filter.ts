@@ -145,7 +145,7 @@ function solverScore(trajectory: Trajectory, graded: GradedRollout, config: RunC
 function rowsOf(s: Scored, config: RunConfig): TrainingRow[] {
   const { item } = s;
   const rows: TrainingRow[] = [];
-  const row = (
+  const addGroup = (
     role: string,
     group: string,
     messages: TrainingRow['messages'],
@@ -165,7 +165,7 @@ function rowsOf(s: Scored, config: RunConfig): TrainingRow[] {
       }),
     );
   };
-  row(
+  addGroup(
     CHALLENGER,
     `${CHALLENGER}/doc-${item.plan.docIndex}`,
     item.propose.messages,
@@ -174,7 +174,7 @@ function rowsOf(s: Scored, config: RunConfig): TrainingRow[] {
   );
   if (s.selected) {
     const k = s.selected.candidate;
-    row(
+    addGroup(
       SOLVER,
       `${SOLVER}/doc-${item.plan.docIndex}/task-${k}`,
       item.gate.candidates[k]?.solverMessages ?? [],
@@ -204,6 +204,7 @@ function metricsOf(
       invalidReasons[gated.status] = (invalidReasons[gated.status] ?? 0) + 1;
   }
   const meanScores = scored.flatMap((s) => s.meanScores.flatMap((m) => (m === undefined ? [] : [m])));
+  // ḡ is a mean of rubric shares, not a count of right answers: bin k holds the tasks with ḡ·G nearest k.
   const histogram = new Array<number>(g + 1).fill(0);
   for (const m of meanScores) {
     const k = Math.round(m * g);
