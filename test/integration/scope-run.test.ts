@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { getJson, getJsonl } from '../../activities/clients/storage/codec';
 import { batchKey, manifestKey, shardKey } from '../../activities/clients/storage/keys';
+import { seedOf } from '../../activities/lib/rng';
 import type { TrainingRow } from '../../activities/clients/trainer-contract';
 import { SCOPE_CALLS } from '../../activities/clients/llm-protocol';
 import { buildIndex } from '../../activities/retrieval/build';
@@ -13,10 +14,14 @@ import type {
   ScopeProposal,
   ScopeUnit,
 } from '../../activities/recipes/scope/records';
+import type { Trajectory } from '../../activities/tools/types';
 import type { Manifest } from '../../workflows/contracts';
 import { selfPlayRun } from '../../workflows';
+import { fingerprintOf } from '../support/scripted-llm/chat-request';
 import { startScriptedLlm, type ScriptedLlm } from '../support/scripted-llm/server';
 import { startStack, uniqueId, type TestStack } from '../support/stack';
+import { spawnWorker } from '../support/worker-process';
+import { waitFor } from '../support/wait';
 
 const B = 4;
 const G = 2;
@@ -59,9 +64,8 @@ describe('SCOPE run on the real stack', () => {
       (r) => r ?? [],
     );
 
-  test('three iterations: rows per role, the frozen judge gates, writes rubrics and grades on its own endpoint', async () => {
-    const runId = uniqueId('scope');
-    const config = stack.runConfig({
+  const scopeConfig = (runId: string, overrides: Record<string, unknown> = {}) =>
+    stack.runConfig({
       recipe: 'scope',
       runId,
       seed: 3,
@@ -76,7 +80,12 @@ describe('SCOPE run on the real stack', () => {
         roles: { judge: { baseUrl: judge.url, model: 'scripted-policy', frozen: true } },
       },
       training: { policy: runId },
+      ...overrides,
     });
+
+  test('three iterations: rows per role, the frozen judge gates, writes rubrics and grades on its own endpoint', async () => {
+    const runId = uniqueId('scope');
+    const config = scopeConfig(runId);
     const outcome = await stack.withWorkers(() =>
       stack.client.workflow.execute(selfPlayRun, {
         workflowId: runId,
@@ -157,5 +166,83 @@ describe('SCOPE run on the real stack', () => {
     expect(judging[SCOPE_CALLS.grade]?.requests).toBe(gradings);
     expect(judge.stats().faults.garbageContent).toBeGreaterThan(0);
     expect(policy[SCOPE_CALLS.challenger]?.requests).toBeGreaterThan(B * G * 3);
+  });
+
+  test('a worker SIGKILLed while solving: checkpointed Solver turns are never sampled again', async () => {
+    const runId = uniqueId('scope-crash');
+    // Forget the first test's requests, and make solving slow enough to kill in the middle of it.
+    stack.llm.reset();
+    stack.llm.configure({ capacity: 4, calls: { [SCOPE_CALLS.solver]: { latencyMs: 300 } } });
+    const config = scopeConfig(runId, {
+      seed: 4,
+      iterations: 2,
+      timeouts: { heartbeatSeconds: 3, activityMaxAttempts: 10 },
+    });
+    const checkpointsOf = async (): Promise<string[]> => {
+      const keys: string[] = [];
+      for (const shard of SHARDS) {
+        const key = shardKey(runId, 1, 'solve', shard);
+        if (await stack.store.exists(key)) continue;
+        const parts = await stack.store.list(`${key.replace(/\.jsonl\.gz$/, '')}/`);
+        keys.push(...parts.filter((p) => /\/traj-solver-\d+-\d+\.json\.gz$/.test(p)));
+      }
+      return keys;
+    };
+    let worker = spawnWorker(stack.workerEnv);
+    const saved = new Map<string, Trajectory>();
+    try {
+      const handle = await stack.client.workflow.start(selfPlayRun, {
+        workflowId: runId,
+        taskQueue: `${stack.queuePrefix}-orchestrator`,
+        args: [config],
+      });
+      await waitFor(
+        'a Solver trajectory checkpointed in a shard still solving',
+        async () => {
+          const keys = await checkpointsOf();
+          for (const key of keys) {
+            const t = await getJson<Trajectory>(stack.store, key);
+            if (t && t.turns.length > 0) return true;
+          }
+          return false;
+        },
+        120_000,
+      );
+      await worker.stop('SIGKILL');
+      for (const key of await checkpointsOf()) {
+        const t = await getJson<Trajectory>(stack.store, key);
+        if (t && t.turns.length > 0) saved.set(key, t);
+      }
+      worker = spawnWorker(stack.workerEnv);
+      expect((await handle.result()).lastCommitted).toBe(2);
+    } finally {
+      stack.llm.configure({ capacity: 64, calls: { [SCOPE_CALLS.solver]: { latencyMs: 0 } } });
+      await worker.stop('SIGKILL');
+    }
+
+    // Every turn a checkpoint held before the kill was requested exactly once: the retried shard resumed it.
+    expect(saved.size).toBeGreaterThan(0);
+    const gate = await read<ScopeGated>(runId, 1, 'gate');
+    const counts = stack.llm.stats().fingerprintCounts;
+    let turns = 0;
+    for (const [key, t] of saved) {
+      const [, unit, k, j] = /unit-(\d+)\/traj-solver-(\d+)-(\d+)\.json\.gz$/.exec(key)!.map(Number);
+      const gated = gate.find((g) => g.unit === unit)!;
+      const messages = gated.candidates[k!]!.solverMessages!;
+      const seed = seedOf(4, 1, 'scope-solver', gated.docIndex, k!, j!);
+      t.turns.forEach((_, i) => {
+        const prefix = t.turns
+          .slice(0, i)
+          .map((u) => u.text + (u.observation ?? ''))
+          .join('');
+        const sent = i === 0 ? messages : [...messages, { role: 'assistant', content: prefix }];
+        const fp = fingerprintOf(SCOPE_CALLS.solver, sent, seedOf(seed, 'search-turn', i), 1, i > 0);
+        expect(counts[fp]).toBe(1);
+        turns++;
+      });
+    }
+    expect(turns).toBeGreaterThan(0);
+    const manifest = await getJson<Manifest>(stack.store, manifestKey(runId, 1));
+    expect(manifest?.metrics.recipe.rowsByRole.challenger).toBe(B * G);
   });
 });
