@@ -1,7 +1,14 @@
 import type { ChatMessage } from '../clients/trainer-contract';
 import { seedOf } from '../lib/rng';
 import { errorObservation, noticeObservation, resultsObservation } from './observation';
-import { CALL_EXAMPLE, checkTagNames, closeTurn, stopSequences, turnAction } from './search-syntax';
+import {
+  CALL_EXAMPLE,
+  checkTagNames,
+  closeTurn,
+  stopSequences,
+  turnAction,
+  type SearchCall,
+} from './search-syntax';
 import type { Passage, SearchLoopSpec, Trajectory, TrajectoryTurn } from './types';
 
 /**
@@ -96,7 +103,7 @@ async function nextTurn(spec: SearchLoopSpec, t: Trajectory): Promise<Trajectory
   const turn: TrajectoryTurn = { text, finishReason: sample.finishReason, tokens: textTokens };
   const action = turnAction(text, spec.syntax, spec.finalTags);
   let passages: Passage[] = [];
-  if (action.kind === 'search' && sample.finishReason !== 'length') {
+  if (action.kind === 'search') {
     turn.search = { query: action.call.query, valid: action.call.valid };
     // A search whose answer no turn could read (turn or token budget spent) is not run.
     const readable = index + 1 < spec.maxTurns && used + textTokens < spec.maxTokens;
@@ -117,11 +124,7 @@ interface Answer {
   passages: Passage[];
 }
 
-async function observe(
-  spec: SearchLoopSpec,
-  t: Trajectory,
-  call: { query: string; valid: boolean; problem?: string },
-): Promise<Answer> {
+async function observe(spec: SearchLoopSpec, t: Trajectory, call: SearchCall): Promise<Answer> {
   if (!call.valid) {
     const problem = call.problem ?? 'the call cannot be read';
     return { kind: 'error', observation: errorObservation(problem, CALL_EXAMPLE[spec.syntax]), passages: [] };

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Annotated, Literal
 
 import torch
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from transformers import GenerationConfig, LogitsProcessor, LogitsProcessorList, StoppingCriteria, StoppingCriteriaList
 
 from .chat import encode_prompt
@@ -45,7 +45,9 @@ class Message(BaseModel):
 
 class ChatCompletionRequest(BaseModel):
     """The subset of OpenAI's request the kernel honours; other OpenAI fields are accepted and ignored.
-    max_tokens (or max_completion_tokens) defaults to, and is capped at, what is left of the model's context."""
+    max_tokens (or max_completion_tokens) defaults to, and is capped at, what is left of the model's context.
+    `continue_final_message` and `add_generation_prompt` are vLLM's and SGLang's chat-template switches: the
+    answer continues the last (assistant) message, and its content is only the new text."""
 
     model_config = ConfigDict(extra="ignore")
     model: str
@@ -63,6 +65,16 @@ class ChatCompletionRequest(BaseModel):
     seed: int | None = None
     logprobs: bool = False
     stream: Literal[False] = False
+    add_generation_prompt: bool = True
+    continue_final_message: bool = False
+
+    @model_validator(mode="after")
+    def _continuation(self) -> "ChatCompletionRequest":
+        if self.continue_final_message and self.add_generation_prompt:
+            raise ValueError("continue_final_message and add_generation_prompt cannot both be true")
+        if self.continue_final_message and self.messages[-1].role != "assistant":
+            raise ValueError("continue_final_message needs an assistant message last")
+        return self
 
 
 @dataclass
@@ -258,7 +270,12 @@ class Sampler:
                 code="model_not_found",
             )
         tokenizer = self.policy.tokenizer
-        prompt = encode_prompt(tokenizer, [m.model_dump() for m in request.messages])
+        prompt = encode_prompt(
+            tokenizer,
+            [m.model_dump() for m in request.messages],
+            add_generation_prompt=request.add_generation_prompt,
+            continue_final_message=request.continue_final_message,
+        )
         room = self.policy.context_length - len(prompt)
         if room < 1:
             raise KernelError(

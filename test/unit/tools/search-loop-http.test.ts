@@ -82,6 +82,18 @@ describe('runSearchLoop over HTTP', () => {
     expect(t.turns.at(-1)?.text).toMatch(/<answer>not Paris<\/answer>$/);
   });
 
+  test('rollouts differ in correctness by seed; the same seed gives the same trajectory', async () => {
+    llm.configure({ passRate: { min: 0.5, max: 0.5 } });
+    const rollouts = (): Promise<Trajectory[]> =>
+      Promise.all(Array.from({ length: 12 }, (_, seed) => runSearchLoop(spec(PLAN, { seed }))));
+    const first = await rollouts();
+    const answers = first.map((t) => /<answer>(.*)<\/answer>$/.exec(t.completion)?.[1]);
+    expect(new Set(answers)).toEqual(new Set(['Paris', 'not Paris']));
+    // The agent's plan id is written once, on its first turn, and read back on the later ones.
+    expect(first.every((t) => t.completion.match(/\[plan [0-9a-f]{8}\]/g)?.length === 1)).toBe(true);
+    expect(await rollouts()).toEqual(first);
+  });
+
   test('a retried trajectory resends only the turn that had not finished', async () => {
     const saved: Trajectory[] = [];
     const checkpoint: TrajectoryCheckpoint = {
