@@ -31,7 +31,18 @@ export function parseFlags(argv: string[]): {
   const positionals: string[] = [];
   const flags = new Map<string, string[]>();
   const switches = new Set<string>();
-  const takesValue = new Set(['--config', '--set', '--id', '--recipe', '--iteration']);
+  const takesValue = new Set([
+    '--config',
+    '--set',
+    '--id',
+    '--recipe',
+    '--iteration',
+    '--out',
+    '--corpus',
+    '--kind',
+    '--embedding-url',
+    '--embedding-model',
+  ]);
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
     if (takesValue.has(arg)) {

@@ -7,6 +7,7 @@ import { applySet, parseFlags } from './args';
 import { paramsFromAssignments, sendControl, type Control } from './controls';
 import { loadManifests, renderReport } from './report';
 import { committedState, storeFromEnv } from './state';
+import { INDEX_USAGE, indexCommand } from './index-command';
 
 const USAGE = `selfplay <command>
   start --recipe NAME [--config FILE.json] [--set key=value]... [--id RUN_ID] [--wait]
@@ -22,6 +23,7 @@ const USAGE = `selfplay <command>
   report RUN_ID [--out FILE.html]
                     one self-contained HTML page (inline SVG plots, a table) from every committed manifest;
                     default FILE: {RUN_ID}-report.html
+${INDEX_USAGE}
 Environment: TEMPORAL_ADDRESS (localhost:7233), TEMPORAL_NAMESPACE (default), SELFPLAY_STORAGE (.selfplay/storage)`;
 
 async function main(argv: string[]): Promise<void> {
@@ -37,6 +39,11 @@ async function main(argv: string[]): Promise<void> {
   }
   if (command === 'state' && positionals[0]) return state(positionals[0], flags.get('--iteration')?.[0]);
   if (command === 'report' && positionals[0]) return report(positionals[0], flags.get('--out')?.[0]);
+  if (command === 'index') {
+    return indexCommand(positionals, flags).catch((err: unknown) => {
+      throw new UsageError(err instanceof Error ? err.message : String(err));
+    });
+  }
   throw new UsageError(USAGE);
 }
 

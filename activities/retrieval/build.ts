@@ -91,11 +91,6 @@ export async function buildIndex(options: BuildIndexOptions): Promise<BuildIndex
   return { uri: store.root, built: true, manifest };
 }
 
-/** What a dense index embeds for a passage: its title line, then its text. */
-export function embeddingText(passage: IndexedPassage): string {
-  return passage.title === undefined ? passage.text : `${passage.title}\n${passage.text}`;
-}
-
 async function embedAll(
   embedder: Embedder,
   passages: readonly IndexedPassage[],
@@ -103,7 +98,10 @@ async function embedAll(
 ): Promise<Float32Array[]> {
   const vectors: Float32Array[] = [];
   for (let start = 0; start < passages.length; start += EMBEDDING_BATCH) {
-    const batch = passages.slice(start, start + EMBEDDING_BATCH).map(embeddingText);
+    // A passage is embedded with its title line, as wiki-18 passages carry their title.
+    const batch = passages
+      .slice(start, start + EMBEDDING_BATCH)
+      .map((p) => (p.title === undefined ? p.text : `${p.title}\n${p.text}`));
     vectors.push(...(await embedder.embed(batch, options.signal)));
     options.onProgress?.(vectors.length, passages.length);
   }

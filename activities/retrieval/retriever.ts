@@ -2,9 +2,9 @@ import type { Passage, Retriever, SearchOptions } from '../tools/types';
 import type { RunConfig } from '../../config/schema';
 import type { WorkerEnv } from '../../config/env';
 import { getJson, getJsonl } from '../clients/storage/codec';
+import type { ObjectStore } from '../clients/storage/types';
 import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
 import { bm25Ranker, type Hit } from './bm25';
-import { embeddingText } from './build';
 import { Embedder } from './embeddings';
 import { INDEX_KEYS, openIndex, requireObject, type IndexKind, type IndexManifest } from './manifest';
 import type { IndexedPassage } from './passages';
@@ -65,13 +65,13 @@ export async function loadRetriever(
   };
 }
 
-async function loadBm25(store: Parameters<typeof requireObject>[0]): Promise<Ranker> {
+async function loadBm25(store: ObjectStore): Promise<Ranker> {
   await requireObject(store, INDEX_KEYS.bm25);
   return bm25Ranker(await getJson<unknown>(store, INDEX_KEYS.bm25));
 }
 
 async function loadDense(
-  store: Parameters<typeof requireObject>[0],
+  store: ObjectStore,
   manifest: IndexManifest,
   query: QueryEmbedding,
 ): Promise<Ranker> {
@@ -97,7 +97,7 @@ async function loadDense(
     apiKey: query.apiKey,
   });
   return async (text, topK, signal) => {
-    const [vector] = await embedder.embed([embeddingText({ id: '', docId: '', text })], signal);
+    const [vector] = await embedder.embed([text], signal);
     if (vector?.length !== built.dimensions) {
       throw nonRetryable(
         NON_RETRYABLE.invalidConfig,

@@ -27,7 +27,7 @@ export interface BuildIndexOutput {
  * before rollouts search it. Idempotent like `buildIndex`: a retry after a crash rebuilds only an index
  * whose manifest was never written. Heartbeats report embedding progress.
  */
-export function indexActivities(deps: ActivityDeps) {
+export function indexActivities(deps: Pick<ActivityDeps, 'env'>) {
   return {
     async buildIndex(input: BuildIndexInput): Promise<BuildIndexOutput> {
       let progress = { done: 0, total: 0 };

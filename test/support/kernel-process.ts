@@ -22,19 +22,14 @@ export interface KernelProcess {
 }
 
 /** Starts `python -m selfplay_kernel serve` and waits for its one JSON line saying where it listens. */
-export async function startKernel(options: {
+export function startKernel(options: {
   model: string;
   policy: string;
   env?: Record<string, string>;
   args?: string[];
 }): Promise<KernelProcess> {
-  if (!existsSync(KERNEL_PYTHON))
-    throw new Error(`no kernel environment at ${KERNEL_PYTHON}: run 'bash infra/kernels/setup.sh'`);
-  const child: ChildProcess = spawn(
-    KERNEL_PYTHON,
+  return startKernelCommand(
     [
-      '-m',
-      'selfplay_kernel',
       'serve',
       '--model',
       options.model,
@@ -46,8 +41,24 @@ export async function startKernel(options: {
       'cpu',
       ...(options.args ?? []),
     ],
-    { env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] },
+    options.env,
   );
+}
+
+/** Starts `python -m selfplay_kernel embed` (the bundled all-MiniLM-L6-v2 on the CPU) and waits for its line. */
+export function startEmbeddingServer(args: string[] = []): Promise<KernelProcess> {
+  return startKernelCommand(['embed', '--port', '0', '--device', 'cpu', ...args]);
+}
+
+async function startKernelCommand(args: string[], env?: Record<string, string>): Promise<KernelProcess> {
+  if (!existsSync(KERNEL_PYTHON))
+    throw new Error(`no kernel environment at ${KERNEL_PYTHON}: run 'bash infra/kernels/setup.sh'`);
+  // This checkout's kernel code, even when the venv's editable install points at another checkout.
+  const pythonPath = [path.join(ROOT, 'infra/kernels'), process.env.PYTHONPATH].filter(Boolean).join(':');
+  const child: ChildProcess = spawn(KERNEL_PYTHON, ['-m', 'selfplay_kernel', ...args], {
+    env: { ...process.env, PYTHONPATH: pythonPath, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-8000)));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

