@@ -222,12 +222,19 @@ describe('SCOPE run on the real stack', () => {
 
     // Every turn a checkpoint held before the kill was requested exactly once: the retried shard resumed it.
     expect(saved.size).toBeGreaterThan(0);
-    const gate = await read<ScopeGated>(runId, 1, 'gate');
+    // Units are numbered within their shard: the gate record of (shard, unit) holds the Solver's prompt.
+    const gates = await Promise.all(
+      SHARDS.map(
+        async (shard) => (await getJsonl<ScopeGated>(stack.store, shardKey(runId, 1, 'gate', shard)))!,
+      ),
+    );
     const counts = stack.llm.stats().fingerprintCounts;
     let turns = 0;
     for (const [key, t] of saved) {
-      const [, unit, k, j] = /unit-(\d+)\/traj-solver-(\d+)-(\d+)\.json\.gz$/.exec(key)!.map(Number);
-      const gated = gate.find((g) => g.unit === unit)!;
+      const [, shard, unit, k, j] = /shard-(\d+)\/unit-(\d+)\/traj-solver-(\d+)-(\d+)\.json\.gz$/
+        .exec(key)!
+        .map(Number);
+      const gated = gates[shard!]!.find((g) => g.unit === unit)!;
       const messages = gated.candidates[k!]!.solverMessages!;
       const seed = seedOf(4, 1, 'scope-solver', gated.docIndex, k!, j!);
       t.turns.forEach((_, i) => {
