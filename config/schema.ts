@@ -241,6 +241,10 @@ export function resolveRunConfig(input: unknown): ConfigResult {
     };
   }
   const merged = deepMerge(deepMerge(commonDefaults, presets[recipe as RecipeName]), input);
+  // A run's policies replace the preset's whole: merged by name, a renamed policy would add a second one.
+  const ownPolicies = (input as { training?: { policies?: unknown } }).training?.policies;
+  if (ownPolicies !== undefined)
+    (merged as { training: { policies?: unknown } }).training.policies = ownPolicies;
   const parsed = runConfig.safeParse(merged);
   if (parsed.success) return { ok: true, config: parsed.data };
   return {

@@ -48,3 +48,16 @@ export const SSP_CALLS = {
 export const EVAL_CALLS = {
   answer: 'eval.answer',
 } as const;
+
+/**
+ * The SCOPE calls (shared/specs/scope.md): the Challenger's and the Solver's search trajectories (one request
+ * per turn), and the frozen judge's two quality gates, rubric writing and per-rubric grading.
+ */
+export const SCOPE_CALLS = {
+  challenger: 'scope.challenger',
+  gateIdentifiability: 'scope.gate_identifiability',
+  gateRelevance: 'scope.gate_relevance',
+  rubrics: 'scope.rubrics',
+  solver: 'scope.solver',
+  grade: 'scope.grade',
+} as const;

@@ -4,6 +4,7 @@ import { spiceRecipe } from './spice';
 import { maeRecipe } from './mae';
 import { spellRecipe } from './spell';
 import { sspRecipe } from './ssp';
+import { scopeRecipe } from './scope';
 
 /** Every recipe a worker can run. A new recipe is one folder here plus its preset in config/presets. */
 export const RECIPES: Partial<Record<RecipeName, AnyRecipe>> = {
@@ -11,4 +12,5 @@ export const RECIPES: Partial<Record<RecipeName, AnyRecipe>> = {
   mae: maeRecipe,
   spell: spellRecipe,
   ssp: sspRecipe,
+  scope: scopeRecipe,
 };

@@ -1,4 +1,4 @@
-import { approxTokens } from './parse';
+import { approxTokens } from '../../scoring/tokens';
 import { joinDocuments, responderMessages } from './prompts';
 import type { SpellGated, SpellProposal, SpellUnit } from './records';
 

@@ -4,6 +4,7 @@
  */
 import { extractChoiceLetter } from '../../scoring/verifiers';
 import { parseNumber } from '../../scoring/numeric-answer';
+import { approxTokens } from '../../scoring/tokens';
 import { LETTERS, type Letter, type QuestionerOutcome, type SpellTask, type Vote } from './records';
 
 /** The visible answer: the text after the last `</think>`; undefined when a `<think>` is never closed. */
@@ -12,9 +13,6 @@ export function afterThinking(text: string): string | undefined {
   if (close >= 0) return text.slice(close + '</think>'.length);
   return text.includes('<think>') ? undefined : text;
 }
-
-/** Rough token count (about 4 characters a token); the project has no tokenizer for the policy. */
-export const approxTokens = (text: string): number => Math.ceil(text.length / 4);
 
 /**
  * The questioner's JSON (§1.4): the last ```json block of the visible text, else the whole text. JSON.parse

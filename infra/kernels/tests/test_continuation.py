@@ -34,8 +34,11 @@ def test_a_greedy_continuation_goes_on_where_the_prefix_stops(kernel):
     prompt = encode_prompt(tok, PROMPT)
     (whole,) = generate(policy.model, tok, [Row(prompt, 0.0, 1.0, 16, [], 0)], policy.device)
     # A cut where the prefix's text tokenizes back to the same tokens, so both runs see the same sequence.
-    retokenizes = lambda j: tok(tok.decode(whole.tokens[:j]), add_special_tokens=False)["input_ids"] == whole.tokens[:j]
-    cut = next(j for j in range(4, 12) if retokenizes(j))
+    cut = next(
+        j
+        for j in range(4, 12)
+        if tok(tok.decode(whole.tokens[:j]), add_special_tokens=False)["input_ids"] == whole.tokens[:j]
+    )
     prefix = tok.decode(whole.tokens[:cut])
     answer = post(
         kernel,

@@ -8,6 +8,7 @@ import { MAE_BEHAVIOURS } from './mae-behaviour';
 import { SSP_BEHAVIOURS } from './ssp-behaviour';
 import { SEARCH_DEMO_CALL, searchDemoBehaviour } from './search-agent';
 import { EVAL_BEHAVIOURS } from './eval-behaviour';
+import { SCOPE_BEHAVIOURS } from './scope-behaviour';
 import { composeMcq, composeProblem, mcqText, passRateOf, recogniseTask, type Letter } from './problems';
 
 /**
@@ -196,6 +197,7 @@ export const BEHAVIOURS: Readonly<Record<string, CallBehaviour>> = {
   ...SPELL_BEHAVIOURS,
   ...MAE_BEHAVIOURS,
   ...SSP_BEHAVIOURS,
+  ...SCOPE_BEHAVIOURS,
   [SEARCH_DEMO_CALL]: searchDemoBehaviour,
   ...EVAL_BEHAVIOURS,
 };

@@ -1,0 +1,266 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { getJson, getJsonl } from '../../activities/clients/storage/codec';
+import { batchKey, manifestKey, shardKey } from '../../activities/clients/storage/keys';
+import { seedOf } from '../../activities/lib/rng';
+import type { TrainingRow } from '../../activities/clients/trainer-contract';
+import { SCOPE_CALLS } from '../../activities/clients/llm-protocol';
+import { buildIndex } from '../../activities/retrieval/build';
+import { groupAdvantages } from '../../activities/scoring/advantages';
+import type {
+  ScopeGated,
+  ScopeJudged,
+  ScopeProposal,
+  ScopeUnit,
+} from '../../activities/recipes/scope/records';
+import type { Trajectory } from '../../activities/tools/types';
+import type { Manifest } from '../../workflows/contracts';
+import { selfPlayRun } from '../../workflows';
+import { fingerprintOf } from '../support/scripted-llm/chat-request';
+import { startScriptedLlm, type ScriptedLlm } from '../support/scripted-llm/server';
+import { startStack, uniqueId, type TestStack } from '../support/stack';
+import { spawnWorker } from '../support/worker-process';
+import { waitFor } from '../support/wait';
+
+const B = 4;
+const G = 2;
+const SHARDS = [0, 1];
+const CORPUS = 'test/fixtures/corpus/wiki.jsonl';
+const JUDGE_CALLS = [
+  SCOPE_CALLS.gateIdentifiability,
+  SCOPE_CALLS.gateRelevance,
+  SCOPE_CALLS.rubrics,
+  SCOPE_CALLS.grade,
+];
+
+/**
+ * SCOPE end to end on the real stack (Temporal, MinIO, the scripted policy and the recording trainer over
+ * HTTP) with a real BM25 index of the wiki fixture and the judge on its own scripted server, as a frozen
+ * endpoint. Three iterations: every Challenger rollout becomes a `challenger` row, every selected task G
+ * `solver` rows, and the judge's calls (two gates per gated task, rubrics, one grading per rubric) go to the
+ * judge's server only.
+ */
+describe('SCOPE run on the real stack', () => {
+  let stack: TestStack;
+  let judge: ScriptedLlm;
+  let index: string;
+  beforeAll(async () => {
+    stack = await startStack({ llm: { invalidTaskRate: 0.3, passRate: { min: 0.2, max: 0.8 } } });
+    judge = await startScriptedLlm({
+      invalidTaskRate: 0.3,
+      calls: { [SCOPE_CALLS.grade]: { faults: { garbageContent: 0.1 } } },
+    });
+    index = await mkdtemp(path.join(tmpdir(), 'scope-it-index-'));
+    await buildIndex({ corpus: CORPUS, out: index, kind: 'bm25' });
+  });
+  afterAll(async () => {
+    await Promise.all([stack.close(), judge.close()]);
+    await rm(index, { recursive: true, force: true });
+  });
+
+  const read = async <T>(runId: string, k: number, stage: string): Promise<T[]> =>
+    (await Promise.all(SHARDS.map((s) => getJsonl<T>(stack.store, shardKey(runId, k, stage, s))))).flatMap(
+      (r) => r ?? [],
+    );
+
+  const scopeConfig = (runId: string, overrides: Record<string, unknown> = {}) =>
+    stack.runConfig({
+      recipe: 'scope',
+      runId,
+      seed: 3,
+      batchSize: B,
+      shardSize: 2,
+      groupSize: G,
+      corpus: { uri: CORPUS },
+      retrieval: { index },
+      inference: {
+        requestTimeoutSeconds: 10,
+        maxRetries: 3,
+        roles: { judge: { baseUrl: judge.url, model: 'scripted-policy', frozen: true } },
+      },
+      // Policies of their own per run: the shared recording trainer versions each policy name separately.
+      training: {
+        policies: { [`${runId}-c`]: { roles: ['challenger'] }, [`${runId}-s`]: { roles: ['solver'] } },
+      },
+      ...overrides,
+    });
+
+  test('three iterations: rows per role, the frozen judge gates, writes rubrics and grades on its own endpoint', async () => {
+    const runId = uniqueId('scope');
+    const config = scopeConfig(runId);
+    const outcome = await stack.withWorkers(() =>
+      stack.client.workflow.execute(selfPlayRun, {
+        workflowId: runId,
+        taskQueue: `${stack.queuePrefix}-orchestrator`,
+        args: [config],
+      }),
+    );
+    expect(outcome.lastCommitted).toBe(3);
+
+    let gated = 0;
+    let withRubrics = 0;
+    let gradings = 0;
+    let solverRows = 0;
+    let solverSteps = 0;
+    const documents = new Set<string>();
+    for (const k of [1, 2, 3]) {
+      const manifest = await getJson<Manifest>(stack.store, manifestKey(runId, k));
+      expect(manifest?.recipe).toBe('scope');
+      // Two independently versioned policies, each stepped once per iteration on its own rows.
+      expect(manifest?.policies[`${runId}-c`]?.version).toBe(k);
+      const [plan, propose, gate, judged] = await Promise.all([
+        read<ScopeUnit>(runId, k, 'plan'),
+        read<ScopeProposal>(runId, k, 'propose'),
+        read<ScopeGated>(runId, k, 'gate'),
+        read<ScopeJudged>(runId, k, 'judge'),
+      ]);
+      expect(plan).toHaveLength(B);
+      for (const u of plan) documents.add(u.segmentId);
+      const candidates = propose.flatMap((p) => p.candidates);
+      expect(candidates).toHaveLength(B * G);
+      gated += candidates.filter((c) => c.gates).length;
+      withRubrics += candidates.filter((c) => c.rubrics).length;
+      // A task is graded once per rubric for each of its rollouts with an answer.
+      gate.forEach((g, i) =>
+        g.candidates.forEach((c, j) => {
+          const rollouts = judged[i]!.candidates[j]!.rollouts;
+          if (c.status === 'valid') expect(rollouts).toHaveLength(G);
+          for (const r of rollouts) expect(r.grades).toHaveLength(r.answer === null ? 0 : c.rubrics!.length);
+          gradings += rollouts.reduce((n, r) => n + r.grades.length, 0);
+        }),
+      );
+
+      const challenger = (await getJsonl<TrainingRow>(stack.store, batchKey(runId, k, `${runId}-c`)))!;
+      const solver = (await getJsonl<TrainingRow>(stack.store, batchKey(runId, k, `${runId}-s`)))!;
+      const rows = [...challenger, ...solver];
+      expect(new Set(challenger.map((r) => r.role))).toEqual(new Set(['challenger']));
+      expect(solver.every((r) => r.role === 'solver')).toBe(true);
+      // The Solver steps only in iterations that selected a task for it.
+      if (solver.length > 0) solverSteps++;
+      expect(manifest?.policies[`${runId}-s`]?.version).toBe(solverSteps);
+      expect(challenger).toHaveLength(B * G);
+      expect(challenger.length + solver.length).toBe(rows.length);
+      expect(solver.length).toBe(G * (manifest!.metrics.recipe.extra.solverTasks ?? -1));
+      solverRows += solver.length;
+      const groups = new Map<string, TrainingRow[]>();
+      for (const r of rows) groups.set(r.group, [...(groups.get(r.group) ?? []), r]);
+      for (const group of groups.values()) {
+        expect(group).toHaveLength(G);
+        const expected = groupAdvantages(
+          'grpo',
+          group.map((r) => r.reward),
+        );
+        group.forEach((r, j) => expect(r.advantage).toBeCloseTo(expected[j]!, 9));
+      }
+      // The environment's text is masked out of every row, and only it.
+      for (const r of rows) {
+        const points = [...r.completion];
+        for (const [a, b] of r.lossMaskSpans ?? [])
+          expect(points.slice(a, b).join('')).toMatch(/^\n<information>/);
+      }
+      expect(rows.some((r) => (r.lossMaskSpans ?? []).length > 0)).toBe(true);
+    }
+    // Consecutive iterations draw different documents (16 documents, 4 per iteration).
+    expect(documents.size).toBe(3 * B);
+    expect(solverRows).toBeGreaterThan(0);
+    expect(gated).toBeGreaterThan(withRubrics);
+
+    const policy = stack.llm.stats().byCall;
+    const judging = judge.stats().byCall;
+    for (const call of JUDGE_CALLS) expect(policy[call]).toBeUndefined();
+    expect(judging[SCOPE_CALLS.challenger]).toBeUndefined();
+    expect(judging[SCOPE_CALLS.solver]).toBeUndefined();
+    expect(judging[SCOPE_CALLS.gateIdentifiability]?.requests).toBe(gated);
+    expect(judging[SCOPE_CALLS.gateRelevance]?.requests).toBe(gated);
+    expect(judging[SCOPE_CALLS.rubrics]?.requests).toBe(withRubrics);
+    expect(judging[SCOPE_CALLS.grade]?.requests).toBe(gradings);
+    expect(judge.stats().faults.garbageContent).toBeGreaterThan(0);
+    expect(policy[SCOPE_CALLS.challenger]?.requests).toBeGreaterThan(B * G * 3);
+  });
+
+  test('a worker SIGKILLed while solving: checkpointed Solver turns are never sampled again', async () => {
+    const runId = uniqueId('scope-crash');
+    // Forget the first test's requests, and make solving slow enough to kill in the middle of it.
+    stack.llm.reset();
+    stack.llm.configure({ capacity: 4, calls: { [SCOPE_CALLS.solver]: { latencyMs: 300 } } });
+    const config = scopeConfig(runId, {
+      seed: 4,
+      iterations: 2,
+      timeouts: { heartbeatSeconds: 3, activityMaxAttempts: 10 },
+    });
+    const checkpointsOf = async (): Promise<string[]> => {
+      const keys: string[] = [];
+      for (const shard of SHARDS) {
+        const key = shardKey(runId, 1, 'solve', shard);
+        if (await stack.store.exists(key)) continue;
+        const parts = await stack.store.list(`${key.replace(/\.jsonl\.gz$/, '')}/`);
+        keys.push(...parts.filter((p) => /\/traj-solver-\d+-\d+\.json\.gz$/.test(p)));
+      }
+      return keys;
+    };
+    let worker = spawnWorker(stack.workerEnv);
+    const saved = new Map<string, Trajectory>();
+    try {
+      const handle = await stack.client.workflow.start(selfPlayRun, {
+        workflowId: runId,
+        taskQueue: `${stack.queuePrefix}-orchestrator`,
+        args: [config],
+      });
+      await waitFor(
+        'a Solver trajectory checkpointed in a shard still solving',
+        async () => {
+          const keys = await checkpointsOf();
+          for (const key of keys) {
+            const t = await getJson<Trajectory>(stack.store, key);
+            if (t && t.turns.length > 0) return true;
+          }
+          return false;
+        },
+        120_000,
+      );
+      await worker.stop('SIGKILL');
+      for (const key of await checkpointsOf()) {
+        const t = await getJson<Trajectory>(stack.store, key);
+        if (t && t.turns.length > 0) saved.set(key, t);
+      }
+      worker = spawnWorker(stack.workerEnv);
+      expect((await handle.result()).lastCommitted).toBe(2);
+    } finally {
+      stack.llm.configure({ capacity: 64, calls: { [SCOPE_CALLS.solver]: { latencyMs: 0 } } });
+      await worker.stop('SIGKILL');
+    }
+
+    // Every turn a checkpoint held before the kill was requested exactly once: the retried shard resumed it.
+    expect(saved.size).toBeGreaterThan(0);
+    // Units are numbered within their shard: the gate record of (shard, unit) holds the Solver's prompt.
+    const gates = await Promise.all(
+      SHARDS.map(
+        async (shard) => (await getJsonl<ScopeGated>(stack.store, shardKey(runId, 1, 'gate', shard)))!,
+      ),
+    );
+    const counts = stack.llm.stats().fingerprintCounts;
+    let turns = 0;
+    for (const [key, t] of saved) {
+      const [, shard, unit, k, j] = /shard-(\d+)\/unit-(\d+)\/traj-solver-(\d+)-(\d+)\.json\.gz$/
+        .exec(key)!
+        .map(Number);
+      const gated = gates[shard!]!.find((g) => g.unit === unit)!;
+      const messages = gated.candidates[k!]!.solverMessages!;
+      const seed = seedOf(4, 1, 'scope-solver', gated.docIndex, k!, j!);
+      t.turns.forEach((_, i) => {
+        const prefix = t.turns
+          .slice(0, i)
+          .map((u) => u.text + (u.observation ?? ''))
+          .join('');
+        const sent = i === 0 ? messages : [...messages, { role: 'assistant', content: prefix }];
+        const fp = fingerprintOf(SCOPE_CALLS.solver, sent, seedOf(seed, 'search-turn', i), 1, i > 0);
+        expect(counts[fp]).toBe(1);
+        turns++;
+      });
+    }
+    expect(turns).toBeGreaterThan(0);
+    const manifest = await getJson<Manifest>(stack.store, manifestKey(runId, 1));
+    expect(manifest?.metrics.recipe.rowsByRole.challenger).toBe(B * G);
+  });
+});
