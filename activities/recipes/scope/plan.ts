@@ -1,5 +1,6 @@
 import type { PlanContext } from '../types';
 import { seededRng, type Rng } from '../../lib/rng';
+import { NON_RETRYABLE, nonRetryable } from '../../lib/errors';
 import type { ScopeUnit } from './records';
 
 type Planned = Omit<ScopeUnit, 'unit' | 'docIndex'>;
@@ -13,6 +14,14 @@ type Planned = Omit<ScopeUnit, 'unit' | 'docIndex'>;
 export async function planScope(ctx: PlanContext): Promise<Planned[]> {
   const { config, iteration } = ctx;
   const p = config.scope;
+  if (!config.inference.roles.judge?.frozen) {
+    // Without its own frozen endpoint the judge would be the policy being trained, grading itself.
+    throw nonRetryable(
+      NON_RETRYABLE.invalidConfig,
+      'scope: the judge is the frozen base model on its own server: set inference.roles.judge to ' +
+        '{"baseUrl": "...", "model": "...", "frozen": true}',
+    );
+  }
   const { segments } = await ctx.corpus();
   if (segments.length === 0) throw new Error(`corpus ${config.corpus.uri} has no documents`);
   const order = seededRng(config.seed, 'scope-order').shuffle(segments.map((_, i) => i));

@@ -18,11 +18,20 @@ describe('SCOPE plan and task selection', () => {
     expect(stratifiedBudgets(5, [0, 1, 0], seededRng('d'))).toEqual([2, 2, 2, 2, 2]);
   });
 
+  test('a run without a frozen judge endpoint is refused before anything is sampled', async () => {
+    const config = configFor({ recipe: 'scope' });
+    const corpus = () => Promise.reject(new Error('not reached'));
+    await expect(
+      planScope({ config, runId: 'unit', iteration: 1, corpus, state: undefined }),
+    ).rejects.toThrow(/inference.roles.judge .*"frozen": true/);
+  });
+
   test('one prompt per document; consecutive iterations use different documents; seeded', async () => {
     const config = configFor({
       recipe: 'scope',
       batchSize: 6,
       scope: { taskTypes: ['planning', 'writing'] },
+      inference: { roles: { judge: { baseUrl: 'http://judge.local/v1', model: 'base', frozen: true } } },
     });
     const corpus = await loadCorpus(config.corpus.uri);
     const plan = (iteration: number) =>

@@ -42,7 +42,13 @@ describe('SCOPE stages against the scripted model and a BM25 index', () => {
   });
 
   test('an iteration: budgets honoured, gates and rubrics from the judge, G solver rollouts, one grading per rubric', async () => {
-    const config = configFor({ recipe: 'scope', groupSize: G, batchSize: 6, corpus: { uri: CORPUS } });
+    const config = configFor({
+      recipe: 'scope',
+      groupSize: G,
+      batchSize: 6,
+      corpus: { uri: CORPUS },
+      inference: { roles: { judge: { baseUrl: 'http://judge.local/v1', model: 'base', frozen: true } } },
+    });
     const endpoint = new InferenceEndpoint({
       baseUrl: llm.url,
       model: 'scripted-policy',
