@@ -1,3 +1,4 @@
+import { alignUnits, type UnitRecords } from '../align';
 import type { FilterContext, FilterOutput, ShardRecords } from '../types';
 import type { RunConfig } from '../../../config/schema';
 import type { TrainingRow } from '../../clients/trainer-contract';
@@ -25,13 +26,7 @@ import {
 type MaeShard = ShardRecords<MaeProposal, MaeGated, MaeSolved, MaeJudged, MaePlanUnit>;
 
 /** One unit's records from every stage. */
-export interface MaeUnitRecords {
-  plan: MaePlanUnit;
-  propose: MaeProposal;
-  gate: MaeGated;
-  solve: MaeSolved;
-  judge: MaeJudged;
-}
+export type MaeUnitRecords = UnitRecords<MaeProposal, MaeGated, MaeSolved, MaeJudged, MaePlanUnit>;
 
 const ROLES = [PROPOSER, SOLVER, JUDGE] as const;
 type Role = (typeof ROLES)[number];
@@ -43,22 +38,6 @@ export async function filterMae(
   shards: MaeShard[],
 ): Promise<FilterOutput<MaeState>> {
   return filterMaeUnits(ctx.config, await currentPools(ctx.config.mae, ctx.state), alignUnits(shards));
-}
-
-/** The shards' records unit by unit, in plan order; misaligned stage outputs are a bug, not data. */
-export function alignUnits(shards: readonly MaeShard[]): MaeUnitRecords[] {
-  return shards
-    .flatMap((s) =>
-      s.plan.map((plan, i) => {
-        const [propose, gate, solve, judge] = [s.propose[i], s.gate[i], s.solve[i], s.judge[i]];
-        if (!propose || !gate || !solve || !judge)
-          throw new Error(`shard ${s.shard} unit ${plan.unit}: stage records are missing`);
-        if ([propose, gate, solve, judge].some((r) => r.unit !== plan.unit))
-          throw new Error(`shard ${s.shard} unit ${plan.unit}: stage records are misaligned`);
-        return { plan, propose, gate, solve, judge };
-      }),
-    )
-    .sort((a, b) => a.plan.docIndex - b.plan.docIndex);
 }
 
 /**

@@ -1,3 +1,4 @@
+import { alignUnits, type UnitRecords } from '../align';
 import type { FilterContext, FilterOutput, ShardRecords } from '../types';
 import type { TrainingRow } from '../../clients/trainer-contract';
 import type { Trajectory } from '../../tools/types';
@@ -28,13 +29,7 @@ import {
 type ScopeShard = ShardRecords<ScopeProposal, ScopeGated, ScopeSolved, ScopeJudged, ScopeUnit>;
 
 /** One document's records across the stages. */
-interface Item {
-  plan: ScopeUnit;
-  propose: ScopeProposal;
-  gate: ScopeGated;
-  solve: ScopeSolved;
-  judge: ScopeJudged;
-}
+type Item = UnitRecords<ScopeProposal, ScopeGated, ScopeSolved, ScopeJudged, ScopeUnit>;
 
 /** One Solver rollout's reward and its parts (Eq. 6). */
 interface SolverScore {
@@ -68,29 +63,18 @@ export function filterScope(ctx: FilterContext, shards: ScopeShard[]): FilterOut
   return { rows, metrics: metricsOf(scored, rows, config) };
 }
 
+/** Each document's records, with its candidates (one per Challenger rollout) aligned across stages too. */
 function alignItems(shards: readonly ScopeShard[]): Item[] {
-  return shards
-    .flatMap((s) =>
-      s.plan.map((plan, i): Item => {
-        const [propose, gate, solve, judge] = [s.propose[i], s.gate[i], s.solve[i], s.judge[i]];
-        if (
-          !propose ||
-          !gate ||
-          !solve ||
-          !judge ||
-          [propose, gate, solve, judge].some((r) => r.unit !== plan.unit)
-        )
-          throw new Error(`document ${plan.docIndex}: stage records are missing or misaligned`);
-        if (
-          [gate.candidates, solve.candidates, judge.candidates].some(
-            (c) => c.length !== propose.candidates.length,
-          )
-        )
-          throw new Error(`document ${plan.docIndex}: candidates are misaligned across stages`);
-        return { plan, propose, gate, solve, judge };
-      }),
+  const items = alignUnits(shards);
+  for (const { plan, propose, gate, solve, judge } of items) {
+    if (
+      [gate.candidates, solve.candidates, judge.candidates].some(
+        (c) => c.length !== propose.candidates.length,
+      )
     )
-    .sort((a, b) => a.plan.docIndex - b.plan.docIndex);
+      throw new Error(`document ${plan.docIndex}: candidates are misaligned across stages`);
+  }
+  return items;
 }
 
 const mean = (xs: readonly number[]): number => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);

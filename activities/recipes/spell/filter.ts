@@ -1,3 +1,4 @@
+import { alignUnits, type UnitRecords } from '../align';
 import type { FilterContext, FilterOutput, ShardRecords } from '../types';
 import type { TrainingRow } from '../../clients/trainer-contract';
 import type { RunConfig } from '../../../config/schema';
@@ -24,13 +25,7 @@ import {
 type SpellShard = ShardRecords<SpellProposal, SpellGated, SpellSolved, SpellJudged, SpellUnit>;
 
 /** One question's records across the stages. */
-interface Item {
-  plan: SpellUnit;
-  propose: SpellProposal;
-  gate: SpellGated;
-  solve: SpellSolved;
-  judge: SpellJudged;
-}
+type Item = UnitRecords<SpellProposal, SpellGated, SpellSolved, SpellJudged, SpellUnit>;
 
 /** A scored question, with each verified response's majority kept for the verifier-vs-rule metrics. */
 interface Scored extends ScoredItem {
@@ -49,7 +44,7 @@ interface Scored extends ScoredItem {
 export function filterSpell(ctx: FilterContext<SpellState>, shards: SpellShard[]): FilterOutput<SpellState> {
   const { config, iteration } = ctx;
   const p = config.spell;
-  const items = alignItems(shards);
+  const items = alignUnits(shards);
   const scored = items.flatMap((item) => scoreItem(item, config) ?? []);
   const composition = composeBatch(
     scored,
@@ -79,25 +74,6 @@ export function filterSpell(ctx: FilterContext<SpellState>, shards: SpellShard[]
   const state = pushHistory(readState(ctx.state), pushes, p.historySize);
 
   return { rows, state, metrics: metricsOf(items, scored, composition, rows, state, config) };
-}
-
-function alignItems(shards: readonly SpellShard[]): Item[] {
-  return shards
-    .flatMap((s) =>
-      s.plan.map((plan, i): Item => {
-        const [propose, gate, solve, judge] = [s.propose[i], s.gate[i], s.solve[i], s.judge[i]];
-        if (
-          !propose ||
-          !gate ||
-          !solve ||
-          !judge ||
-          [propose, gate, solve, judge].some((r) => r.unit !== plan.unit)
-        )
-          throw new Error(`item ${plan.docIndex}: stage records are missing or misaligned`);
-        return { plan, propose, gate, solve, judge };
-      }),
-    )
-    .sort((a, b) => a.plan.docIndex - b.plan.docIndex);
 }
 
 /** §2: rewards of one question; undefined for a discarded one (it has no questioner sample). */

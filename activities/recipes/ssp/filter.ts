@@ -1,3 +1,4 @@
+import { alignUnits, type UnitRecords } from '../align';
 import type { FilterContext, FilterOutput, ShardRecords } from '../types';
 import type { TrainingRow } from '../../clients/trainer-contract';
 import { meanRewardByRole, rowsByRole } from '../role-stats';
@@ -17,13 +18,7 @@ import {
 
 type SspShard = ShardRecords<SspProposal, SspGated, SspSolved, SspJudged, SspUnit>;
 
-interface Item {
-  plan: SspUnit;
-  propose: SspProposal;
-  gate: SspGated;
-  solve: SspSolved;
-  judge: SspJudged;
-}
+type Item = UnitRecords<SspProposal, SspGated, SspSolved, SspJudged, SspUnit>;
 
 /** Why a slot is invalid, or undefined for a valid question: the rule's reason, or the verification's. */
 export function invalidReason({ gate, solve }: Pick<Item, 'gate' | 'solve'>): string | undefined {
@@ -46,7 +41,7 @@ export function invalidReason({ gate, solve }: Pick<Item, 'gate' | 'solve'>): st
 export function filterSsp(ctx: FilterContext<SspState>, shards: SspShard[]): FilterOutput<SspState> {
   const { config, iteration } = ctx;
   const p = config.ssp;
-  const items = alignItems(shards);
+  const items = alignUnits(shards);
   const proposerRows: TrainingRow[] = [];
   const solverRows: TrainingRow[] = [];
   const added: PoolProblem[] = [];
@@ -87,25 +82,6 @@ export function filterSsp(ctx: FilterContext<SspState>, shards: SspShard[]): Fil
   const rows = [...proposerRows, ...solverRows];
   const state = nextState(readState(ctx.state), iteration, added, p.replay);
   return { rows, state, metrics: metricsOf(items, rows, state, config.groupSize) };
-}
-
-function alignItems(shards: readonly SspShard[]): Item[] {
-  return shards
-    .flatMap((s) =>
-      s.plan.map((plan, i): Item => {
-        const [propose, gate, solve, judge] = [s.propose[i], s.gate[i], s.solve[i], s.judge[i]];
-        if (
-          !propose ||
-          !gate ||
-          !solve ||
-          !judge ||
-          [propose, gate, solve, judge].some((r) => r.unit !== plan.unit)
-        )
-          throw new Error(`item ${plan.docIndex}: stage records are missing or misaligned`);
-        return { plan, propose, gate, solve, judge };
-      }),
-    )
-    .sort((a, b) => a.plan.docIndex - b.plan.docIndex);
 }
 
 function metricsOf(

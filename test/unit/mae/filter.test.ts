@@ -1,10 +1,6 @@
 import type { RunConfig } from '../../../config/schema';
-import {
-  alignUnits,
-  filterMae,
-  filterMaeUnits,
-  type MaeUnitRecords,
-} from '../../../activities/recipes/mae/filter';
+import { filterMae, filterMaeUnits, type MaeUnitRecords } from '../../../activities/recipes/mae/filter';
+import { alignUnits } from '../../../activities/recipes/align';
 import { judgeScore, type JudgeScore } from '../../../activities/scoring/judges/score';
 import type { MaeState } from '../../../activities/recipes/mae/records';
 import { configFor } from '../../support/recipe-harness';
