@@ -1,17 +1,15 @@
-import { execFile, spawn } from 'node:child_process';
-import path from 'node:path';
-import { promisify } from 'node:util';
+import { spawn } from 'node:child_process';
 import { sendControl } from '../../cli/controls';
 import { listRuns, renderRunTable } from '../../cli/list';
 import { bar, renderStatus } from '../../cli/progress-bars';
 import { runStatus } from '../../cli/status';
 import { selfPlayRun } from '../../workflows';
 import type { StageName } from '../../workflows/contracts';
+import { CLI, selfplay } from '../support/cli';
 import { startStack, uniqueId, type TestStack } from '../support/stack';
 import { waitFor } from '../support/wait';
 
 const SHARD_STAGES: StageName[] = ['propose', 'gate', 'solve', 'judge'];
-const CLI = path.resolve(__dirname, '../../cli/bin.js');
 const ESC = '\x1b';
 /** What `--watch` writes before each redraw: back to the drawing's first line, clear below. */
 const REDRAW = new RegExp(`${ESC}\\[\\d+F${ESC}\\[0J`);
@@ -25,10 +23,7 @@ describe('selfplay status and list', () => {
   afterAll(() => stack.close());
 
   /** The CLI as an operator runs it (no terminal: one snapshot). */
-  const cli = (...args: string[]) =>
-    promisify(execFile)(process.execPath, [CLI, ...args], {
-      env: { ...process.env, TEMPORAL_NAMESPACE: 'default' },
-    });
+  const cli = (...args: string[]) => selfplay(args, stack.cliEnv);
 
   /**
    * `status RUN --watch` on a real terminal (a pty from util-linux `script`): it redraws in place until Ctrl-C,
@@ -152,12 +147,9 @@ describe('selfplay status and list', () => {
     await expect(runStatus(stack.client, 'no-such-run')).rejects.toThrow(
       'no workflow no-such-run in namespace default; list runs with selfplay list',
     );
-    const failed = await cli('list', '--limt', '5').then(
-      () => undefined,
-      (err: { code: number; stderr: string }) => err,
-    );
-    expect(failed?.code).toBe(1);
-    expect(failed?.stderr).toContain('unknown flag --limt');
-    expect(failed?.stderr).toContain('selfplay <command>');
+    const failed = await cli('list', '--limt', '5');
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toContain('unknown flag --limt');
+    expect(failed.stderr).toContain('selfplay <command>');
   });
 });

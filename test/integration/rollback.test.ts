@@ -1,5 +1,3 @@
-import { execFile } from 'node:child_process';
-import path from 'node:path';
 import { defaultPayloadConverter, type WorkflowHandle } from '@temporalio/client';
 import { getJson } from '../../activities/clients/storage/codec';
 import { latestKey, lineageKey, manifestKey } from '../../activities/clients/storage/keys';
@@ -10,10 +8,9 @@ import type { IterationInput, Manifest } from '../../workflows/contracts';
 import type { LineageRecord } from '../../workflows/lineage';
 import { selfPlayRun } from '../../workflows';
 import { pauseUpdate, progressQuery, resumeUpdate, type RunProgress } from '../../workflows/messages';
+import { selfplay } from '../support/cli';
 import { startStack, uniqueId, type TestStack } from '../support/stack';
 import { waitFor } from '../support/wait';
-
-const ROOT = path.resolve(__dirname, '../..');
 
 /**
  * Rollback and fork on the real stack (Temporal, MinIO, the scripted LLM, the recording trainer). MAE keeps
@@ -46,15 +43,7 @@ describe('rollback and fork', () => {
     return defaultPayloadConverter.fromPayload<IterationInput>(payload!);
   };
   /** `selfplay ARGS` as a process, against this stack's Temporal and storage. */
-  const cli = (...args: string[]): Promise<{ code: number; out: string }> =>
-    new Promise((resolve) => {
-      execFile(
-        process.execPath,
-        [path.join(ROOT, 'cli/bin.js'), ...args],
-        { cwd: ROOT, env: { ...process.env, SELFPLAY_STORAGE: stack.storageUri } },
-        (err, stdout, stderr) => resolve({ code: err ? Number(err.code ?? 1) : 0, out: stdout + stderr }),
-      );
-    });
+  const cli = (...args: string[]) => selfplay(args, stack.cliEnv);
 
   test('rollback to 1 after 3 commits re-runs 2.. in a new lineage from 1; fork from 2 starts a new run at 3', async () => {
     const runId = uniqueId('rb');

@@ -36,6 +36,8 @@ export interface TestStack {
   queuePrefix: string;
   /** The environment a worker process of this stack needs (for tests that spawn real worker processes). */
   workerEnv: Record<string, string>;
+  /** The environment the `selfplay` CLI needs to reach this stack's runs: its Temporal server and storage. */
+  cliEnv: Record<string, string>;
   /** A run config for this stack: pools, endpoints and small defaults, overridden by `overrides`. */
   runConfig(overrides?: Record<string, unknown>): Record<string, unknown>;
   /** Runs in-process workers for the given pools until `fn` settles. */
@@ -101,6 +103,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
       SELFPLAY_INFERENCE_MODEL: 'scripted-policy',
       SELFPLAY_TRAINER_URL: trainer.url,
     },
+    cliEnv: { TEMPORAL_ADDRESS: address, TEMPORAL_NAMESPACE: 'default', SELFPLAY_STORAGE: storageUri },
     runConfig: (overrides = {}) => ({
       recipe: 'spice',
       batchSize: 8,
