@@ -15,6 +15,27 @@ export function buildTinyModel(dir = mkdtempSync(path.join(os.tmpdir(), 'tiny-mo
   return dir;
 }
 
+/**
+ * The tiny model rewritten into a seeded bigram chain (test/support/searching_model.py): each turn it writes
+ * `<search> QUERY</search>`, `<task> TASK</task>` (shares `taskShare`) or nothing (EOS, `stopShare`). A random
+ * model never closes a search call, so only this one drives the multi-turn search loop, its observations,
+ * loss masks and `continue_final_message` requests through the real kernel.
+ */
+export function buildSearchingModel(options: {
+  query: string;
+  task: string;
+  stopShare: number;
+  taskShare: number;
+}): string {
+  const dir = buildTinyModel();
+  const { query, task, stopShare, taskShare } = options;
+  const script = path.join(__dirname, 'searching_model.py');
+  execFileSync(KERNEL_PYTHON, [script, dir, query, task, String(stopShare), String(taskShare)], {
+    stdio: 'inherit',
+  });
+  return dir;
+}
+
 export interface KernelProcess {
   url: string;
   /** SIGKILL simulates a crash: the kernel forgets everything not checkpointed. */
