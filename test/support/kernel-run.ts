@@ -33,7 +33,12 @@ export interface KernelRun {
 }
 
 export async function withKernelRun<T>(
-  options: { model: string; name: string; policies: (runId: string) => string[] },
+  options: {
+    /** The model every kernel loads, or each policy's. */
+    model: string | ((policy: string) => string);
+    name: string;
+    policies: (runId: string) => string[];
+  },
   body: (run: KernelRun) => Promise<T>,
 ): Promise<T> {
   const runId = uniqueId(options.name);
@@ -42,7 +47,12 @@ export async function withKernelRun<T>(
   const address = process.env.TEMPORAL_ADDRESS as string;
   const names = options.policies(runId);
   const started = await Promise.allSettled(
-    names.map((policy) => startKernel({ model: options.model, policy })),
+    names.map((policy) =>
+      startKernel({
+        model: typeof options.model === 'string' ? options.model : options.model(policy),
+        policy,
+      }),
+    ),
   );
   const kernels: Record<string, KernelProcess> = {};
   started.forEach((s, i) => {
