@@ -6,6 +6,7 @@ import type { Manifest } from '../../workflows/contracts';
 import { selfPlayRun } from '../../workflows';
 import { queueNames } from '../../workers/pools';
 import { buildTinyModel, startKernel, type KernelProcess } from '../support/kernel-process';
+import { servedVersion, withKernelRun } from '../support/kernel-run';
 import { spawnWorker } from '../support/worker-process';
 import { uniqueId } from '../support/stack';
 import { waitFor } from '../support/wait';
@@ -123,58 +124,28 @@ describe('SPICE on the training kernel', () => {
     ['mae', { mae: { referenceRatio: 0.5 } }],
   ])(
     'one iteration of %s on the tiny model',
-    async (recipe, overrides) => {
-      const runId = uniqueId(`kernel-${recipe}`);
-      const prefix = uniqueId('kq');
-      const storageUri = `s3://${bucket}/${runId}`;
-      const address = process.env.TEMPORAL_ADDRESS as string;
-      const kernel = await startKernel({ model, policy: runId });
-      const worker = spawnWorker({
-        TEMPORAL_ADDRESS: address,
-        SELFPLAY_QUEUE_PREFIX: prefix,
-        SELFPLAY_STORAGE: storageUri,
-        SELFPLAY_INFERENCE_URL: `${kernel.url}/v1`,
-        SELFPLAY_INFERENCE_MODEL: runId,
-        SELFPLAY_TRAINER_URL: kernel.url,
-      });
-      const connection = await Connection.connect({ address });
-      try {
-        const config = {
+    (recipe, overrides) =>
+      withKernelRun({ model, name: `kernel-${recipe}`, policies: (runId) => [runId] }, async (run) => {
+        const outcome = await run.execute({
+          ...run.baseConfig,
           recipe,
-          iterations: 1,
           batchSize: 2,
           shardSize: 2,
           groupSize: 2,
           sampling: { maxTokens: 16 },
-          training: { policy: runId },
-          weightSync: { engine: 'kernel' },
-          pools: queueNames(prefix),
-          inference: { requestTimeoutSeconds: 120, maxRetries: 3 },
-          timeouts: { heartbeatSeconds: 10, activityMaxAttempts: 5 },
+          training: { policy: run.runId },
           ...overrides,
-        };
-        const outcome = await new Client({ connection }).workflow.execute(selfPlayRun, {
-          workflowId: runId,
-          taskQueue: config.pools.orchestrator,
-          args: [config],
         });
         expect(outcome.lastCommitted).toBe(1);
-        const manifest = await getJson<Manifest>(openStore(storageUri), manifestKey(runId, 1));
+        const manifest = await run.manifest(1);
         expect(manifest?.recipe).toBe(recipe);
         const rows = Object.values(manifest?.metrics.recipe.rowsByRole ?? {}).reduce((a, b) => a + b, 0);
         // A step was applied exactly when there were rows to train on, and the kernel serves that version.
-        const models = (await (await fetch(`${kernel.url}/v1/models`)).json()) as {
-          data: Array<{ weight_version: number }>;
-        };
-        const policy = manifest?.policies[runId];
+        const policy = manifest?.policies[run.runId];
         expect(policy?.version).toBe(rows > 0 ? 1 : 0);
-        expect(models.data[0]?.weight_version).toBe(policy?.version);
+        expect(await servedVersion(run.kernels[run.runId]!, run.runId)).toBe(policy?.version);
         expect(policy?.snapshot?.version).toBe(policy?.version);
-      } finally {
-        await Promise.all([worker.stop('SIGKILL'), kernel.stop('SIGKILL')]);
-        await connection.close();
-      }
-    },
+      }),
     600_000,
   );
 });

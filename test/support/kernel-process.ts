@@ -15,6 +15,25 @@ export function buildTinyModel(dir = mkdtempSync(path.join(os.tmpdir(), 'tiny-mo
   return dir;
 }
 
+/**
+ * A scripted agent: the tiny model rewritten into a seeded bigram chain (test/support/scripted_model.py).
+ * `chain` maps a one-token text to the texts that may follow it and their weights (`EOS` ends the message);
+ * `"\n"` starts every turn (the generation prompt and each observation end with one), so e.g.
+ * `{"\n": {"<search>": 3, "EOS": 1}, "<search>": {" river": 1}, " river": {"</search>": 1}}` writes
+ * `<search> river</search>` three turns in four. `tokens` are added to the tokenizer as single tokens. A random
+ * model never closes a search call, so only such a model drives the multi-turn search loop, its observations,
+ * loss masks and `continue_final_message` requests through the real kernel.
+ */
+export function buildScriptedModel(spec: {
+  tokens: string[];
+  chain: Record<string, Record<string, number>>;
+}): string {
+  const dir = buildTinyModel();
+  const script = path.join(__dirname, 'scripted_model.py');
+  execFileSync(KERNEL_PYTHON, [script, dir, JSON.stringify(spec)], { stdio: 'inherit' });
+  return dir;
+}
+
 export interface KernelProcess {
   url: string;
   /** SIGKILL simulates a crash: the kernel forgets everything not checkpointed. */

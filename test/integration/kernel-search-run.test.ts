@@ -1,0 +1,267 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { getJsonl } from '../../activities/clients/storage/codec';
+import { shardKey } from '../../activities/clients/storage/keys';
+import type { TrainingRow } from '../../activities/clients/trainer-contract';
+import { buildIndex } from '../../activities/retrieval/build';
+import type { ScopeProposal } from '../../activities/recipes/scope/records';
+import type { SspProposal } from '../../activities/recipes/ssp/records';
+import { buildScriptedModel } from '../support/kernel-process';
+import { servedVersion, trainedVersion, withKernelRun, type KernelRun } from '../support/kernel-run';
+
+/**
+ * The search-agent recipes on real training kernels for one iteration each: every role samples from a tiny
+ * model through the multi-turn search loop (a turn that closes a search call is continued on the kernel with
+ * `continue_final_message`), searches a real BM25 index built here, and trains on the kernel with the
+ * observations masked out; each trained policy's kernel then serves the committed version.
+ *
+ * A random model never closes a search call, so the models are the kernel's tiny one rewritten into seeded
+ * bigram chains (test/support/scripted_model.py): each turn (after the generation prompt or an observation,
+ * both ending in a newline) writes `<search> river</search>`, a final tag or nothing, with set probabilities.
+ * Rollouts of one prompt then differ in their searches and answers, and earn different rewards.
+ */
+
+/** `<search> river</search>` with weight `search`, `<TAG> WORD</TAG>` for each final, else EOS. */
+function agentModel(search: number, finals: Record<string, { word: string; weight: number }>, stop: number) {
+  const chain: Record<string, Record<string, number>> = {
+    '\n': { '<search>': search, EOS: stop },
+    '<search>': { ' river': 1 },
+    ' river': { '</search>': 1 },
+  };
+  for (const [tag, { word, weight }] of Object.entries(finals)) {
+    chain['\n']![`<${tag}>`] = weight;
+    chain[`<${tag}>`] = { [` ${word}`]: 1 };
+    chain[` ${word}`] = { [`</${tag}>`]: 1 };
+    chain[`</${tag}>`] = { EOS: 1 };
+  }
+  const tags = Object.keys(finals).flatMap((t) => [`<${t}>`, `</${t}>`]);
+  return buildScriptedModel({ tokens: ['<search>', '</search>', ...tags], chain });
+}
+
+describe('search-agent recipes on the training kernel', () => {
+  let indexRoot: string;
+  beforeAll(async () => {
+    indexRoot = await mkdtemp(path.join(tmpdir(), 'kernel-search-index-'));
+  });
+  afterAll(() => rm(indexRoot, { recursive: true, force: true }));
+
+  const index = async (corpus: string, name: string): Promise<string> => {
+    const out = path.join(indexRoot, name);
+    await buildIndex({ corpus, out, kind: 'bm25' });
+    return out;
+  };
+  /** Searches return one short passage, so a trajectory has room for several turns in 128 tokens. */
+  const retrieval = async (corpus: string, name: string) => ({
+    index: await index(corpus, name),
+    topK: 1,
+    passageTokens: 16,
+  });
+  const proposals = async <T>(run: KernelRun, shards: number): Promise<T[]> =>
+    (
+      await Promise.all(
+        Array.from({ length: shards }, (_, s) =>
+          getJsonl<T>(run.store, shardKey(run.runId, 1, 'propose', s)),
+        ),
+      )
+    ).flatMap((r) => r ?? []);
+
+  test('one iteration of SSP: proposer, verifier, solver and judge on one kernel', () =>
+    withKernelRun(
+      { model: agentModel(4, {}, 1), name: 'kernel-ssp', policies: (runId) => [runId] },
+      async (run) => {
+        const outcome = await run.execute({
+          ...run.baseConfig,
+          recipe: 'ssp',
+          batchSize: 2,
+          shardSize: 2,
+          groupSize: 2,
+          retrieval: await retrieval('test/fixtures/ssp/corpus.jsonl', 'ssp'),
+          sampling: { maxTokens: 128 },
+          ssp: {
+            maxTurns: 3,
+            verifier: { temperature: 0.1, maxTokens: 8 },
+            judge: { temperature: 0.1, maxTokens: 8 },
+          },
+          training: { policy: run.runId },
+        });
+        expect(outcome.lastCommitted).toBe(1);
+        const manifest = await run.manifest(1);
+        expect(manifest?.recipe).toBe('ssp');
+        const rows = await run.rows(1, run.runId);
+        const rowCount = Object.values(manifest?.metrics.recipe.rowsByRole ?? {}).reduce((a, b) => a + b, 0);
+        expect(rows).toHaveLength(rowCount);
+        // Every answer slot's proposer trajectory is a row (reward 0: the chain writes no question).
+        expect(rows.filter((r) => r.role === 'proposer')).toHaveLength(2);
+        expectMaskedObservations(rows);
+        // The proposer searched the real index. A search is answered only when a turn can follow, so each
+        // observation was followed by a request continuing the message on the kernel.
+        const proposed = await proposals<SspProposal>(run, 1);
+        expect(proposed).toHaveLength(2);
+        const searched = proposed.filter((p) => p.trajectory.information.length > 0);
+        expect(searched.length).toBeGreaterThan(0);
+        for (const p of searched) {
+          expect(p.trajectory.searches[0]).toBe('river');
+          expect(p.trajectory.information[0]).toMatch(/^Doc 1 \(Title: "[^"]+"\) /);
+        }
+        expectContinued(rows);
+        expect(manifest?.metrics.train[run.runId]?.tokens).toBeGreaterThan(0);
+        await expectPolicyAt(run, run.runId, rows.length > 0 ? 1 : 0);
+      },
+    ));
+
+  test('one iteration of SCOPE: Challenger and Solver on kernels of their own, the judge on a frozen third', () =>
+    withKernelRun(
+      {
+        model: scopeModels(),
+        name: 'kernel-scope',
+        policies: (runId) => [`${runId}-c`, `${runId}-s`, `${runId}-judge`],
+      },
+      async (run) => {
+        const [challenger, solver, judge] = [`${run.runId}-c`, `${run.runId}-s`, `${run.runId}-judge`];
+        const endpoint = (policy: string) => ({ baseUrl: `${run.kernels[policy]!.url}/v1`, model: policy });
+        const base = run.baseConfig as { inference: Record<string, unknown> };
+        const corpus = 'test/fixtures/corpus/wiki.jsonl';
+        const outcome = await run.execute({
+          ...base,
+          recipe: 'scope',
+          batchSize: 2,
+          shardSize: 2,
+          groupSize: 2,
+          corpus: { uri: corpus },
+          retrieval: await retrieval(corpus, 'wiki'),
+          sampling: { maxTokens: 128 },
+          scope: {
+            solverMaxSearches: 2,
+            rubrics: { min: 1, max: 5 },
+            judgeSampling: {
+              gate: { temperature: 0, maxTokens: 16 },
+              rubrics: { temperature: 0, maxTokens: 16 },
+              grade: { temperature: 0.6, maxTokens: 16 },
+            },
+          },
+          inference: {
+            ...base.inference,
+            roles: {
+              challenger: endpoint(challenger),
+              solver: endpoint(solver),
+              judge: { ...endpoint(judge), frozen: true },
+            },
+          },
+          training: {
+            policies: {
+              [challenger]: { roles: ['challenger'], trainerUrl: run.kernels[challenger]!.url },
+              [solver]: { roles: ['solver'], trainerUrl: run.kernels[solver]!.url },
+            },
+          },
+        });
+        expect(outcome.lastCommitted).toBe(1);
+        const manifest = await run.manifest(1);
+        expect(manifest?.recipe).toBe('scope');
+        expect(Object.keys(manifest?.policies ?? {}).sort()).toEqual([challenger, solver].sort());
+        const challengerRows = await run.rows(1, challenger);
+        const solverRows = await run.rows(1, solver);
+        // Every Challenger rollout is a row: G per document.
+        expect(challengerRows).toHaveLength(2 * 2);
+        expect(challengerRows.every((r) => r.role === 'challenger')).toBe(true);
+        expect(solverRows.every((r) => r.role === 'solver')).toBe(true);
+        expectMaskedObservations([...challengerRows, ...solverRows]);
+
+        const candidates = (await proposals<ScopeProposal>(run, 1)).flatMap((p) => p.candidates);
+        expect(candidates).toHaveLength(2 * 2);
+        // The judge's kernel gated the tasks (its greedy verdict passes both gates) and wrote their rubric.
+        const gated = candidates.filter((c) => c.gates);
+        expect(gated.length).toBeGreaterThan(0);
+        for (const c of gated) {
+          expect(c.task).toBe('city');
+          expect(c.gates).toEqual({ identifiability: { value: 1 }, relevance: { value: 1 } });
+          expect(c.rubrics?.items).toEqual(['city']);
+        }
+        // Graded at temperature 0.6, some task's Solver rollouts scored differently: it was selected, and
+        // both policies took a real step, each on its own kernel.
+        expect(solverRows.length).toBeGreaterThan(0);
+        expect(solverRows.some((r) => r.completion.endsWith('<answer> history</answer>'))).toBe(true);
+        expectContinued(solverRows);
+        for (const policy of [challenger, solver]) {
+          expect(manifest?.metrics.train[policy]?.gradNorm).toBeGreaterThan(0);
+          expect(manifest?.metrics.train[policy]?.tokens).toBeGreaterThan(0);
+        }
+
+        await expectPolicyAt(run, challenger, 1);
+        await expectPolicyAt(run, solver, 1);
+        expect(outcome.versions).toEqual({ [challenger]: 1, [solver]: 1 });
+        // The frozen judge was sampled (above) but never synced or trained.
+        expect(await servedVersion(run.kernels[judge]!, judge)).toBe(0);
+        expect(await trainedVersion(run.kernels[judge]!, judge)).toBe(0);
+      },
+    ));
+});
+
+/**
+ * SCOPE's three kernels: a Challenger that searches or writes `<task> city</task>`, a Solver that searches or
+ * writes `<answer> history</answer>`, and a judge that always writes
+ * `<score>S</score><rubrics><rubric> city</rubric></rubrics>`: S is 1 at temperature 0 (both gates pass, one
+ * rubric) and 1 or 0 at the grading temperature, so a task's ḡ varies and some tasks train the Solver.
+ */
+function scopeModels(): (policy: string) => string {
+  const challenger = agentModel(6, { task: { word: 'city', weight: 3 } }, 1);
+  const solver = agentModel(1, { answer: { word: 'history', weight: 1 } }, 0);
+  const judge = buildScriptedModel({
+    tokens: ['<score>', '</score>', '<rubrics>', '</rubrics>', '<rubric>', '</rubric>'],
+    chain: {
+      '\n': { '<score>': 1 },
+      '<score>': { '1': 11, '0': 9 },
+      '1': { '</score>': 1 },
+      '0': { '</score>': 1 },
+      '</score>': { '<rubrics>': 1 },
+      '<rubrics>': { '<rubric>': 1 },
+      '<rubric>': { ' city': 1 },
+      ' city': { '</rubric>': 1 },
+      '</rubric>': { '</rubrics>': 1 },
+      '</rubrics>': { EOS: 1 },
+    },
+  });
+  return (policy) => (policy.endsWith('-c') ? challenger : policy.endsWith('-s') ? solver : judge);
+}
+
+/**
+ * `policy` committed at `version`, its kernel trained it to that version and its sampler serves it, and the
+ * snapshot of that version was published.
+ */
+async function expectPolicyAt(run: KernelRun, policy: string, version: number): Promise<void> {
+  const manifest = await run.manifest(1);
+  expect(manifest?.policies[policy]?.version).toBe(version);
+  expect(manifest?.policies[policy]?.snapshot?.version).toBe(version);
+  const kernel = run.kernels[policy]!;
+  expect(await trainedVersion(kernel, policy)).toBe(version);
+  expect(await servedVersion(kernel, policy)).toBe(version);
+}
+
+/**
+ * Some row's message went on after an observation: the kernel, asked to continue the assistant message
+ * (`continue_final_message`), wrote a further search or final tag, which is trained on (not masked).
+ */
+function expectContinued(rows: readonly TrainingRow[]): void {
+  const continued = rows.filter((r) => {
+    const spans = r.lossMaskSpans ?? [];
+    return spans.length > 0 && [...r.completion].slice(spans[0]![1]).join('').startsWith('<');
+  });
+  expect(continued.length).toBeGreaterThan(0);
+}
+
+const OBSERVATION = /^\n<information>\n[\s\S]*<\/information>\n\n$/;
+
+/**
+ * Rows with an environment observation in their completion carry loss-mask spans, and every span covers
+ * exactly one observation block (spans count code points, as the trainer does).
+ */
+function expectMaskedObservations(rows: readonly TrainingRow[]): void {
+  expect(rows.some((r) => (r.lossMaskSpans ?? []).length > 0)).toBe(true);
+  for (const row of rows) {
+    const points = [...row.completion];
+    const observations = row.completion.split('\n<information>\n').length - 1;
+    expect(row.lossMaskSpans ?? []).toHaveLength(observations);
+    for (const [start, end] of row.lossMaskSpans ?? [])
+      expect(points.slice(start, end).join('')).toMatch(OBSERVATION);
+  }
+}

@@ -1,0 +1,122 @@
+import { Client, Connection } from '@temporalio/client';
+import { getJson, getJsonl } from '../../activities/clients/storage/codec';
+import { batchKey, manifestKey } from '../../activities/clients/storage/keys';
+import { openStore, type ObjectStore } from '../../activities/clients/storage';
+import type { TrainingRow } from '../../activities/clients/trainer-contract';
+import type { Manifest } from '../../workflows/contracts';
+import type { RunOutcome } from '../../workflows/selfPlayRun';
+import { selfPlayRun } from '../../workflows';
+import { queueNames } from '../../workers/pools';
+import { startKernel, type KernelProcess } from './kernel-process';
+import { spawnWorker } from './worker-process';
+import { uniqueId } from './stack';
+
+/**
+ * One run on real training kernels (the kernel's tiny model): one kernel process per policy name (a kernel holds
+ * ONE policy, which it serves under that name), a worker serving every pool with the first kernel as its
+ * default inference endpoint and trainer, Temporal and MinIO from the global setup. Everything is stopped
+ * after `body`, whatever happens.
+ */
+export interface KernelRun {
+  runId: string;
+  storageUri: string;
+  store: ObjectStore;
+  /** The kernels by policy name. */
+  kernels: Record<string, KernelProcess>;
+  /** The run-config fields every kernel run needs (queues, kernel weight sync, generous timeouts). */
+  baseConfig: Record<string, unknown>;
+  /** Runs `selfPlayRun` with `config` to its end. */
+  execute(config: Record<string, unknown>): Promise<RunOutcome>;
+  manifest(iteration: number): Promise<Manifest | undefined>;
+  /** The rows iteration `iteration` trained `policy` on (empty when it had none). */
+  rows(iteration: number, policy: string): Promise<TrainingRow[]>;
+}
+
+export async function withKernelRun<T>(
+  options: {
+    /** The model every kernel loads, or each policy's. */
+    model: string | ((policy: string) => string);
+    name: string;
+    policies: (runId: string) => string[];
+  },
+  body: (run: KernelRun) => Promise<T>,
+): Promise<T> {
+  const runId = uniqueId(options.name);
+  const prefix = uniqueId('kq');
+  const storageUri = `s3://${process.env.SELFPLAY_TEST_BUCKET as string}/${runId}`;
+  const address = process.env.TEMPORAL_ADDRESS as string;
+  const names = options.policies(runId);
+  const started = await Promise.allSettled(
+    names.map((policy) =>
+      startKernel({
+        model: typeof options.model === 'string' ? options.model : options.model(policy),
+        policy,
+      }),
+    ),
+  );
+  const kernels: Record<string, KernelProcess> = {};
+  started.forEach((s, i) => {
+    if (s.status === 'fulfilled') kernels[names[i]!] = s.value;
+  });
+  const stopAll = () => Promise.all(Object.values(kernels).map((k) => k.stop('SIGKILL')));
+  const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (failed) {
+    await stopAll();
+    throw failed.reason;
+  }
+  const first = kernels[names[0]!]!;
+  const worker = spawnWorker({
+    TEMPORAL_ADDRESS: address,
+    SELFPLAY_QUEUE_PREFIX: prefix,
+    SELFPLAY_STORAGE: storageUri,
+    SELFPLAY_INFERENCE_URL: `${first.url}/v1`,
+    SELFPLAY_INFERENCE_MODEL: names[0]!,
+    SELFPLAY_TRAINER_URL: first.url,
+  });
+  const connection = await Connection.connect({ address });
+  const store = openStore(storageUri);
+  const pools = queueNames(prefix);
+  try {
+    return await body({
+      runId,
+      storageUri,
+      store,
+      kernels,
+      baseConfig: {
+        iterations: 1,
+        weightSync: { engine: 'kernel' },
+        pools,
+        inference: { requestTimeoutSeconds: 120, maxRetries: 3 },
+        timeouts: { heartbeatSeconds: 10, activityMaxAttempts: 5 },
+      },
+      execute: (config) =>
+        new Client({ connection }).workflow.execute(selfPlayRun, {
+          workflowId: runId,
+          taskQueue: pools.orchestrator,
+          args: [config],
+        }),
+      manifest: (iteration) => getJson<Manifest>(store, manifestKey(runId, iteration)),
+      rows: async (iteration, policy) =>
+        (await getJsonl<TrainingRow>(store, batchKey(runId, iteration, policy))) ?? [],
+    });
+  } finally {
+    await Promise.all([worker.stop('SIGKILL'), stopAll()]);
+    await connection.close();
+  }
+}
+
+/** The weight version a kernel's sampler serves `model` at (`/v1/models`). */
+export async function servedVersion(kernel: KernelProcess, model: string): Promise<number | undefined> {
+  const models = (await (await fetch(`${kernel.url}/v1/models`)).json()) as {
+    data: Array<{ id: string; weight_version: number }>;
+  };
+  return models.data.find((m) => m.id === model)?.weight_version;
+}
+
+/** The version of the policy a kernel trains (`/v1/policies/{policy}`). */
+export async function trainedVersion(kernel: KernelProcess, policy: string): Promise<number> {
+  const state = (await (await fetch(`${kernel.url}/v1/policies/${policy}`)).json()) as {
+    policyVersion: number;
+  };
+  return state.policyVersion;
+}
