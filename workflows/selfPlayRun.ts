@@ -278,7 +278,17 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
       Object.assign(progress, { iteration: k, lastCommitted: k, versions: versionsOf(committed.policies) });
       progress.recent = progress.recent.filter((r) => r.iteration <= k);
       showLineage();
-      upsertSearchAttributes([{ key: ITERATION, value: k }]);
+      // The list's columns show k again (its metrics when k is among the recent iterations).
+      const kept = progress.recent.at(-1);
+      upsertSearchAttributes([
+        { key: ITERATION, value: k },
+        ...(kept?.iteration === k
+          ? [
+              { key: MEAN_REWARD, value: kept.meanReward },
+              { key: VALID_TASK_RATE, value: kept.validTaskRate },
+            ]
+          : []),
+      ]);
       upsertMemo(memo(lineage, hash));
     } finally {
       rollingBack = false;

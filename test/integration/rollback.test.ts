@@ -8,6 +8,7 @@ import type { IterationInput, Manifest } from '../../workflows/contracts';
 import type { LineageRecord } from '../../workflows/lineage';
 import { selfPlayRun } from '../../workflows';
 import { pauseUpdate, progressQuery, resumeUpdate, type RunProgress } from '../../workflows/messages';
+import { ITERATION, MEAN_REWARD, VALID_TASK_RATE } from '../../workflows/search-attributes';
 import { selfplay } from '../support/cli';
 import { startStack, uniqueId, type TestStack } from '../support/stack';
 import { waitFor } from '../support/wait';
@@ -91,6 +92,11 @@ describe('rollback and fork', () => {
       expect(after).toMatchObject({ lastCommitted: 1, iteration: 1, versions: { [runId]: 1 }, lineage: r1 });
       expect(after.iterationInFlight).toBe(false);
       expect(after.recent.map((r) => r.iteration)).toEqual([1]);
+      // The list's columns show iteration 1 again, with its metrics, not the abandoned iteration's.
+      const attributes = (await handle.describe()).typedSearchAttributes;
+      expect(attributes.get(ITERATION)).toBe(1);
+      expect(attributes.get(MEAN_REWARD)).toBe(after.recent[0]?.meanReward);
+      expect(attributes.get(VALID_TASK_RATE)).toBe(after.recent[0]?.validTaskRate);
       expect(after.lineagePath).toEqual([
         { id: runId, after: 0, upTo: 1 },
         { id: r1, after: 1 },
