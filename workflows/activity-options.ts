@@ -26,17 +26,20 @@ export function poolActivities(config: RunConfig) {
     startToCloseTimeout: '30 minutes',
     retry: retry(t.activityMaxAttempts),
   });
+  // A cancelled iteration (a rollback) ends only once its trainer and rollout activities have stopped: no
+  // step or restore of the abandoned lineage is still being sent, and no weight sync of it can load an
+  // abandoned snapshot, when the next lineage brings the kernel and the servers to its version.
+  const cancellationType = ActivityCancellationType.WAIT_CANCELLATION_COMPLETED;
   const rollout = proxyActivities<Activities>({
     taskQueue: config.pools.rollout,
+    cancellationType,
     startToCloseTimeout: `${t.rolloutShardMinutes} minutes`,
     heartbeatTimeout: `${t.heartbeatSeconds} seconds`,
     retry: retry(t.activityMaxAttempts),
   });
-  // A cancelled iteration (a rollback) ends only once its trainer activity has stopped: no step or restore of
-  // the abandoned lineage is still being sent when the next lineage brings the kernel to its version.
   const trainer = proxyActivities<Activities>({
     taskQueue: config.pools.trainer,
-    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+    cancellationType,
     startToCloseTimeout: `${t.trainStepMinutes} minutes`,
     heartbeatTimeout: `${t.heartbeatSeconds} seconds`,
     retry: retry(t.activityMaxAttempts),
