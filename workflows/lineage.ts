@@ -115,6 +115,28 @@ export function rollbackLineage(
   return { id: `${runId}.r${lineages.length}`, from: { lineage: holder, iteration } };
 }
 
+/** A run id as the config schema accepts it (the new run's workflow id and storage prefix). */
+const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+/** Why a fork of `request` cannot be started, or undefined when it can (storage is checked by the handler). */
+export function forkProblem(
+  context: { runId: string; lineages: readonly Lineage[]; lastCommitted: number },
+  request: unknown,
+): string | undefined {
+  const { id, iteration } = (request ?? {}) as { id?: unknown; iteration?: unknown };
+  if (typeof id !== 'string' || !RUN_ID.test(id))
+    return 'expected {"id": NEW_RUN_ID, "iteration": N}; the id takes letters, digits, ".", "_" or "-"';
+  if (id === context.runId || id.startsWith(`${context.runId}.r`))
+    return `the new run needs an id of its own, not "${id}"`;
+  if (typeof iteration !== 'number' || !Number.isInteger(iteration) || iteration < 1)
+    return 'expected {"iteration": N} with N a committed iteration';
+  if (iteration > context.lastCommitted)
+    return `iteration ${iteration} is not committed (last committed: ${context.lastCommitted})`;
+  if (iteration < firstAvailable(context.lineages) || !lineageHolding(context.lineages, iteration))
+    return `iteration ${iteration} is not among the run's kept commits`;
+  return undefined;
+}
+
 /** What the run knows when it validates a rollback. */
 export interface RollbackContext {
   lineages: readonly Lineage[];

@@ -51,6 +51,18 @@ export interface RollbackRequest {
   iteration: number;
 }
 
+/** `fork` input: a new run `id` that starts after this run's committed `iteration`. */
+export interface ForkRequest {
+  id: string;
+  iteration: number;
+}
+
+export interface ForkResult {
+  workflowId: string;
+  /** Where the new run starts: the lineage holding the iteration, and the iteration. */
+  resumeFrom: { runId: string; iteration: number };
+}
+
 export const progressQuery = defineQuery<RunProgress>('progress');
 
 /** The workflow id of a run's iteration child: the parent starts it under this id, clients query it there. */
@@ -67,6 +79,7 @@ export const resumeUpdate = defineUpdate<RunProgress, []>('resume');
 export const stopAfterIterationUpdate = defineUpdate<RunProgress, []>('stopAfterIteration');
 export const setParamsUpdate = defineUpdate<RunProgress, [RunParams]>('setParams');
 export const rollbackUpdate = defineUpdate<RunProgress, [RollbackRequest]>('rollback');
+export const forkUpdate = defineUpdate<ForkResult, [ForkRequest]>('fork');
 
 export const CONTROL_DESCRIPTIONS = {
   pause:
@@ -84,6 +97,10 @@ export const CONTROL_DESCRIPTIONS = {
     'and recipe state are restored to those committed at k, and the run goes on with k+1 in a new storage ' +
     'lineage. Rejected when k is not committed on the run, is before its first commit, a rollback is in ' +
     'progress, checkpoints are off or the run is complete.',
+  fork:
+    'Start a new run {"id": NEW, "iteration": k} from committed iteration k with this run\'s config (parameters ' +
+    'as set now); this run is untouched. Rejected when k is not a kept commit, or the new id is invalid, is ' +
+    "this run's, is taken by a workflow or already has commits.",
   progress: 'The run: state, iteration in flight, last commit, pause/stop flags, parameters, recent metrics.',
   iterationProgress:
     'The iteration: its latest stage, shards started/finished per stage out of the plan, and whether it is ' +

@@ -8,11 +8,13 @@ import {
   getExternalWorkflowHandle,
   isCancellation,
   setHandler,
+  ParentClosePolicy,
   startChild,
   upsertMemo,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { resolveRunConfig } from '../config/schema';
 import {
   versionsOf,
@@ -30,8 +32,10 @@ import {
   progressQuery,
   resumeUpdate,
   rollbackUpdate,
+  forkUpdate,
   setParamsUpdate,
   stopAfterIterationUpdate,
+  type ForkResult,
   type RunProgress,
   type RunState,
 } from './messages';
@@ -43,6 +47,8 @@ import {
   currentLineage,
   initialLineages,
   lineagePath,
+  forkProblem,
+  lineageHolding,
   rollbackLineage,
   rollbackProblem,
   type Lineage,
@@ -222,6 +228,15 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
     },
   });
 
+  setHandler(forkUpdate, (request) => fork(request.id, request.iteration), {
+    description: CONTROL_DESCRIPTIONS.fork,
+    validator: (request) => {
+      if (!started) reject('fork: the run is still starting');
+      const problem = forkProblem({ runId, lineages, lastCommitted: progress.lastCommitted }, request);
+      if (problem) reject(`fork: ${problem}`);
+    },
+  });
+
   const { orchestrator } = poolActivities(config);
   const start: RunStart = carry ?? (await orchestrator.loadRunStart({ runId, config }));
   const recent: IterationResult[] = carry?.recent ?? [];
@@ -295,6 +310,35 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
       setState(activeState());
     }
     return progress;
+  };
+
+  /**
+   * Starts a new run from kept iteration k (the validator has checked it) with this run's config as it is
+   * now. The new run's start is checked first by the same activity that starts every run (the id must have no
+   * commits, k's manifest must be readable), so a fork that cannot run is refused with nothing started. The
+   * new run is a child that outlives this one (ParentClosePolicy ABANDON): it is an independent run.
+   */
+  const fork = async (id: string, k: number): Promise<ForkResult> => {
+    const resumeFrom = { runId: lineageHolding(lineages, k) as string, iteration: k };
+    const input = { ...configForContinuation(config), runId: id, resumeFrom };
+    const resolvedFork = resolveRunConfig(input);
+    if (!resolvedFork.ok) return reject(`fork: ${resolvedFork.problems.join('; ')}`);
+    await orchestrator
+      .loadRunStart({ runId: id, config: resolvedFork.config })
+      .catch((err: unknown) => reject(`fork: ${failureMessage(err)}`));
+    await startChild(selfPlayRun, {
+      workflowId: id,
+      taskQueue: config.pools.orchestrator,
+      args: [input],
+      parentClosePolicy: ParentClosePolicy.ABANDON,
+    }).catch((err: unknown) =>
+      reject(
+        err instanceof WorkflowExecutionAlreadyStartedError
+          ? `fork: a workflow "${id}" already exists; choose another id`
+          : `fork: ${String(err)}`,
+      ),
+    );
+    return { workflowId: id, resumeFrom };
   };
 
   let sinceStart = 0;

@@ -7,7 +7,13 @@ import { sendRollback } from '../../cli/lineage';
 import type { IterationInput, Manifest } from '../../workflows/contracts';
 import type { LineageRecord } from '../../workflows/lineage';
 import { selfPlayRun } from '../../workflows';
-import { pauseUpdate, progressQuery, resumeUpdate, type RunProgress } from '../../workflows/messages';
+import {
+  forkUpdate,
+  pauseUpdate,
+  progressQuery,
+  resumeUpdate,
+  type RunProgress,
+} from '../../workflows/messages';
 import { ITERATION, MEAN_REWARD, VALID_TASK_RATE } from '../../workflows/search-attributes';
 import { selfplay } from '../support/cli';
 import { startStack, uniqueId, type TestStack } from '../support/stack';
@@ -251,6 +257,42 @@ describe('rollback and fork', () => {
       expect((await progress(again)).lineage).toBe(r2);
       expect((await manifest(r2, 5))?.policies[runId]?.version).toBe(5);
       expect(await manifest(runId, 5)).toBeUndefined();
+    });
+  });
+
+  test('the fork Update starts an independent run after a kept commit; bad requests are refused', async () => {
+    const runId = uniqueId('fk');
+    const forkId = uniqueId('fk-new');
+    await stack.withWorkers(async () => {
+      const handle = await start(runId, { iterations: 3 });
+      await waitFor('2 commits', async () => (await progress(handle)).lastCommitted >= 2);
+      await handle.executeUpdate(pauseUpdate);
+      const refusal = (request: { id: string; iteration: number }) =>
+        handle.executeUpdate(forkUpdate, { args: [request] }).then(
+          () => 'accepted',
+          (err: unknown) => String((err as { cause?: Error }).cause?.message),
+        );
+      expect(await refusal({ id: runId, iteration: 1 })).toMatch(/an id of its own/);
+      expect(await refusal({ id: 'bad id!', iteration: 1 })).toMatch(/letters, digits/);
+      expect(await refusal({ id: forkId, iteration: 9 })).toMatch(/iteration 9 is not committed/);
+
+      const forked = await handle.executeUpdate(forkUpdate, { args: [{ id: forkId, iteration: 1 }] });
+      expect(forked).toEqual({ workflowId: forkId, resumeFrom: { runId, iteration: 1 } });
+      // A second fork to the same id is refused: the workflow exists.
+      expect(await refusal({ id: forkId, iteration: 1 })).toMatch(/already exists/);
+      const outcome = await stack.client.workflow.getHandle<typeof selfPlayRun>(forkId).result();
+      expect(outcome.lastCommitted).toBe(3);
+      const one = (await manifest(runId, 1))!;
+      expect(await childInput(forkId, 2)).toMatchObject({
+        runId: forkId,
+        iteration: 2,
+        policies: one.policies,
+        recipeStateKey: one.recipeStateKey,
+      });
+      expect(await manifest(forkId, 1)).toBeUndefined();
+      // The original is untouched: still paused at its own commits.
+      expect(await progress(handle)).toMatchObject({ paused: true, lineage: runId });
+      await handle.terminate('test done');
     });
   });
 
