@@ -1,3 +1,4 @@
+import { parseRecipeState } from '../state';
 import { z } from 'zod';
 import { readObjectAtUri } from '../../clients/storage';
 import { NON_RETRYABLE, nonRetryable } from '../../lib/errors';
@@ -22,17 +23,7 @@ const EMPTY: MaeState = { v: 1, seedCount: 0, questions: [], pairs: [] };
 
 /** The pools an iteration starts from: the committed state, or D0 and an empty P on the first iteration. */
 export async function currentPools(params: MaeParams, state: unknown): Promise<MaeState> {
-  if (state !== undefined) {
-    const parsed = stateSchema.safeParse(state);
-    if (!parsed.success) {
-      throw nonRetryable(
-        NON_RETRYABLE.invalidInput,
-        `the committed recipe state is not MAE's pools (${parsed.error.issues[0]?.message ?? 'invalid'}); ` +
-          'was the run resumed from a run of another recipe?',
-      );
-    }
-    return parsed.data;
-  }
+  if (state !== undefined) return parseRecipeState(stateSchema, state, "MAE's pools");
   const seeds = params.seedQuestions
     ? parseSeedQuestions(await readSeedFile(params.seedQuestions), params.seedQuestions)
     : ZERO_SETTING_SEEDS;

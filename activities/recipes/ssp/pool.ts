@@ -1,7 +1,7 @@
+import { parseRecipeState } from '../state';
 import { z } from 'zod';
 import type { SspParams } from '../../../config/presets/ssp';
 import type { Rng } from '../../lib/rng';
-import { NON_RETRYABLE, nonRetryable } from '../../lib/errors';
 import { squadNormalize } from '../../scoring/cover-exact-match';
 import type { PoolProblem, Problem, SspState } from './records';
 
@@ -29,15 +29,7 @@ export const EMPTY_STATE: SspState = { v: 1, pool: [] };
 /** The committed state, or an empty pool on the first iteration. */
 export function readState(state: unknown): SspState {
   if (state === undefined) return EMPTY_STATE;
-  const parsed = stateSchema.safeParse(state);
-  if (!parsed.success) {
-    throw nonRetryable(
-      NON_RETRYABLE.invalidInput,
-      `the committed recipe state is not SSP's replay pool (${parsed.error.issues[0]?.message ?? 'invalid'}); ` +
-        'was the run resumed from a run of another recipe?',
-    );
-  }
-  return parsed.data;
+  return parseRecipeState(stateSchema, state, "SSP's replay pool");
 }
 
 /** A problem drawn uniformly from the pool; undefined when it is empty or replay is off (dummy padding). */
