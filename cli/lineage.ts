@@ -5,12 +5,13 @@ import {
 } from '@temporalio/client';
 import type { ObjectStore } from '../activities/clients/storage';
 import { getJson } from '../activities/clients/storage/codec';
-import { latestKey, manifestKey, runPrefix } from '../activities/clients/storage/keys';
+import { latestKey } from '../activities/clients/storage/keys';
 import { currentLineageHead, readLineages } from '../activities/stages/lineage';
+import { readManifest } from '../activities/stages/manifest';
 import { resolveRunConfig } from '../config/schema';
 import { selfPlayRun } from '../workflows';
 import type { Manifest } from '../workflows/contracts';
-import { lineageHolding, lineagePath, type Lineage } from '../workflows/lineage';
+import { forkIdProblem, lineageHolding, lineagePath, type Lineage } from '../workflows/lineage';
 import { rollbackUpdate, type RunProgress } from '../workflows/messages';
 import { applySet } from './args';
 import { refusalAsError } from './controls';
@@ -31,14 +32,11 @@ export async function keptManifest(
   at?: number,
 ): Promise<{ lineage: string; manifest: Manifest }> {
   const lineages = await lineagesOf(store, runId);
-  const iteration =
-    at ??
-    (lineages.length > 1
-      ? (await currentLineageHead(store, lineages)).iteration
-      : (await getJson<{ iteration: number }>(store, latestKey(runId)))?.iteration);
+  // The head is the current lineage's last commit; a run with nothing committed has none.
+  const iteration = at ?? (await currentLineageHead(store, lineages).catch(() => undefined))?.iteration;
   if (iteration === undefined) throw new Error(`run "${runId}" has no committed iteration in ${store.root}`);
   const lineage = lineageHolding(lineages, iteration);
-  const manifest = lineage && (await getJson<Manifest>(store, manifestKey(lineage, iteration)));
+  const manifest = lineage && (await readManifest(store, lineage, iteration));
   if (!lineage || !manifest)
     throw new Error(`run "${runId}" has no committed iteration ${iteration} in ${store.root}`);
   return { lineage, manifest };
@@ -99,12 +97,8 @@ export async function forkRun(
     throw new Error(`fork of ${runId} refused: ${reason}`);
   };
   if (!Number.isInteger(from) || from < 1) refuse(`--from: expected a committed iteration, got ${from}`);
-  if (id === runId) refuse('--id: the new run needs an id of its own');
-  try {
-    runPrefix(id);
-  } catch (err) {
-    refuse(`--id: ${(err as Error).message}`);
-  }
+  const idProblem = forkIdProblem(runId, id);
+  if (idProblem) refuse(`--id: ${idProblem}`);
   const { lineage } = await keptManifest(store, runId, from).catch((err: unknown) =>
     refuse((err as Error).message),
   );
@@ -113,7 +107,7 @@ export async function forkRun(
   const config = await runInput(client, runId).catch((err: unknown) =>
     refuse(`cannot read the config of run ${runId}: ${(err as Error).message}`),
   );
-  delete config.runId;
+  config.runId = id;
   for (const assignment of request.set ?? []) applySet(config, assignment);
   const resumeFrom = { runId: lineage, iteration: from };
   config.resumeFrom = resumeFrom;

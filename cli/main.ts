@@ -49,7 +49,7 @@ const USAGE = `selfplay <command>
                     default FILE: {RUN_ID}-report.html
 ${INDEX_USAGE}
   schedule create --lineage NAME --cron "0 2 * * *" --iterations K --eval FILE.jsonl
-                  [--config FILE.json] [--set key=value]... [--catchup-window 1h]
+                  [--recipe NAME] [--config FILE.json|.yaml] [--set key=value]... [--catchup-window 1h]
                     nightly continual training: each job resumes the lineage's promoted checkpoint, trains K
                     iterations on unused documents, evaluates on FILE (path or s3://) and promotes if better
   schedule list | describe NAME | pause NAME | unpause NAME | trigger NAME | delete NAME
@@ -160,9 +160,7 @@ async function state(runId: string, iteration: string | undefined): Promise<void
   const at = iteration === undefined ? undefined : Number(iteration);
   if (at !== undefined && !(Number.isInteger(at) && at > 0))
     throw new UsageError(`--iteration: expected a positive integer, got ${iteration}`);
-  const report = await committedState(storeFromEnv(), runId, at).catch((err: unknown) => {
-    throw new UsageError(err instanceof Error ? err.message : String(err));
-  });
+  const report = await committedState(storeFromEnv(), runId, at).catch(asUsageError);
   console.log(
     `run ${report.runId} (${report.recipe}), state committed at iteration ${report.iteration}${report.stateKey ? ` (${report.stateKey})` : ''}`,
   );
@@ -175,9 +173,7 @@ async function state(runId: string, iteration: string | undefined): Promise<void
 
 async function report(runId: string, out: string | undefined): Promise<void> {
   const store = storeFromEnv();
-  const manifests = await loadManifests(store, runId).catch((err: unknown) => {
-    throw new UsageError(err instanceof Error ? err.message : String(err));
-  });
+  const manifests = await loadManifests(store, runId).catch(asUsageError);
   if (manifests.length === 0)
     throw new UsageError(`run "${runId}" has no committed iteration in ${store.root}`);
   const file = out ?? `${runId.replace(/[^A-Za-z0-9._-]/g, '_')}-report.html`;
@@ -187,9 +183,7 @@ async function report(runId: string, out: string | undefined): Promise<void> {
 
 async function control(command: Control, runId: string, assignments: string[]): Promise<void> {
   const params = command === 'set' ? paramsFromAssignments(assignments) : {};
-  const progress = await sendControl(await client(), runId, command, params).catch((err: unknown) => {
-    throw new UsageError(err instanceof Error ? err.message : String(err));
-  });
+  const progress = await sendControl(await client(), runId, command, params).catch(asUsageError);
   console.log(
     `${runId}: ${progress.state}, iteration ${progress.iteration}/${progress.iterations}, last committed ` +
       `${progress.lastCommitted}, params ${JSON.stringify(progress.params)}`,
@@ -236,24 +230,20 @@ async function schedule(
 ): Promise<void> {
   if (action === 'create') {
     const flag = (name: string): string | undefined => flags.get(name)?.[0];
-    const options = (() => {
-      try {
-        return scheduleOptions({
-          lineage: flag('--lineage'),
-          cron: flag('--cron'),
-          iterations: flag('--iterations'),
-          eval: flag('--eval'),
-          catchupWindow: flag('--catchup-window'),
-          config: startConfig({
-            file: flags.get('--config')?.[0],
-            recipe: flags.get('--recipe')?.[0],
-            sets: flags.get('--set') ?? [],
-          }),
-        });
-      } catch (err) {
-        return asUsageError(err);
-      }
-    })();
+    const options = asUsage(() =>
+      scheduleOptions({
+        lineage: flag('--lineage'),
+        cron: flag('--cron'),
+        iterations: flag('--iterations'),
+        eval: flag('--eval'),
+        catchupWindow: flag('--catchup-window'),
+        config: startConfig({
+          file: flags.get('--config')?.[0],
+          recipe: flags.get('--recipe')?.[0],
+          sets: flags.get('--set') ?? [],
+        }),
+      }),
+    );
     await createSchedule(await client(), options).catch(asUsageError);
     console.log(
       `created schedule ${scheduleIdFor(options.lineage)}: "${options.cron}", ${options.iterations} iterations a job, evaluated on ${options.eval}`,

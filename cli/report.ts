@@ -1,9 +1,9 @@
 import type { ObjectStore } from '../activities/clients/storage';
-import { getJson } from '../activities/clients/storage/codec';
 import { runPrefix } from '../activities/clients/storage/keys';
 import { versionsOf, versionsText, type Manifest, type StageName } from '../workflows/contracts';
 import { escapeXml, lineChart, stackedBarChart } from './report-svg';
 import { keptManifests } from './lineage';
+import { readManifest } from '../activities/stages/manifest';
 
 /** The ids of the report's four plots (tests and readers look them up). */
 export const PLOT_IDS = {
@@ -32,10 +32,11 @@ export const loadManifests = (store: ObjectStore, runId: string): Promise<Manife
 /** Every manifest committed under one storage id, by iteration. */
 async function lineageManifests(store: ObjectStore, runId: string): Promise<Manifest[]> {
   const prefix = `${runPrefix(runId)}/`;
-  const keys = (await store.list(prefix)).filter((k) =>
-    /^iter-\d+\/manifest\.json$/.test(k.slice(prefix.length)),
-  );
-  const manifests = await Promise.all(keys.map((k) => getJson<Manifest>(store, k)));
+  const iterations = (await store.list(prefix)).flatMap((k) => {
+    const match = /^iter-(\d+)\/manifest\.json$/.exec(k.slice(prefix.length));
+    return match ? [Number(match[1])] : [];
+  });
+  const manifests = await Promise.all(iterations.map((n) => readManifest(store, runId, n)));
   return manifests
     .filter((m): m is Manifest => m !== undefined && Number.isFinite(m.iteration))
     .sort((a, b) => a.iteration - b.iteration);

@@ -50,7 +50,7 @@ export async function runStatus(client: Client, runId: string): Promise<StatusSn
   if (!progress.iterationInFlight) return { runId, status, progress };
   // The child may finish between the two queries: then there is no iteration to show.
   const iteration = await client.workflow
-    .getHandle(iterationChildId(runId, progress.iteration))
+    .getHandle(iterationChildId(progress.lineage, progress.iteration))
     .query(iterationProgressQuery)
     .catch(() => undefined);
   return { runId, status, progress, ...(iteration ? { iteration } : {}) };

@@ -12,9 +12,9 @@ import { SCOPE_DEFAULTS, scopeParams, scopePreset } from './presets/scope';
  * API keys and S3 credentials come from the worker's environment.
  */
 
-const id = z
-  .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, 'letters, digits, ".", "_" or "-" (max 128)');
+/** A run or policy id: a storage prefix segment and a workflow id. */
+export const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+const id = z.string().regex(RUN_ID, 'letters, digits, ".", "_" or "-" (max 128)');
 const positiveInt = z.number().int().positive();
 /** Each shard adds a few activities to an iteration's history; this keeps it far below Temporal's limits. */
 export const MAX_SHARDS = 64;

@@ -19,6 +19,8 @@
  * Deterministic code only: the run workflow, the activities and the CLI share it.
  */
 
+import { RUN_ID } from '../config/schema';
+
 /** Where a lineage starts: right after `iteration`, as committed in the lineage `lineage`. */
 export interface LineageOrigin {
   lineage: string;
@@ -115,8 +117,13 @@ export function rollbackLineage(
   return { id: `${runId}.r${lineages.length}`, from: { lineage: holder, iteration } };
 }
 
-/** A run id as the config schema accepts it (the new run's workflow id and storage prefix). */
-const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+/** Why `id` cannot name a fork of `runId`: not a run id, the run's own, or one of its rollback lineages'. */
+export function forkIdProblem(runId: string, id: unknown): string | undefined {
+  if (typeof id !== 'string' || !RUN_ID.test(id))
+    return 'expected {"id": NEW_RUN_ID, "iteration": N}; the id takes letters, digits, ".", "_" or "-"';
+  if (id === runId || id.startsWith(`${runId}.r`)) return `the new run needs an id of its own, not "${id}"`;
+  return undefined;
+}
 
 /** Why a fork of `request` cannot be started, or undefined when it can (storage is checked by the handler). */
 export function forkProblem(
@@ -124,10 +131,8 @@ export function forkProblem(
   request: unknown,
 ): string | undefined {
   const { id, iteration } = (request ?? {}) as { id?: unknown; iteration?: unknown };
-  if (typeof id !== 'string' || !RUN_ID.test(id))
-    return 'expected {"id": NEW_RUN_ID, "iteration": N}; the id takes letters, digits, ".", "_" or "-"';
-  if (id === context.runId || id.startsWith(`${context.runId}.r`))
-    return `the new run needs an id of its own, not "${id}"`;
+  const idProblem = forkIdProblem(context.runId, id);
+  if (idProblem) return idProblem;
   if (typeof iteration !== 'number' || !Number.isInteger(iteration) || iteration < 1)
     return 'expected {"iteration": N} with N a committed iteration';
   if (iteration > context.lastCommitted)

@@ -12,9 +12,9 @@ import type { ActivityDeps } from '../stages/deps';
 import type { LatestPointer } from '../stages/commit';
 import type { ObjectStore } from '../clients/storage';
 import { getJson, getJsonl, putJson } from '../clients/storage/codec';
-import { iterationPrefix, latestKey, manifestKey } from '../clients/storage/keys';
+import { iterationPrefix, latestKey } from '../clients/storage/keys';
 import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
-import { readManifest } from '../stages/manifest';
+import { mustReadManifest } from '../stages/manifest';
 import { jobDocsKey, jobExcludeKey, jobRecordKey, lineageLatestKey, promotedKey, usedDocsKey } from './keys';
 import { documentIdsOfUnit } from './used-documents';
 
@@ -99,17 +99,6 @@ async function originCheckpoint(
     );
   }
   return checkpointOf(await mustReadManifest(store, origin.runId, iteration));
-}
-
-async function mustReadManifest(store: ObjectStore, runId: string, iteration: number): Promise<Manifest> {
-  const manifest = await readManifest(store, runId, iteration);
-  if (!manifest) {
-    throw nonRetryable(
-      NON_RETRYABLE.invalidInput,
-      `run "${runId}" has no committed iteration ${iteration} (${store.uri(manifestKey(runId, iteration))})`,
-    );
-  }
-  return manifest;
 }
 
 function checkpointOf(from: CheckpointRef | Manifest): CheckpointRef {

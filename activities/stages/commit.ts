@@ -12,7 +12,8 @@ import { getJson, putJson } from '../clients/storage/codec';
 import { latestKey, manifestKey, metricsKey } from '../clients/storage/keys';
 import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
 import { currentLineageStart, readLineages } from './lineage';
-import { basePolicies, readManifest, startAfter as startAfterManifest } from './manifest';
+import { basePolicies, mustReadManifest, readManifest, startAfter as startAfterManifest } from './manifest';
+import type { ObjectStore } from '../clients/storage/types';
 
 /** `runs/{runId}/latest.json`: the newest committed iteration. Written only after its manifest. */
 export interface LatestPointer {
@@ -98,7 +99,7 @@ export function commitActivities(deps: ActivityDeps) {
           );
         return { nextIteration: 1, policies: basePolicies(config) };
       }
-      return startAfter(config, await mustRead(runId, ownLatest.iteration), from?.runId);
+      return startAfter(config, await mustRead(store, runId, ownLatest.iteration), from?.runId);
     }
     if (from.runId === runId) {
       throw nonRetryable(
@@ -121,20 +122,13 @@ export function commitActivities(deps: ActivityDeps) {
         `resumeFrom: run "${from.runId}" has no committed iteration in ${store.root}`,
       );
     }
-    return startAfter(config, await mustRead(from.runId, iteration), from.runId);
-  }
-
-  async function mustRead(runId: string, iteration: number): Promise<Manifest> {
-    const manifest = await readManifest(store, runId, iteration);
-    if (!manifest) {
-      throw nonRetryable(
-        NON_RETRYABLE.invalidConfig,
-        `resumeFrom: run "${runId}" has no committed iteration ${iteration} (${store.uri(manifestKey(runId, iteration))})`,
-      );
-    }
-    return manifest;
+    return startAfter(config, await mustRead(store, from.runId, iteration), from.runId);
   }
 }
+
+/** A commit named by the run itself or by `resumeFrom`: missing, it is a config error. */
+const mustRead = (store: ObjectStore, runId: string, iteration: number): Promise<Manifest> =>
+  mustReadManifest(store, runId, iteration, NON_RETRYABLE.invalidConfig, `resumeFrom: run "${runId}"`);
 
 function startAfter(config: RunConfig, manifest: Manifest, resumedFromRun: string | undefined): RunStart {
   return {

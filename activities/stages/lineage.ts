@@ -1,4 +1,4 @@
-import type { Manifest, RunStart } from '../../workflows/contracts';
+import type { RunStart } from '../../workflows/contracts';
 import type { RunConfig } from '../../config/schema';
 import {
   currentLineage,
@@ -9,9 +9,8 @@ import {
 import type { ObjectStore } from '../clients/storage/types';
 import type { ActivityDeps } from './deps';
 import { getJson, putJson } from '../clients/storage/codec';
-import { readManifest, startAfter } from './manifest';
-import { latestKey, lineageKey, manifestKey } from '../clients/storage/keys';
-import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
+import { mustReadManifest, startAfter } from './manifest';
+import { latestKey, lineageKey } from '../clients/storage/keys';
 import type { LatestPointer } from './commit';
 
 /**
@@ -43,7 +42,10 @@ export function lineageActivities(deps: ActivityDeps) {
      */
     async lineageStart(input: { from: LineageOrigin; config: RunConfig }): Promise<RunStart> {
       const { from, config } = input;
-      return startAfter(config, await mustReadManifest(store, from.lineage, from.iteration));
+      return startAfter(
+        config,
+        await mustReadManifest(store, from.lineage, from.iteration, undefined, from.lineage),
+      );
     },
 
     /** Records the run's lineages; the rollback writes it before the new lineage writes anything. */
@@ -80,16 +82,8 @@ export async function currentLineageStart(
   config: RunConfig,
 ): Promise<RunStart> {
   const head = await currentLineageHead(store, lineages);
-  return startAfter(config, await mustReadManifest(store, head.lineage, head.iteration));
-}
-
-async function mustReadManifest(store: ObjectStore, runId: string, iteration: number): Promise<Manifest> {
-  const manifest = await readManifest(store, runId, iteration);
-  if (!manifest) {
-    throw nonRetryable(
-      NON_RETRYABLE.invalidInput,
-      `${runId} has no committed iteration ${iteration} (${store.uri(manifestKey(runId, iteration))})`,
-    );
-  }
-  return manifest;
+  return startAfter(
+    config,
+    await mustReadManifest(store, head.lineage, head.iteration, undefined, head.lineage),
+  );
 }

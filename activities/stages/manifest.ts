@@ -3,7 +3,7 @@ import type { RunConfig } from '../../config/schema';
 import type { ObjectStore } from '../clients/storage/types';
 import { getJson } from '../clients/storage/codec';
 import { manifestKey } from '../clients/storage/keys';
-import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
+import { NON_RETRYABLE, nonRetryable, type NonRetryableType } from '../lib/errors';
 import { policyNames } from '../../config/policies';
 
 /**
@@ -18,6 +18,27 @@ export async function readManifest(
 ): Promise<Manifest | undefined> {
   const stored = await getJson<Manifest | ManifestV1>(store, manifestKey(runId, iteration));
   return stored && upgradeManifest(stored);
+}
+
+/**
+ * A committed manifest that must exist; its absence is a non-retryable error of `type`, worded
+ * `{label} has no committed iteration N (uri)`.
+ */
+export async function mustReadManifest(
+  store: ObjectStore,
+  runId: string,
+  iteration: number,
+  type: NonRetryableType = NON_RETRYABLE.invalidInput,
+  label = `run "${runId}"`,
+): Promise<Manifest> {
+  const manifest = await readManifest(store, runId, iteration);
+  if (!manifest) {
+    throw nonRetryable(
+      type,
+      `${label} has no committed iteration ${iteration} (${store.uri(manifestKey(runId, iteration))})`,
+    );
+  }
+  return manifest;
 }
 
 /**

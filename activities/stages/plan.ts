@@ -12,11 +12,6 @@ import type { PlanUnit } from '../recipes/types';
 
 export type PlanInput = Omit<IterationStageInput, 'shards'>;
 
-/** The number of shards an iteration of this config has; the workflow and the plan must agree on it. */
-export function shardCount(batchSize: number, shardSize: number): number {
-  return Math.ceil(batchSize / shardSize);
-}
-
 /**
  * The recipe chooses the iteration's units (seeded by seed and iteration, so a retry chooses the same);
  * they are numbered and written as shards of `shardSize`. Orchestrator pool.
