@@ -106,7 +106,7 @@ describe('search-agent recipes on the training kernel', () => {
         }
         expectContinued(rows);
         expect(manifest?.metrics.train[run.runId]?.tokens).toBeGreaterThan(0);
-        await expectPolicyAt(run, run.runId, rows.length > 0 ? 1 : 0);
+        await expectPolicyAt(run, run.runId, 1);
       },
     ));
 

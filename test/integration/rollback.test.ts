@@ -153,6 +153,8 @@ describe('rollback and fork', () => {
         [4, 3],
         [5, 4],
       ]);
+      // Every step of this run, in both lineages, is recorded as applied exactly once; no key twice.
+      for (const s of steps) expect(trainer.appliedByKey[s.key]).toBe(1);
       for (const count of Object.values(trainer.appliedByKey)) expect(count).toBe(1);
 
       // status, state and report follow the lineage; the report shows only the kept iterations.

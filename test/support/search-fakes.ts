@@ -1,5 +1,5 @@
 import type { ChatRequest, ChatSample, LlmCaller } from '../../activities/clients/inference';
-import type { Passage, Retriever } from '../../activities/tools/types';
+import type { Passage, Retriever, Trajectory, TrajectoryCheckpoint } from '../../activities/tools/types';
 
 /** In-process stand-ins for a search agent's model and retriever, for tests of the loop and of recipes on it. */
 
@@ -34,6 +34,25 @@ export function fakeRetriever(answers: Record<string, Passage[]> = {}): Retrieve
       return Promise.resolve(
         answers[query] ?? [{ id: `doc-${query}`, title: query, text: `About ${query}.`, score: 1 }],
       );
+    },
+  };
+}
+
+/**
+ * A checkpoint in memory: every saved trajectory in `saved`, `load` giving back the last. Both directions copy,
+ * as a store would, so the loop cannot change what was saved by changing the trajectory it goes on with.
+ */
+export function memoryCheckpoint(): TrajectoryCheckpoint & { saved: Trajectory[] } {
+  const saved: Trajectory[] = [];
+  return {
+    saved,
+    load: () => {
+      const last = saved.at(-1);
+      return Promise.resolve(last && structuredClone(last));
+    },
+    save: (t) => {
+      saved.push(structuredClone(t));
+      return Promise.resolve();
     },
   };
 }

@@ -56,10 +56,24 @@ def test_train_step_masks_exactly_the_observation_tokens(make_kernel):
     assert seq.in_loss == [not o for o in observed] + [True]
     masked_chars = {i for (s, e), o in zip(offsets, observed) if o for i in range(s, e)}
     assert all(i in masked_chars for s, e in spans for i in range(s, e))
-    # Every observation character is masked, and every masked token holds some observation text: a token
-    # straddling a boundary is masked, none of the model's own tokens is.
-    inside = {i for s, e in spans for i in range(s, e)}
-    assert all(any(i in inside for i in range(s, e)) for (s, e), o in zip(offsets, observed) if o)
+    # Some tokens are masked, and the masked tokens decode to the fixture's observations: each run of masked
+    # tokens holds one turn's <information> block, extended at most to the tokens straddling its ends.
+    assert any(observed)
+    observations = [turn["observation"] for turn in trajectory["turns"] if "observation" in turn]
+    assert len(observations) == len(spans) and all("<information>" in o for o in observations)
+    runs: list[list[int]] = []
+    for k, o in enumerate(observed):
+        if o:
+            if runs and runs[-1][-1] == k - 1:
+                runs[-1].append(k)
+            else:
+                runs.append([k])
+    assert len(runs) == len(observations)
+    for run, observation, (a, b) in zip(runs, observations, spans):
+        text = policy.tokenizer.decode([seq.completion[k] for k in run])
+        assert text == completion[offsets[run[0]][0] : offsets[run[-1]][1]]
+        assert observation in text
+        assert offsets[run[0]][0] <= a < offsets[run[0]][1] and offsets[run[-1]][0] < b <= offsets[run[-1]][1]
 
     spec = LossSpec(
         type="ppo_clip", normalization="token_mean", normalizerConstant=1, clipLow=0.2, clipHigh=0.2, klCoef=0.0

@@ -1,4 +1,5 @@
 import { watchStatus, type StatusSnapshot } from '../../../cli/status';
+import { waitFor } from '../../support/wait';
 
 describe('selfplay status --watch', () => {
   const snapshots = (...statuses: string[]): (() => Promise<StatusSnapshot>) => {
@@ -31,7 +32,7 @@ describe('selfplay status --watch', () => {
     const { writes, out } = output(true);
     const stop = new AbortController();
     const watching = watchStatus(snapshots('RUNNING'), out, stop.signal, 60_000);
-    await new Promise(setImmediate);
+    await waitFor('the first snapshot to be drawn', () => writes.length > 0);
     stop.abort();
     await watching;
     expect(writes).toEqual(['run r: running\n']);

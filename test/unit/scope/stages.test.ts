@@ -118,6 +118,7 @@ describe('SCOPE stages against the scripted model and a BM25 index', () => {
     expect(expectedGrades).toBeGreaterThan(0);
     expect(stats[SCOPE_CALLS.grade]?.requests).toBe(expectedGrades);
     // The Solver never sees the document.
+    expect(gate.some((g) => g.candidates.some((c) => (c.solverMessages ?? []).length > 0))).toBe(true);
     for (const g of gate)
       for (const c of g.candidates)
         for (const m of c.solverMessages ?? []) expect(m.content).not.toContain('<source_document>');
@@ -125,7 +126,14 @@ describe('SCOPE stages against the scripted model and a BM25 index', () => {
 
     expect(out.metrics.rowsByRole.challenger).toBe(6 * G);
     expect((out.metrics.rowsByRole.solver ?? 0) % G).toBe(0);
-    for (const r of out.rows) expect(r.lossMaskSpans).toBeDefined();
+    // Every row carries its trajectory's spans: each covers an <information> block, and every block is covered.
+    expect(out.rows.some((r) => (r.lossMaskSpans ?? []).length > 0)).toBe(true);
+    for (const r of out.rows) {
+      expect(r.lossMaskSpans).toBeDefined();
+      const points = [...r.completion];
+      for (const [a, b] of r.lossMaskSpans!) expect(points.slice(a, b).join('')).toContain('<information>');
+      expect(r.lossMaskSpans).toHaveLength(r.completion.split('<information>').length - 1);
+    }
 
     // A retried unit resumes its trajectories from their checkpoints: no Challenger or Solver turn is sampled again.
     const sampled = (call: string) => llm.stats().byCall[call]?.requests ?? 0;

@@ -1,12 +1,8 @@
 import { InferenceEndpoint } from '../../../activities/clients/inference';
 import { CALL_HEADER } from '../../../activities/clients/llm-protocol';
 import { runSearchLoop } from '../../../activities/tools/search-loop';
-import type {
-  Retriever,
-  SearchLoopSpec,
-  Trajectory,
-  TrajectoryCheckpoint,
-} from '../../../activities/tools/types';
+import type { Retriever, SearchLoopSpec, Trajectory } from '../../../activities/tools/types';
+import { memoryCheckpoint } from '../../support/search-fakes';
 import { SEARCH_DEMO_CALL } from '../../support/scripted-llm/search-agent';
 import { startScriptedLlm, type ScriptedLlm } from '../../support/scripted-llm/server';
 
@@ -95,14 +91,7 @@ describe('runSearchLoop over HTTP', () => {
   });
 
   test('a retried trajectory resends only the turn that had not finished', async () => {
-    const saved: Trajectory[] = [];
-    const checkpoint: TrajectoryCheckpoint = {
-      load: () => Promise.resolve(saved.at(-1)),
-      save: (t) => {
-        saved.push(t);
-        return Promise.resolve();
-      },
-    };
+    const checkpoint = memoryCheckpoint();
     let searches = 0;
     const failing: Retriever = {
       name: 'failing',
@@ -112,6 +101,7 @@ describe('runSearchLoop over HTTP', () => {
       },
     };
     await expect(runSearchLoop(spec(PLAN, { checkpoint, retriever: failing }))).rejects.toThrow('went away');
+    expect(checkpoint.saved.map((t) => t.turns.length)).toEqual([1, 2]);
     const t = await runSearchLoop(spec(PLAN, { checkpoint }));
     expect(t.stop).toBe('final');
     const stats = llm.stats();

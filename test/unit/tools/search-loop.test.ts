@@ -1,24 +1,7 @@
 import type { LlmCaller } from '../../../activities/clients/inference';
 import { runSearchLoop } from '../../../activities/tools/search-loop';
-import { fakeLlm, fakeRetriever } from '../../support/search-fakes';
-import type {
-  Retriever,
-  SearchLoopSpec,
-  Trajectory,
-  TrajectoryCheckpoint,
-} from '../../../activities/tools/types';
-
-function memoryCheckpoint(): TrajectoryCheckpoint & { saved: Trajectory[] } {
-  const saved: Trajectory[] = [];
-  return {
-    saved,
-    load: () => Promise.resolve(saved.at(-1) && structuredClone(saved.at(-1))),
-    save: (t) => {
-      saved.push(structuredClone(t));
-      return Promise.resolve();
-    },
-  };
-}
+import { fakeLlm, fakeRetriever, memoryCheckpoint } from '../../support/search-fakes';
+import type { Retriever, SearchLoopSpec, Trajectory } from '../../../activities/tools/types';
 
 const PROMPT = [
   { role: 'system' as const, content: 'You are a helpful and harmless assistant.' },
