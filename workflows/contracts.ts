@@ -93,7 +93,7 @@ export interface IterationStageInput {
   recipeStateKey?: string;
 }
 
-/** What the filter stage measured, per iteration; kept small on purpose (it is part of the child's result). */
+/** What the filter stage measured, per iteration; kept small on purpose (the filter's result carries it into the iteration's history). */
 export interface RecipeMetrics {
   documents: number;
   /** Share of Challenger/proposer trajectories whose task passed every check. */
@@ -201,8 +201,6 @@ export interface IterationResult {
   configHash?: string;
   recipeStateKey?: string;
   summary: IterationSummary;
-  /** The full metrics, as committed in the manifest (a few KB). */
-  metrics: IterationMetrics;
 }
 
 export interface IterationSummary {

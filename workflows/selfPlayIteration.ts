@@ -124,7 +124,6 @@ export async function selfPlayIteration(input: IterationInput): Promise<Iteratio
     manifestKey: committed.manifestKey,
     ...(committed.configHash ? { configHash: committed.configHash } : {}),
     ...(recipeStateKey ? { recipeStateKey } : {}),
-    metrics,
     summary: {
       validTaskRate: filtered.metrics.validTaskRate,
       meanReward: roles.length ? roles.reduce((a, b) => a + b, 0) / roles.length : 0,
