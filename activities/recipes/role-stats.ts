@@ -17,3 +17,12 @@ export function rowsByRole(rows: readonly TrainingRow[]): Record<string, number>
   for (const r of rows) out[r.role] = (out[r.role] ?? 0) + 1;
   return out;
 }
+
+/** The arithmetic mean; 0 for no values. */
+export const mean = (xs: readonly number[]): number =>
+  xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0;
+
+/** The share of rows whose advantage is exactly 0 (they carry no gradient); 0 for no rows. */
+export function zeroAdvantageFraction(rows: readonly TrainingRow[]): number {
+  return rows.length ? rows.filter((r) => r.advantage === 0).length / rows.length : 0;
+}

@@ -60,15 +60,16 @@ export async function openIndex(uri: string): Promise<{ store: ObjectStore; mani
   return { store, manifest };
 }
 
+/** The error for an object the manifest promises but the store lacks: the folder was damaged after it was built. */
+export function missingIndexObject(store: ObjectStore, key: string): never {
+  throw nonRetryable(
+    NON_RETRYABLE.invalidConfig,
+    `search index ${store.root} is damaged: ${key} is missing although ${INDEX_KEYS.manifest} exists; ` +
+      `delete the folder and build it again`,
+  );
+}
+
 /** An object the manifest promises; missing means the index folder was damaged after it was built. */
 export async function requireObject(store: ObjectStore, key: string): Promise<Buffer> {
-  const body = await store.get(key);
-  if (body === undefined) {
-    throw nonRetryable(
-      NON_RETRYABLE.invalidConfig,
-      `search index ${store.root} is damaged: ${key} is missing although ${INDEX_KEYS.manifest} exists; ` +
-        `delete the folder and build it again`,
-    );
-  }
-  return body;
+  return (await store.get(key)) ?? missingIndexObject(store, key);
 }

@@ -6,7 +6,14 @@ import type { ObjectStore } from '../clients/storage/types';
 import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
 import { bm25Ranker, type Hit } from './bm25';
 import { Embedder } from './embeddings';
-import { INDEX_KEYS, openIndex, requireObject, type IndexKind, type IndexManifest } from './manifest';
+import {
+  INDEX_KEYS,
+  missingIndexObject,
+  openIndex,
+  requireObject,
+  type IndexKind,
+  type IndexManifest,
+} from './manifest';
 import type { IndexedPassage } from './passages';
 import { cutToTokens } from './tokens';
 import { decodeVectors, topKByDot } from './vectors';
@@ -37,8 +44,9 @@ export async function loadRetriever(
       `retrieval.kind is "${expectedKind}" but ${uri} is a ${manifest.kind} index; set retrieval.kind to match or build a ${expectedKind} index`,
     );
   }
-  await requireObject(store, INDEX_KEYS.passages);
-  const passages = (await getJsonl<IndexedPassage>(store, INDEX_KEYS.passages)) ?? [];
+  const passages =
+    (await getJsonl<IndexedPassage>(store, INDEX_KEYS.passages)) ??
+    missingIndexObject(store, INDEX_KEYS.passages);
   if (passages.length !== manifest.passages) {
     throw nonRetryable(
       NON_RETRYABLE.invalidConfig,
@@ -66,8 +74,8 @@ export async function loadRetriever(
 }
 
 async function loadBm25(store: ObjectStore): Promise<Ranker> {
-  await requireObject(store, INDEX_KEYS.bm25);
-  return bm25Ranker(await getJson<unknown>(store, INDEX_KEYS.bm25));
+  const index = await getJson<unknown>(store, INDEX_KEYS.bm25);
+  return bm25Ranker(index === undefined ? missingIndexObject(store, INDEX_KEYS.bm25) : index);
 }
 
 async function loadDense(

@@ -23,3 +23,13 @@ export function formatReward(text: string, tag: string): number {
   const valid = tagContents(text, tag).filter((c) => c !== '').length;
   return valid === 1 ? 1 : valid > 1 ? 0.5 : 0;
 }
+
+/** Closed `<think>…</think>` blocks, matched case-insensitively and lazily (each up to its first closing tag). */
+const THINK_BLOCK = /<think>[\s\S]*?<\/think>/i;
+const THINK_BLOCKS = /<think>[\s\S]*?<\/think>/gi;
+
+/** Whether the text holds a closed `<think>…</think>` block. */
+export const hasThink = (text: string): boolean => THINK_BLOCK.test(text);
+
+/** The text with every closed `<think>…</think>` block replaced by a space, so reasoning is not read as output. */
+export const withoutThink = (text: string): string => text.replace(THINK_BLOCKS, ' ');

@@ -19,7 +19,7 @@ export const CALL_EXAMPLE: Readonly<Record<SearchSyntax, string>> = {
 };
 
 /** Longer queries are refused: a model that pours its whole reasoning into a call gets told so. */
-export const MAX_QUERY_CODE_POINTS = 1000;
+const MAX_QUERY_CODE_POINTS = 1000;
 
 export interface SearchCall {
   query: string;
@@ -28,7 +28,7 @@ export interface SearchCall {
   problem?: string;
 }
 
-export type TurnAction =
+type TurnAction =
   | { kind: 'search'; call: SearchCall }
   | { kind: 'final'; tag: string }
   /** The model stopped without a search or a final tag. */

@@ -5,7 +5,7 @@ import type { TrainingRow } from '../../clients/trainer-contract';
 import { computeAdvantages } from '../../scoring/advantages';
 import { formatReward } from '../../scoring/tags';
 import type { JudgeScore } from '../../scoring/judges/score';
-import { meanRewardByRole, rowsByRole } from '../role-stats';
+import { mean, meanRewardByRole, rowsByRole, zeroAdvantageFraction } from '../role-stats';
 import { answerForJudge } from './parse';
 import { currentPools, growPools } from './pools';
 import { judgeReward, meanSolveScore, proposerReward, solverReward } from './rewards';
@@ -128,7 +128,7 @@ export function filterMaeUnits(
       validTaskRate: units.length ? accepted.length / units.length : 0,
       invalidReasons,
       passRateHistogram: [],
-      zeroAdvantageFraction: rows.length ? rows.filter((r) => r.advantage === 0).length / rows.length : 0,
+      zeroAdvantageFraction: zeroAdvantageFraction(rows),
       meanRewardByRole: meanRewardByRole(rows),
       rowsByRole: rowsByRole(rows),
       extra: {
@@ -165,8 +165,6 @@ function withAdvantages(config: RunConfig, rows: readonly Row[]): TrainingRow[] 
   const [advantages = []] = computeAdvantages(config.training.estimator, [rows.map((r) => r.reward)]);
   return rows.map((r, i) => ({ ...r, advantage: advantages[i] ?? 0 }));
 }
-
-const mean = (xs: readonly number[]): number => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
 
 const fallbacks = (scores: readonly JudgeScore[]): number => scores.filter((s) => s.fallback).length;
 

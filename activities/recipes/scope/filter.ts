@@ -5,7 +5,7 @@ import type { Trajectory } from '../../tools/types';
 import type { RunConfig } from '../../../config/schema';
 import { computeAdvantages } from '../../scoring/advantages';
 import { approxTokens } from '../../scoring/tokens';
-import { meanRewardByRole, rowsByRole } from '../role-stats';
+import { mean, meanRewardByRole, rowsByRole, zeroAdvantageFraction } from '../role-stats';
 import {
   challengerReward,
   lengthPenalty,
@@ -76,8 +76,6 @@ function alignItems(shards: readonly ScopeShard[]): Item[] {
   }
   return items;
 }
-
-const mean = (xs: readonly number[]): number => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
 
 const gradeOf = (r: GradedRollout): number => rubricScore(r.grades.map((g) => g.value));
 
@@ -204,7 +202,7 @@ function metricsOf(
     validTaskRate: candidates.length ? valid / candidates.length : 0,
     invalidReasons,
     passRateHistogram: histogram,
-    zeroAdvantageFraction: rows.length ? rows.filter((r) => r.advantage === 0).length / rows.length : 0,
+    zeroAdvantageFraction: zeroAdvantageFraction(rows),
     meanRewardByRole: meanRewardByRole(rows),
     rowsByRole: rowsByRole(rows),
     extra: {

@@ -37,7 +37,7 @@ export function gateScope(config: RunConfig, plan: ScopeUnit[], proposals: Scope
 }
 
 /** The first check a candidate fails, in the order the stages apply them; `valid` when none. */
-export function candidateStatus(c: Candidate): CandidateStatus {
+function candidateStatus(c: Candidate): CandidateStatus {
   if (c.format.score === 0) return 'no_format';
   if (c.task === undefined) return 'no_task';
   if (!c.gates || c.gates.identifiability.value === 0) return 'gate_identifiability';

@@ -3,18 +3,11 @@
  * checked value or nothing, and never throws. `<think>` blocks are removed before looking for a result tag,
  * so reasoning that drafts or quotes a tag is not taken for the result.
  */
-import { tagContents } from '../../scoring/tags';
-
-const THINK_BLOCK = /<think>[\s\S]*?<\/think>/gi;
-
-/** Whether a turn holds a closed `<think>…</think>` (the think part of r_fmt and F). */
-export const hasThink = (turn: string): boolean => /<think>[\s\S]*?<\/think>/i.test(turn);
-
-const visible = (text: string): string => text.replace(THINK_BLOCK, ' ');
+import { tagContents, withoutThink } from '../../scoring/tags';
 
 /** The last non-empty content of `tag` outside `<think>`. */
 function lastContent(text: string, tag: string): string | undefined {
-  return tagContents(visible(text), tag)
+  return tagContents(withoutThink(text), tag)
     .filter((c) => c !== '')
     .at(-1);
 }
@@ -46,7 +39,7 @@ const RUBRIC = /<rubric\b[^>]*>([\s\S]*?)<\/rubric>/gi;
  * attribute is read by nobody: the weights are uniform (Eq. 1).
  */
 export function parseRubrics(text: string, limits: { min: number; max: number }): string[] {
-  const block = [...visible(text).matchAll(RUBRICS_BLOCK)].at(-1)?.[1];
+  const block = [...withoutThink(text).matchAll(RUBRICS_BLOCK)].at(-1)?.[1];
   if (block === undefined) return [];
   const items = [...block.matchAll(RUBRIC)]
     .map((m) => (m[1] ?? '').replace(/\s+/g, ' ').trim())

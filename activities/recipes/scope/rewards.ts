@@ -1,5 +1,6 @@
 import type { TrajectoryTurn } from '../../tools/types';
-import { hasThink } from './parse';
+import { hasThink } from '../../scoring/tags';
+import { mean } from '../role-stats';
 
 /**
  * SCOPE's rewards (scope.md §2), as pure functions of what the stages recorded. The weights are the paper's
@@ -14,7 +15,6 @@ const SEARCH_BONUS_SATURATION = 3;
 /** τ of f_diff (Eq. 5). */
 const TARGET_SCORE = 0.5;
 
-const mean = (xs: readonly number[]): number => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
 const clamp01 = (x: number): number => Math.min(1, Math.max(0, x));
 const thinkShare = (turns: readonly TrajectoryTurn[]): number =>
   mean(turns.map((t) => (hasThink(t.text) ? 1 : 0)));

@@ -4,7 +4,7 @@ import type { TrainingRow } from '../../clients/trainer-contract';
 import type { RunConfig } from '../../../config/schema';
 import { zScores } from '../../scoring/advantages';
 import { seededRng } from '../../lib/rng';
-import { meanRewardByRole, rowsByRole } from '../role-stats';
+import { mean, meanRewardByRole, rowsByRole, zeroAdvantageFraction } from '../role-stats';
 import { composeBatch, type Composition, type ScoredItem } from './compose';
 import { entersHistory, historyKey, pushHistory, readState } from './memory';
 import { exampleText } from './prompts';
@@ -239,11 +239,9 @@ function metricsOf(
     validTaskRate: items.length ? valid.length / items.length : 0,
     invalidReasons,
     passRateHistogram: histogram,
-    zeroAdvantageFraction: rows.length ? rows.filter((r) => r.advantage === 0).length / rows.length : 0,
+    zeroAdvantageFraction: zeroAdvantageFraction(rows),
     meanRewardByRole: meanRewardByRole(rows),
     rowsByRole: rowsByRole(rows),
     extra,
   };
 }
-
-const mean = (xs: readonly number[]): number => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);

@@ -1,7 +1,7 @@
 import { alignUnits, type UnitRecords } from '../align';
 import type { FilterContext, FilterOutput, ShardRecords } from '../types';
 import type { TrainingRow } from '../../clients/trainer-contract';
-import { meanRewardByRole, rowsByRole } from '../role-stats';
+import { mean, meanRewardByRole, rowsByRole, zeroAdvantageFraction } from '../role-stats';
 import { nextState, readState } from './pool';
 import { proposerAdvantage, proposerReward, solverAdvantages, successRate } from './rewards';
 import {
@@ -21,7 +21,7 @@ type SspShard = ShardRecords<SspProposal, SspGated, SspSolved, SspJudged, SspUni
 type Item = UnitRecords<SspProposal, SspGated, SspSolved, SspJudged, SspUnit>;
 
 /** Why a slot is invalid, or undefined for a valid question: the rule's reason, or the verification's. */
-export function invalidReason({ gate, solve }: Pick<Item, 'gate' | 'solve'>): string | undefined {
+function invalidReason({ gate, solve }: Pick<Item, 'gate' | 'solve'>): string | undefined {
   if (!gate.rule.passed) return `rule:${gate.rule.reason}`;
   const v = solve.verification;
   if (v && !v.passed) return `rag:${v.failure ?? 'wrong_answer'}`;
@@ -45,14 +45,15 @@ export function filterSsp(ctx: FilterContext<SspState>, shards: SspShard[]): Fil
   const proposerRows: TrainingRow[] = [];
   const solverRows: TrainingRow[] = [];
   const added: PoolProblem[] = [];
-  for (const item of items) {
+  const reasons = items.map((item) => invalidReason(item));
+  for (const [k, item] of items.entries()) {
     const { plan, propose, solve, judge } = item;
     const rewards = judge.answers.map((a) => a.reward);
     if (solve.problem && rewards.length !== config.groupSize)
       throw new Error(
         `item ${plan.docIndex}: ${rewards.length} judged answers, expected ${config.groupSize}`,
       );
-    const valid = invalidReason(item) === undefined && solve.source === 'own';
+    const valid = reasons[k] === undefined && solve.source === 'own';
     const reward = proposerReward(valid, rewards);
     proposerRows.push({
       messages: propose.messages,
@@ -81,34 +82,37 @@ export function filterSsp(ctx: FilterContext<SspState>, shards: SspShard[]): Fil
   }
   const rows = [...proposerRows, ...solverRows];
   const state = nextState(readState(ctx.state), iteration, added, p.replay);
-  return { rows, state, metrics: metricsOf(items, rows, state, config.groupSize) };
+  return { rows, state, metrics: metricsOf(items, reasons, rows, state, config.groupSize) };
 }
 
 function metricsOf(
   items: readonly Item[],
+  /** `invalidReason` of each item, in the same order. */
+  reasons: readonly (string | undefined)[],
   rows: readonly TrainingRow[],
   state: SspState,
   g: number,
 ): FilterOutput['metrics'] {
   const invalidReasons: Record<string, number> = {};
   const histogram = new Array<number>(g + 1).fill(0);
-  for (const item of items) {
-    const reason = invalidReason(item);
+  let valid = 0;
+  for (const [i, item] of items.entries()) {
+    const reason = reasons[i];
     if (reason !== undefined) invalidReasons[reason] = (invalidReasons[reason] ?? 0) + 1;
     else if (item.solve.source === 'own') {
+      valid++;
       const k = item.judge.answers.filter((a) => a.reward > 0).length;
       histogram[k] = (histogram[k] ?? 0) + 1;
     }
   }
   const count = (pred: (i: Item) => boolean): number => items.filter(pred).length;
-  const valid = count((i) => invalidReason(i) === undefined && i.solve.source === 'own');
   const solverTrajectories = items.flatMap((i) => i.solve.trajectories);
   return {
     documents: items.length,
     validTaskRate: items.length ? valid / items.length : 0,
     invalidReasons,
     passRateHistogram: histogram,
-    zeroAdvantageFraction: rows.length ? rows.filter((r) => r.advantage === 0).length / rows.length : 0,
+    zeroAdvantageFraction: zeroAdvantageFraction(rows),
     meanRewardByRole: meanRewardByRole(rows),
     rowsByRole: rowsByRole(rows),
     extra: {
@@ -125,5 +129,3 @@ function metricsOf(
     },
   };
 }
-
-const mean = (xs: readonly number[]): number => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);

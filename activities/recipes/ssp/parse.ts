@@ -1,5 +1,5 @@
 import { squadNormalize } from '../../scoring/cover-exact-match';
-import { tagContents } from '../../scoring/tags';
+import { tagContents, withoutThink } from '../../scoring/tags';
 import type { StoredTrajectory, Verdict } from './records';
 
 /**
@@ -67,7 +67,7 @@ export function exactMatch(prediction: string, reference: string): boolean {
  * `unparseable`, which every caller treats as not correct. A `<think>` block is not part of the verdict.
  */
 export function parseVerdict(text: string): Verdict {
-  const visible = text.replace(/<think>[\s\S]*?<\/think>/gi, ' ');
+  const visible = withoutThink(text);
   const words = [...visible.matchAll(/\b(?:(not|isn't|is\s+not)\s+)?(incorrect|correct|wrong)\b/gi)].map(
     (m) => (m[1] === undefined && m[2]?.toLowerCase() === 'correct' ? 'correct' : 'wrong'),
   );

@@ -51,7 +51,7 @@ export async function searchRollout(
  * the rule filter, and the contents of the `<information>` blocks that answered searches with results (not
  * error notices) for RAG verification.
  */
-export function storedTrajectory(t: Trajectory): StoredTrajectory {
+function storedTrajectory(t: Trajectory): StoredTrajectory {
   return {
     completion: t.completion,
     lossMaskSpans: t.lossMaskSpans,

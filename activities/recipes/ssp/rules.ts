@@ -1,4 +1,4 @@
-import { squadNormalize } from '../../scoring/cover-exact-match';
+import { coverExactMatch } from '../../scoring/cover-exact-match';
 import type { SspParams } from '../../../config/presets/ssp';
 import type { RuleFailure } from './records';
 
@@ -18,14 +18,10 @@ export interface RuleInput {
 }
 
 /**
- * The answer is "inside" a text when its normalised form (SQuAD's: lower case, no punctuation or articles)
- * is a substring of the text's. The code compares lower-cased raw strings; normalising both also catches
- * "Paris," or "THE Beatles", and, as a substring test, it stays as strict as the code's.
+ * The answer is "inside" a text when `coverExactMatch(text, answer)`: its normalised form (SQuAD's: lower
+ * case, no punctuation or articles) is a substring of the text's. The code compares lower-cased raw strings;
+ * normalising both also catches "Paris," or "THE Beatles", and, as a substring test, it stays as strict as the code's.
  */
-export function containsAnswer(text: string, answer: string): boolean {
-  const gold = squadNormalize(answer);
-  return gold !== '' && squadNormalize(text).includes(gold);
-}
 
 /** Queries are the same when equal after lower-casing and collapsing whitespace. */
 const queryKey = (q: string): string => q.toLowerCase().split(/\s+/).filter(Boolean).join(' ');
@@ -37,12 +33,12 @@ export function ruleFilter(input: RuleInput, rules: SspParams['rules']): RuleFai
   if (chars < rules.minChars) return 'too_short';
   if (chars > rules.maxChars) return 'too_long';
   if (q.split(/\s+/).length < rules.minWords) return 'too_few_words';
-  if (containsAnswer(q, input.answer)) return 'answer_in_question';
+  if (coverExactMatch(q, input.answer)) return 'answer_in_question';
   if (input.informationBlocks < 1) return 'no_information';
   if (input.searches.length < rules.minSearches) return 'too_few_searches';
   if (new Set(input.searches.map(queryKey)).size < input.searches.length) return 'repeated_query';
   if (rules.requireSearchTurns && input.searches.length < input.searchTurns) return 'fewer_searches_than_n';
-  if (rules.banAnswerInQueries && input.searches.some((s) => containsAnswer(s, input.answer)))
+  if (rules.banAnswerInQueries && input.searches.some((s) => coverExactMatch(s, input.answer)))
     return 'answer_in_query';
   return undefined;
 }

@@ -1,5 +1,5 @@
 import type { ChatRequest, LlmCaller } from '../../clients/inference';
-import { tagContents } from '../tags';
+import { tagContents, withoutThink } from '../tags';
 import type { ScoreFallback } from './score';
 
 /**
@@ -18,7 +18,7 @@ export interface BinaryScore {
 const VERDICT = /^([01])(?:\.0*)?$/;
 
 export function parseBinaryScore(text: string): BinaryScore {
-  const outside = text.replace(/<think>[\s\S]*?<\/think>/gi, ' ');
+  const outside = withoutThink(text);
   const contents = tagContents(outside, 'score');
   if (contents.length === 0) return { value: 0, fallback: 'no_score_tag' };
   const verdicts = contents.flatMap((c) => VERDICT.exec(c)?.[1] ?? []);

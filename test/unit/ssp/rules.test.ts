@@ -1,4 +1,5 @@
-import { containsAnswer, ruleFilter, type RuleInput } from '../../../activities/recipes/ssp/rules';
+import { ruleFilter, type RuleInput } from '../../../activities/recipes/ssp/rules';
+import { coverExactMatch } from '../../../activities/scoring/cover-exact-match';
 import { SSP_DEFAULTS } from '../../../config/presets/ssp';
 
 const RULES = SSP_DEFAULTS.rules;
@@ -52,9 +53,9 @@ describe('SSP rule filter (ssp.md §1.4)', () => {
     expect(ruleFilter({ ...base, searchTurns: 2 }, { ...RULES, requireSearchTurns: true })).toBeUndefined();
   });
 
-  test('containsAnswer: normalised substring; an answer that normalises to nothing is never contained', () => {
-    expect(containsAnswer('The Beatles were a band', 'the beatles')).toBe(true);
-    expect(containsAnswer('Founded in 1,621', '1621')).toBe(true);
-    expect(containsAnswer('anything', 'the')).toBe(false);
+  test('coverExactMatch: normalised substring; an answer that normalises to nothing is never contained', () => {
+    expect(coverExactMatch('The Beatles were a band', 'the beatles')).toBe(true);
+    expect(coverExactMatch('Founded in 1,621', '1621')).toBe(true);
+    expect(coverExactMatch('anything', 'the')).toBe(false);
   });
 });
