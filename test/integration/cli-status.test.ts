@@ -28,9 +28,11 @@ describe('selfplay status and list', () => {
   /**
    * `status RUN --watch` on a real terminal (a pty from util-linux `script`): it redraws in place until Ctrl-C,
    * typed into the terminal so the line discipline turns it into SIGINT. Resolves with what the terminal got.
+   * `exec`: `script` runs the command through `$SHELL -c`, and a shell that stays as the parent (dash does) is
+   * in the same foreground group, so it would die of the SIGINT and report 130 whatever the CLI did.
    */
   const watchInTerminal = async (runId: string): Promise<{ screen: string; code: number | null }> => {
-    const command = `'${process.execPath}' '${CLI}' status '${runId}' --watch`;
+    const command = `exec '${process.execPath}' '${CLI}' status '${runId}' --watch`;
     const child = spawn('script', ['-qfec', command, '/dev/null'], { stdio: ['pipe', 'pipe', 'inherit'] });
     let screen = '';
     child.stdout.on('data', (chunk: Buffer) => (screen += chunk.toString('utf8')));
