@@ -6,12 +6,11 @@ import {
 import type { ObjectStore } from '../activities/clients/storage';
 import { getJson } from '../activities/clients/storage/codec';
 import { latestKey } from '../activities/clients/storage/keys';
-import { currentLineageHead, readLineages } from '../activities/stages/lineage';
-import { readManifest } from '../activities/stages/manifest';
+import { keptManifest, lineagesOf } from '../activities/stages/lineage';
 import { resolveRunConfig } from '../config/schema';
 import { selfPlayRun } from '../workflows';
 import type { Manifest } from '../workflows/contracts';
-import { forkIdProblem, lineageHolding, lineagePath, type Lineage } from '../workflows/lineage';
+import { forkIdProblem, lineagePath } from '../workflows/lineage';
 import { rollbackUpdate, type RunProgress } from '../workflows/messages';
 import { applySet } from './args';
 import { refusalAsError } from './controls';
@@ -20,27 +19,6 @@ import { refusalAsError } from './controls';
  * The CLI's view of a run's lineages (workflows/lineage.ts): which storage id holds a kept iteration, the kept
  * manifests, and the two controls that make lineages: rollback (the run's Update) and fork (a new run).
  */
-
-/** The run's lineages as stored; a run that never rolled back has one, its own id. */
-export const lineagesOf = async (store: ObjectStore, runId: string): Promise<Lineage[]> =>
-  (await readLineages(store, runId)) ?? [{ id: runId }];
-
-/** The storage id and manifest of the run's kept iteration `at` (the latest kept one by default). */
-export async function keptManifest(
-  store: ObjectStore,
-  runId: string,
-  at?: number,
-): Promise<{ lineage: string; manifest: Manifest }> {
-  const lineages = await lineagesOf(store, runId);
-  // The head is the current lineage's last commit; a run with nothing committed has none.
-  const iteration = at ?? (await currentLineageHead(store, lineages).catch(() => undefined))?.iteration;
-  if (iteration === undefined) throw new Error(`run "${runId}" has no committed iteration in ${store.root}`);
-  const lineage = lineageHolding(lineages, iteration);
-  const manifest = lineage && (await readManifest(store, lineage, iteration));
-  if (!lineage || !manifest)
-    throw new Error(`run "${runId}" has no committed iteration ${iteration} in ${store.root}`);
-  return { lineage, manifest };
-}
 
 /** The run's kept manifests in order, along its lineage path (every commit when it never rolled back). */
 export async function keptManifests(

@@ -1,6 +1,6 @@
 import { openStore, type ObjectStore } from '../activities/clients/storage';
 import { getJson } from '../activities/clients/storage/codec';
-import { keptManifest } from './lineage';
+import { keptManifest } from '../activities/stages/lineage';
 
 /** One part of a recipe's state (a pool, a memory) as an operator sees it: how big, and a few entries. */
 export interface StatePart {

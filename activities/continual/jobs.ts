@@ -9,12 +9,11 @@ import type {
   RecordRunInput,
 } from '../../workflows/continual-contracts';
 import type { ActivityDeps } from '../stages/deps';
-import type { LatestPointer } from '../stages/commit';
 import type { ObjectStore } from '../clients/storage';
 import { getJson, getJsonl, putJson } from '../clients/storage/codec';
-import { iterationPrefix, latestKey } from '../clients/storage/keys';
+import { iterationPrefix } from '../clients/storage/keys';
 import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
-import { mustReadManifest } from '../stages/manifest';
+import { keptManifest } from '../stages/lineage';
 import { jobDocsKey, jobExcludeKey, jobRecordKey, lineageLatestKey, promotedKey, usedDocsKey } from './keys';
 import { documentIdsOfUnit } from './used-documents';
 
@@ -53,23 +52,24 @@ export function lineageJobActivities(deps: ActivityDeps) {
      */
     async recordLineageRun(input: RecordRunInput): Promise<RecordedRun> {
       const { lineage, jobId, runId, fromIteration } = input;
-      const last = await getJson<LatestPointer>(store, latestKey(runId));
-      if (!last || last.iteration < fromIteration) {
+      // Along the iterations the run kept: an operator may have rolled the job's run back.
+      const last = await keptManifest(store, runId).catch(() => undefined);
+      if (!last || last.manifest.iteration < fromIteration) {
         throw nonRetryable(
           NON_RETRYABLE.invalidInput,
           `run "${runId}" committed no iteration from ${fromIteration} on in ${store.root}`,
         );
       }
       const documents = new Set<string>();
-      for (let n = fromIteration; n <= last.iteration; n++) {
-        await mustReadManifest(store, runId, n); // an iteration without a manifest did not happen
-        for (const key of await store.list(`${iterationPrefix(runId, n)}/plan/`)) {
+      for (let n = fromIteration; n <= last.manifest.iteration; n++) {
+        const kept = await keptManifest(store, runId, n); // an iteration without a manifest did not happen
+        for (const key of await store.list(`${iterationPrefix(kept.lineage, n)}/plan/`)) {
           for (const unit of (await getJsonl<unknown>(store, key)) ?? []) {
             for (const id of documentIdsOfUnit(unit)) documents.add(id);
           }
         }
       }
-      const candidate = checkpointOf(await mustReadManifest(store, runId, last.iteration));
+      const candidate = checkpointOf(last.manifest);
       const used = new Set([...((await getJson<string[]>(store, usedDocsKey(lineage))) ?? []), ...documents]);
       await putJson(store, jobDocsKey(lineage, jobId), [...documents].sort());
       await putJson(store, usedDocsKey(lineage), [...used].sort());
@@ -90,15 +90,10 @@ async function originCheckpoint(
   store: ObjectStore,
   origin: { runId: string; iteration?: number },
 ): Promise<CheckpointRef> {
-  const iteration =
-    origin.iteration ?? (await getJson<LatestPointer>(store, latestKey(origin.runId)))?.iteration;
-  if (iteration === undefined) {
-    throw nonRetryable(
-      NON_RETRYABLE.invalidConfig,
-      `config.resumeFrom: run "${origin.runId}" has no committed iteration in ${store.root}`,
-    );
-  }
-  return checkpointOf(await mustReadManifest(store, origin.runId, iteration));
+  const { manifest } = await keptManifest(store, origin.runId, origin.iteration).catch((err: unknown) => {
+    throw nonRetryable(NON_RETRYABLE.invalidConfig, `config.resumeFrom: ${(err as Error).message}`);
+  });
+  return checkpointOf(manifest);
 }
 
 function checkpointOf(from: CheckpointRef | Manifest): CheckpointRef {

@@ -11,7 +11,7 @@ import type { ActivityDeps } from './deps';
 import { getJson, putJson } from '../clients/storage/codec';
 import { latestKey, manifestKey, metricsKey } from '../clients/storage/keys';
 import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
-import { currentLineageStart, readLineages } from './lineage';
+import { currentLineageStart, keptManifest, readLineages } from './lineage';
 import { basePolicies, mustReadManifest, readManifest, startAfter as startAfterManifest } from './manifest';
 import type { ObjectStore } from '../clients/storage/types';
 
@@ -114,15 +114,13 @@ export function commitActivities(deps: ActivityDeps) {
         `runId: run "${runId}" already has commits up to iteration ${ownLatest.iteration}; choose a new runId to resume "${from.runId}"`,
       );
     }
-    const iteration =
-      from.iteration ?? (await getJson<LatestPointer>(store, latestKey(from.runId)))?.iteration;
-    if (iteration === undefined) {
-      throw nonRetryable(
-        NON_RETRYABLE.invalidConfig,
-        `resumeFrom: run "${from.runId}" has no committed iteration in ${store.root}`,
-      );
-    }
-    return startAfter(config, await mustRead(store, from.runId, iteration), from.runId);
+    // Read along the iterations the run kept: a run that rolled back holds them in its lineages.
+    const { lineage, manifest } = await keptManifest(store, from.runId, from.iteration).catch(
+      (err: unknown) => {
+        throw nonRetryable(NON_RETRYABLE.invalidConfig, `resumeFrom: ${(err as Error).message}`);
+      },
+    );
+    return startAfter(config, manifest, lineage);
   }
 }
 

@@ -1,7 +1,8 @@
-import type { RunStart } from '../../workflows/contracts';
+import type { Manifest, RunStart } from '../../workflows/contracts';
 import type { RunConfig } from '../../config/schema';
 import {
   currentLineage,
+  lineageHolding,
   type Lineage,
   type LineageOrigin,
   type LineageRecord,
@@ -9,7 +10,7 @@ import {
 import type { ObjectStore } from '../clients/storage/types';
 import type { ActivityDeps } from './deps';
 import { getJson, putJson } from '../clients/storage/codec';
-import { mustReadManifest, startAfter } from './manifest';
+import { mustReadManifest, readManifest, startAfter } from './manifest';
 import { latestKey, lineageKey } from '../clients/storage/keys';
 import type { LatestPointer } from './commit';
 
@@ -63,16 +64,17 @@ export async function readLineages(store: ObjectStore, runId: string): Promise<L
   return (await getJson<LineageRecord>(store, lineageKey(runId)))?.lineages;
 }
 
-/** The newest commit of the current lineage (else the commit it started from): where a restart goes on. */
-export async function currentLineageHead(
+/**
+ * The newest commit of the current lineage (else the commit it started from): where a restart goes on.
+ * Undefined for a run that has committed nothing and started from nothing.
+ */
+async function currentLineageHead(
   store: ObjectStore,
   lineages: Lineage[],
-): Promise<{ lineage: string; iteration: number }> {
+): Promise<LineageOrigin | undefined> {
   const current = currentLineage(lineages);
   const latest = await getJson<LatestPointer>(store, latestKey(current.id));
-  if (latest) return { lineage: current.id, iteration: latest.iteration };
-  if (!current.from) throw new Error(`lineage ${current.id} has neither a commit nor an origin`);
-  return current.from;
+  return latest ? { lineage: current.id, iteration: latest.iteration } : current.from;
 }
 
 /** Where a rolled-back run goes on after a restart: its current lineage's last commit, else where it began. */
@@ -82,8 +84,33 @@ export async function currentLineageStart(
   config: RunConfig,
 ): Promise<RunStart> {
   const head = await currentLineageHead(store, lineages);
+  if (!head) throw new Error(`lineage ${currentLineage(lineages).id} has neither a commit nor an origin`);
   return startAfter(
     config,
     await mustReadManifest(store, head.lineage, head.iteration, undefined, head.lineage),
   );
+}
+
+/** The run's lineages as stored; a run that never rolled back has one, its own id. */
+export const lineagesOf = async (store: ObjectStore, runId: string): Promise<Lineage[]> =>
+  (await readLineages(store, runId)) ?? [{ id: runId }];
+
+/**
+ * The storage id and manifest of the run's kept iteration `at` (the latest kept one by default): what every
+ * reader of another run's commits uses (resumeFrom, fork, continual jobs, state), so a run that rolled back
+ * is read along the iterations it kept, never from a lineage it abandoned.
+ */
+export async function keptManifest(
+  store: ObjectStore,
+  runId: string,
+  at?: number,
+): Promise<{ lineage: string; manifest: Manifest }> {
+  const lineages = await lineagesOf(store, runId);
+  const iteration = at ?? (await currentLineageHead(store, lineages))?.iteration;
+  if (iteration === undefined) throw new Error(`run "${runId}" has no committed iteration in ${store.root}`);
+  const lineage = lineageHolding(lineages, iteration);
+  const manifest = lineage && (await readManifest(store, lineage, iteration));
+  if (!lineage || !manifest)
+    throw new Error(`run "${runId}" has no committed iteration ${iteration} in ${store.root}`);
+  return { lineage, manifest };
 }

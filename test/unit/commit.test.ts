@@ -2,14 +2,15 @@ import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { LocalStore } from '../../activities/clients/storage';
-import { getJson } from '../../activities/clients/storage/codec';
-import { latestKey, manifestKey } from '../../activities/clients/storage/keys';
+import { getJson, putJson } from '../../activities/clients/storage/codec';
+import { latestKey, lineageKey, manifestKey } from '../../activities/clients/storage/keys';
 import { commitActivities, configHash } from '../../activities/stages/commit';
 import { InferencePool } from '../../activities/clients/inference';
 import { RECIPES } from '../../activities/recipes';
 import { loadWorkerEnv } from '../../config/env';
 import { resolveRunConfig, type RunConfig } from '../../config/schema';
 import type { CommitInput, IterationMetrics } from '../../workflows/contracts';
+import type { LineageRecord } from '../../workflows/lineage';
 
 const config = (extra: Record<string, unknown> = {}): RunConfig => {
   const r = resolveRunConfig({ recipe: 'spice', ...extra });
@@ -98,5 +99,40 @@ describe('commit and run start', () => {
     );
     expect((await refusal('src', { runId: 'src', iteration: 1 })).message).toContain('start a new runId');
     expect((await refusal('a', 'src')).message).toContain('already has commits');
+  });
+
+  test('resumeFrom a run that rolled back reads the iterations it kept, never the abandoned ones', async () => {
+    // rb committed 1..3 (versions 1..3), rolled back to 1 and went on in rb.r1 with iteration 2 at version 7.
+    for (const n of [1, 2, 3]) await commit('rb', n);
+    await putJson(store, lineageKey('rb'), {
+      v: 1,
+      runId: 'rb',
+      lineages: [{ id: 'rb' }, { id: 'rb.r1', from: { lineage: 'rb', iteration: 1 } }],
+    } satisfies LineageRecord);
+    await commit('rb.r1', 2, 7);
+    // Each start is a new run that has committed nothing of its own.
+    let runs = 0;
+    const start = (resumeFrom: unknown) =>
+      acts.loadRunStart({ runId: `from-rb-${++runs}`, config: config({ resumeFrom }) });
+
+    await expect(start('rb')).resolves.toMatchObject({
+      nextIteration: 3,
+      policies: { policy: { version: 7 } },
+      resumedFrom: { runId: 'rb.r1', iteration: 2 },
+    });
+    await expect(start({ runId: 'rb', iteration: 2 })).resolves.toMatchObject({
+      policies: { policy: { version: 7 } },
+      resumedFrom: { runId: 'rb.r1', iteration: 2 },
+    });
+    await expect(start({ runId: 'rb', iteration: 1 })).resolves.toMatchObject({
+      nextIteration: 2,
+      policies: { policy: { version: 1 } },
+      resumedFrom: { runId: 'rb', iteration: 1 },
+    });
+    // rb's iteration 3 was abandoned: not on the kept path although its manifest still exists.
+    await expect(start({ runId: 'rb', iteration: 3 })).rejects.toMatchObject({
+      type: 'InvalidConfig',
+      message: expect.stringContaining('no committed iteration 3'),
+    });
   });
 });
