@@ -29,7 +29,7 @@ const metrics = { recipe: {}, train: {}, stages: {}, reusedUnits: 0 } as unknown
 describe('continual jobs on a run that rolled back', () => {
   const store = new LocalStore(mkdtempSync(path.join(os.tmpdir(), 'lineage-jobs-')));
   const deps = { store, env: loadWorkerEnv({}), inference: new InferencePool(), recipes: RECIPES };
-  const { commit } = commitActivities(deps);
+  const commits = commitActivities(deps);
   const jobs = lineageJobActivities(deps);
 
   /** Iteration `n` of storage id `runId`, planned from `docs`, committed at policy version `version`. */
@@ -39,7 +39,7 @@ describe('continual jobs on a run that rolled back', () => {
       shardKey(runId, n, 'plan', 0),
       docs.map((docId) => ({ docId })),
     );
-    await commit({
+    await commits.commit({
       runId,
       iteration: n,
       config: config(),
@@ -82,9 +82,6 @@ describe('continual jobs on a run that rolled back', () => {
     expect(prepared.start).toMatchObject({ runId: 'job-1.r1', iteration: 2, policyVersion: 5 });
     await expect(
       jobs.prepareLineageJob({ lineage: 'fresh-2', jobId: 'j1', origin: { runId: 'job-1', iteration: 3 } }),
-    ).rejects.toMatchObject({
-      type: 'InvalidConfig',
-      message: expect.stringContaining('no committed iteration 3'),
-    });
+    ).rejects.toMatchObject({ type: 'InvalidConfig', message: /no committed iteration 3/ });
   });
 });
