@@ -80,8 +80,10 @@ describe('continual jobs on a run that rolled back', () => {
       origin: { runId: 'job-1' },
     });
     expect(prepared.start).toMatchObject({ runId: 'job-1.r1', iteration: 2, policyVersion: 5 });
-    await expect(
-      jobs.prepareLineageJob({ lineage: 'fresh-2', jobId: 'j1', origin: { runId: 'job-1', iteration: 3 } }),
-    ).rejects.toMatchObject({ type: 'InvalidConfig', message: /no committed iteration 3/ });
+    const abandoned = await jobs
+      .prepareLineageJob({ lineage: 'fresh-2', jobId: 'j1', origin: { runId: 'job-1', iteration: 3 } })
+      .catch((e: Error & { type: string }) => e);
+    expect(abandoned).toMatchObject({ type: 'InvalidConfig' });
+    expect((abandoned as Error).message).toContain('run "job-1" has no committed iteration 3');
   });
 });
