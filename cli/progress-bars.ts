@@ -1,6 +1,6 @@
 import { versionsText, type StageName } from '../workflows/contracts';
 import type { IterationProgress, RunProgress, StageCount } from '../workflows/messages';
-import type { StatusSnapshot } from './status';
+import type { StatusSnapshot, UnansweredQuery } from './status';
 import { renderTable } from './table';
 
 /** The stages that run once per shard: shown as bars out of the plan's shard count. */
@@ -31,7 +31,9 @@ export function bar(finished: number, running: number, total: number, width: num
 export function renderStatus(snapshot: StatusSnapshot, width: number): string {
   const lines = snapshot.progress
     ? runningLines(snapshot.progress, snapshot.iteration, width)
-    : closedLines(snapshot);
+    : snapshot.unanswered
+      ? unansweredLines(snapshot.runId, snapshot.unanswered)
+      : closedLines(snapshot);
   const recent =
     snapshot.progress?.recent ??
     snapshot.outcome?.recent.map((r) => ({ iteration: r.iteration, ...r.summary }));
@@ -84,6 +86,19 @@ function stageLines(it: IterationProgress, width: number): string[] {
     const note = running > 0 ? `${running} running` : it.paused && count.finished < total ? 'paused' : '';
     return `${name}${bar(count.finished, running, total, barWidth)} ${counts}  ${note}`.trimEnd();
   });
+}
+
+/** A running run whose query nobody answered: what visibility last recorded, and where the worker is missing. */
+function unansweredLines(runId: string, u: UnansweredQuery): string[] {
+  const last = [
+    u.iteration !== undefined ? `last committed ${u.iteration}` : undefined,
+    u.state !== undefined ? `state ${u.state}` : undefined,
+  ].filter(Boolean);
+  return [
+    `run ${runId}${u.recipe ? ` (${u.recipe})` : ''}: running${last.length ? ` (last recorded: ${last.join(', ')})` : ''}`,
+    `no worker answered its progress query in ${u.waitedMs / 1000} s: task queue ${u.taskQueue} has no live worker;`,
+    `start one with: npx tsx workers/main.ts orchestrator (same TEMPORAL_ADDRESS, namespace and queue prefix)`,
+  ];
 }
 
 function closedLines(snapshot: StatusSnapshot): string[] {

@@ -1,4 +1,10 @@
-import { WorkflowFailedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import {
+  isGrpcDeadlineError,
+  WorkflowFailedError,
+  WorkflowNotFoundError,
+  type Client,
+} from '@temporalio/client';
+import { ITERATION, RECIPE, RUN_STATE } from '../workflows/search-attributes';
 import {
   iterationChildId,
   iterationProgressQuery,
@@ -22,13 +28,33 @@ export interface StatusSnapshot {
   outcome?: RunOutcome;
   /** Why a closed run did not complete. */
   failure?: string;
+  /** A running run whose `progress` query no worker answered in time: what visibility last recorded. */
+  unanswered?: UnansweredQuery;
 }
+
+/** A running run nobody answers for: its orchestrator task queue has no live worker (or one that is stuck). */
+export interface UnansweredQuery {
+  taskQueue: string;
+  waitedMs: number;
+  recipe?: string;
+  iteration?: number;
+  state?: string;
+}
+
+/** How long `status` waits for the run's query: a worker answers in milliseconds, a missing one never. */
+export const QUERY_DEADLINE_MS = 10_000;
 
 /**
  * A snapshot of a run: its `progress` query, then the running child's `iterationProgress`. A closed run is
  * not queried (that would need a worker to replay it); its result or failure is read from history instead.
+ * A query waits for a worker of the run's task queue, so with none it would wait forever: after `queryMs`
+ * the snapshot says so, with what the run last recorded in its search attributes.
  */
-export async function runStatus(client: Client, runId: string): Promise<StatusSnapshot> {
+export async function runStatus(
+  client: Client,
+  runId: string,
+  queryMs = QUERY_DEADLINE_MS,
+): Promise<StatusSnapshot> {
   const handle = client.workflow.getHandle<typeof selfPlayRun>(runId);
   const description = await handle.describe().catch((err: unknown) => {
     if (err instanceof WorkflowNotFoundError)
@@ -46,13 +72,30 @@ export async function runStatus(client: Client, runId: string): Promise<StatusSn
       return { runId, status, failure: cause };
     }
   }
-  const progress = await handle.query(progressQuery);
+  const withinDeadline = <T>(query: () => Promise<T>): Promise<T> =>
+    client.withDeadline(Date.now() + queryMs, query);
+  let progress: RunProgress;
+  try {
+    progress = await withinDeadline(() => handle.query(progressQuery));
+  } catch (err) {
+    if (!isGrpcDeadlineError(err)) throw err;
+    const attributes = description.typedSearchAttributes;
+    const unanswered: UnansweredQuery = {
+      taskQueue: description.taskQueue,
+      waitedMs: queryMs,
+      recipe: attributes.get(RECIPE),
+      iteration: attributes.get(ITERATION),
+      state: attributes.get(RUN_STATE),
+    };
+    return { runId, status, unanswered };
+  }
   if (!progress.iterationInFlight) return { runId, status, progress };
   // The child may finish between the two queries: then there is no iteration to show.
-  const iteration = await client.workflow
-    .getHandle(iterationChildId(progress.lineage, progress.iteration))
-    .query(iterationProgressQuery)
-    .catch(() => undefined);
+  const iteration = await withinDeadline(() =>
+    client.workflow
+      .getHandle(iterationChildId(progress.lineage, progress.iteration))
+      .query(iterationProgressQuery),
+  ).catch(() => undefined);
   return { runId, status, progress, ...(iteration ? { iteration } : {}) };
 }
 

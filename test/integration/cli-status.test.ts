@@ -145,6 +145,43 @@ describe('selfplay status and list', () => {
     });
   });
 
+  test('a run no worker serves: status says so after its deadline, with what the run last recorded', async () => {
+    const runId = uniqueId('orphan');
+    await stack.withWorkers(async () => {
+      await stack.client.workflow.start(selfPlayRun, {
+        workflowId: runId,
+        taskQueue: `${stack.queuePrefix}-orchestrator`,
+        args: [stack.runConfig({ iterations: 3, batchSize: 4, shardSize: 4, training: { policy: runId } })],
+      });
+      await waitFor(
+        'iteration 1 committed',
+        async () => ((await runStatus(stack.client, runId)).progress?.lastCommitted ?? 0) >= 1,
+      );
+      await sendControl(stack.client, runId, 'pause');
+      await waitFor('the paused state in visibility', async () =>
+        (await listRuns(stack.client, { state: 'paused', limit: 100 })).some((r) => r.runId === runId),
+      );
+    });
+    // The workers are gone; the run is still running as far as the server knows.
+    const snapshot = await runStatus(stack.client, runId, 1500);
+    expect(snapshot).toMatchObject({
+      status: 'RUNNING',
+      unanswered: {
+        taskQueue: `${stack.queuePrefix}-orchestrator`,
+        waitedMs: 1500,
+        recipe: 'spice',
+        state: 'paused',
+      },
+    });
+    expect(snapshot.unanswered!.iteration).toBeGreaterThanOrEqual(1);
+    const text = renderStatus(snapshot, 200);
+    expect(text).toContain(`run ${runId} (spice): running (last recorded: last committed `);
+    expect(text).toContain(
+      `no worker answered its progress query in 1.5 s: task queue ${stack.queuePrefix}-orchestrator has no live worker`,
+    );
+    await stack.client.workflow.getHandle(runId).terminate('test over');
+  });
+
   test('an unknown run names the namespace and how to find runs; bad flags print the usage', async () => {
     await expect(runStatus(stack.client, 'no-such-run')).rejects.toThrow(
       'no workflow no-such-run in namespace default; list runs with selfplay list',
