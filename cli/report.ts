@@ -5,11 +5,12 @@ import { escapeXml, lineChart, stackedBarChart } from './report-svg';
 import { keptManifests } from './lineage';
 import { readManifest } from '../activities/stages/manifest';
 
-/** The ids of the report's four plots (tests and readers look them up). */
+/** The ids of the report's plots (tests and readers look them up). */
 export const PLOT_IDS = {
   reward: 'plot-mean-reward',
   passRate: 'plot-pass-rate',
   validTasks: 'plot-valid-task-rate',
+  entropy: 'plot-entropy',
   stages: 'plot-stage-time',
 } as const;
 
@@ -44,7 +45,7 @@ async function lineageManifests(store: ObjectStore, runId: string): Promise<Mani
 
 const num = (v: unknown): number => (typeof v === 'number' ? v : NaN);
 
-/** One self-contained HTML page: four inline SVG plots and a table, no scripts, no external resources. */
+/** One self-contained HTML page: inline SVG plots and a table, no scripts, no external resources. */
 export function renderReport(
   runId: string,
   manifests: readonly Manifest[],
@@ -97,6 +98,29 @@ export function renderReport(
         points: manifests.map((m) => [m.iteration, num(recipeOf(m)?.validTaskRate)]),
       },
     ],
+  });
+
+  // `entropy.{role}` of each policy's step (activities/stages/update.ts flatTrainMetrics); one line per role.
+  const entropyOf = (m: Manifest, role: string): number =>
+    num(Object.values(m.metrics?.train ?? {}).find((t) => `entropy.${role}` in t)?.[`entropy.${role}`]);
+  const entropyRoles = [
+    ...new Set(
+      manifests.flatMap((m) =>
+        Object.values(m.metrics?.train ?? {}).flatMap((t) =>
+          Object.keys(t).flatMap((k) => (k.startsWith('entropy.') ? [k.slice('entropy.'.length)] : [])),
+        ),
+      ),
+    ),
+  ];
+  const entropy = lineChart({
+    id: PLOT_IDS.entropy,
+    title: 'Policy entropy per role (training step)',
+    xLabel: 'iteration',
+    yLabel: 'nats per token',
+    series: entropyRoles.map((role) => ({
+      name: role,
+      points: manifests.map((m) => [m.iteration, entropyOf(m, role)]),
+    })),
   });
 
   const stagesSeen = new Set(manifests.flatMap((m) => Object.keys(m.metrics?.stages ?? {})));
@@ -175,6 +199,7 @@ th { background: #f4f4f4; }
 ${reward}
 ${passRate}
 ${validTasks}
+${entropy}
 ${stages}
 </div>
 ${table}

@@ -93,6 +93,7 @@ const runConfig = z
         clipLow: probability,
         clipHigh: z.number().min(0),
         klCoef: z.number().min(0),
+        entropyCoef: z.number().min(0),
       }),
       /** Save the kernel's full state (weights, optimizer, RNG, applied keys) with every iteration's commit. */
       checkpoint: z.boolean(),

@@ -51,6 +51,11 @@ export interface LossSpec {
   clipLow: number;
   clipHigh: number;
   klCoef: number;
+  /**
+   * Weight of the entropy bonus: the loss subtracts entropyCoef times each loss token's next-token entropy.
+   * 0 turns it off (the entropy is still measured).
+   */
+  entropyCoef: number;
 }
 
 export interface OptimizerSpec {
@@ -81,6 +86,10 @@ export interface TrainStepMetrics {
   gradNorm: number;
   tokens: number;
   seconds: number;
+  /** Mean next-token entropy (nats) over the loss tokens, when the trainer measures it (the kernel does). */
+  entropy?: number;
+  /** The same per row role: a role collapsing onto a few answers shows here first. */
+  entropyByRole?: Record<string, number>;
 }
 
 export interface TrainStepResponse {

@@ -1,4 +1,5 @@
 import type { FilterResult } from '../../workflows/contracts';
+import type { TrainStepMetrics } from '../clients/trainer-contract';
 import { metrics } from '../lib/metrics';
 
 /** What the stages report to the worker's Prometheus endpoint (activities/lib/metrics.ts). */
@@ -22,6 +23,10 @@ const batchRows = metrics.counter(
   'selfplay_training_rows_total',
   'Training rows written by the filter stage, by recipe and role',
 );
+const policyEntropy = metrics.gauge(
+  'selfplay_policy_entropy',
+  "Mean next-token entropy (nats) over the last training step's loss tokens, by recipe, policy and row role",
+);
 const iterationsFiltered = metrics.counter(
   'selfplay_iterations_filtered_total',
   'Iterations whose filter stage completed in this process, by recipe',
@@ -39,4 +44,9 @@ export function recordFilterMetrics(recipe: string, result: FilterResult): void 
   zeroAdvantage.set({ recipe }, m.zeroAdvantageFraction);
   for (const [role, r] of Object.entries(m.meanRewardByRole)) meanReward.set({ recipe, role }, r);
   for (const [role, n] of Object.entries(m.rowsByRole)) batchRows.inc({ recipe, role }, n);
+}
+
+export function recordTrainMetrics(recipe: string, policy: string, step: TrainStepMetrics): void {
+  for (const [role, h] of Object.entries(step.entropyByRole ?? {}))
+    policyEntropy.set({ recipe, policy, role }, h);
 }

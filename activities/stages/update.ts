@@ -12,6 +12,8 @@ import { checkpointPrefix, snapshotPrefix } from '../clients/storage/keys';
 import { trainerUrlFor } from '../../config/env';
 import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
 import { heartbeatWhile } from '../lib/heartbeat';
+import type { TrainStepMetrics } from '../clients/trainer-contract';
+import { recordTrainMetrics } from './stage-metrics';
 
 /**
  * The trainer pool's activities. One training step per policy per iteration under the idempotency key
@@ -91,6 +93,7 @@ export function updateActivities(deps: ActivityDeps) {
             await restoreTo(trainer, policy, committed, signal);
             return trainer.trainStep(request, signal);
           });
+          recordTrainMetrics(config.recipe, policy, response.metrics);
           const version = response.policyVersion;
           const checkpointUri = config.training.checkpoint
             ? (
@@ -113,7 +116,7 @@ export function updateActivities(deps: ActivityDeps) {
               ...(snapshot ? { snapshot } : {}),
             },
             applied: response.applied,
-            train: { ...response.metrics },
+            train: flatTrainMetrics(response.metrics),
             seconds: (Date.now() - t0) / 1000,
           };
         },
@@ -145,3 +148,10 @@ export function updateActivities(deps: ActivityDeps) {
 
 const isVersionConflict = (err: unknown): boolean =>
   err instanceof Error && (err as { type?: unknown }).type === NON_RETRYABLE.versionConflict;
+
+/** The step's metrics as the manifest keeps them, plain numbers: `entropyByRole` becomes `entropy.{role}`. */
+export function flatTrainMetrics(metrics: TrainStepMetrics): Record<string, number> {
+  const { entropyByRole, ...scalars } = metrics;
+  const byRole = Object.entries(entropyByRole ?? {}).map(([role, h]) => [`entropy.${role}`, h] as const);
+  return { ...scalars, ...Object.fromEntries(byRole) };
+}

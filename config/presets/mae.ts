@@ -76,6 +76,8 @@ export const maePreset = {
       clipLow: 0.2,
       clipHigh: 0.2,
       klCoef: 0,
+      /** Table 3: entropy coefficient 0.001. */
+      entropyCoef: 0.001,
     },
     /** AdamW, lr 1e-6 constant, grad clip 1.0 (Table 3); weight decay 0.01 is veRL's default (inferred). */
     optimizer: {

@@ -110,6 +110,8 @@ export const scopePreset = {
       clipLow: 0.2,
       clipHigh: 0.2,
       klCoef: 1e-3,
+      /** The paper leaves the entropy term unstated [U]; verl's default is none. */
+      entropyCoef: 0,
     },
     optimizer: {
       learningRate: 1e-6,

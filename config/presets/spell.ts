@@ -101,6 +101,8 @@ export const spellPreset = {
       clipLow: 0.2,
       clipHigh: 0.2,
       klCoef: 0,
+      /** §3: entropy coefficient 0. */
+      entropyCoef: 0,
     },
     optimizer: {
       learningRate: 2e-6,

@@ -51,6 +51,8 @@ export const spicePreset = {
       clipLow: 0.2,
       clipHigh: 0.2,
       klCoef: 0,
+      /** The spec's loss (Dr.GRPO's PPO-clip) has no entropy term. */
+      entropyCoef: 0,
     },
     optimizer: { learningRate: 1e-6, schedule: 'constant', warmupSteps: 0, maxGradNorm: 1.0, weightDecay: 0 },
   },

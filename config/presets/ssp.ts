@@ -128,6 +128,8 @@ export const sspPreset = {
       clipLow: 0.2,
       clipHigh: 0.285,
       klCoef: 0.01,
+      /** Entropy coef 0 (the paper's verl config). */
+      entropyCoef: 0,
     },
     optimizer: {
       learningRate: 1e-6,

@@ -97,6 +97,11 @@ describe('SPICE on the training kernel', () => {
         // A real update: REINFORCE on the ρ-rewarded trajectories has a gradient.
         expect(manifest?.metrics.train[runId]?.gradNorm).toBeGreaterThan(0);
         expect(manifest?.metrics.train[runId]?.tokens).toBeGreaterThan(0);
+        // The kernel measures the policy's entropy over the loss tokens, overall and per row role.
+        const train = manifest?.metrics.train[runId] ?? {};
+        const byRole = Object.keys(train).filter((k) => k.startsWith('entropy.'));
+        expect(byRole.length).toBeGreaterThan(0);
+        for (const key of ['entropy', ...byRole]) expect(train[key]).toBeGreaterThan(0);
       }
       // Every version the servers were synced to was published completely, version 0 included.
       for (const version of [0, 1, 2, 3]) {

@@ -37,6 +37,8 @@ class LossSpec(BaseModel):
     clipLow: Annotated[float, Field(ge=0, allow_inf_nan=False)]
     clipHigh: Annotated[float, Field(ge=0, allow_inf_nan=False)]
     klCoef: Annotated[float, Field(ge=0, allow_inf_nan=False)]
+    # A default, unlike the rest: clients of the contract before the entropy term send none.
+    entropyCoef: Annotated[float, Field(ge=0, allow_inf_nan=False)] = 0.0
 
 
 class OptimizerSpec(BaseModel):
@@ -69,6 +71,7 @@ class Trajectory:
     in_loss: list[bool]
     behaviour: list[float] | None  # one per completion token; NaN where the row gave none (EOS)
     advantage: float
+    role: str
 
     @property
     def length(self) -> int:
@@ -100,15 +103,23 @@ def encode_rows(policy: Policy, rows: list[TrainingRow]) -> list[Trajectory]:
             )
         if behaviour is not None and len(behaviour) < len(comp.ids):
             behaviour = [*behaviour, math.nan]
-        out.append(Trajectory(prompt, comp.ids, comp.in_loss, behaviour, row.advantage))
+        out.append(Trajectory(prompt, comp.ids, comp.in_loss, behaviour, row.advantage, row.role))
     return out
 
 
 def completion_logprobs(
     model: torch.nn.Module, seqs: list[Trajectory], device: torch.device, pad_id: int
 ) -> torch.Tensor:
+    """Log-probs of each sequence's completion tokens under `model` (see `completion_scores`)."""
+    return completion_scores(model, seqs, device, pad_id)[0]
+
+
+def completion_scores(
+    model: torch.nn.Module, seqs: list[Trajectory], device: torch.device, pad_id: int, entropy: str = "none"
+) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Log-probs of each sequence's completion tokens under `model`, right-aligned in a [B, K] tensor
-    (K = longest completion; positions left of a shorter completion hold prompt or padding scores).
+    (K = longest completion; positions left of a shorter completion hold prompt or padding scores), and the
+    entropy of each of those positions' distributions when asked (losses.token_scores's `entropy`).
 
     Sequences are left-padded so every completion ends at the last position; only the last K+1 positions'
     logits are computed (`logits_to_keep`), which skips the vocabulary projection of long prompts."""
@@ -124,7 +135,7 @@ def completion_logprobs(
     logits = model(
         input_ids=ids, attention_mask=attention, position_ids=positions, logits_to_keep=k + 1, use_cache=False
     ).logits[:, :-1]
-    return losses.token_logprobs(logits, ids[:, width - k :])
+    return losses.token_scores(logits, ids[:, width - k :], entropy)
 
 
 def _right_aligned(values: list[list], width: int, fill, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
@@ -188,12 +199,17 @@ class MicroBatchLoss:
     mask: torch.Tensor  # [B, K] tokens in the loss
     kl_sum: float
     clipped: int
+    entropy_sums: list[float]  # per sequence, over its loss tokens
 
 
 def micro_batch_loss(policy: Policy, mb: list[Trajectory], weights: list[float], spec: LossSpec) -> MicroBatchLoss:
-    """The micro-batch's term sum_i w_i * sum_t (pg_it + klCoef * k3_it) over its loss tokens."""
+    """The micro-batch's term sum_i w_i * sum_t (pg_it + klCoef * k3_it - entropyCoef * H_it) over its loss
+    tokens. The entropy is always measured (a metric: a collapsing policy shows it first), and differentiated
+    only when its coefficient is not 0."""
     device, pad_id = policy.device, policy.tokenizer.pad_token_id
-    logp = completion_logprobs(policy.model, mb, device, pad_id)
+    entropy_mode = "grad" if spec.entropyCoef > 0 else "value"
+    logp, entropy = completion_scores(policy.model, mb, device, pad_id, entropy_mode)
+    assert entropy is not None
     k = logp.shape[1]
     mask = _right_aligned([s.in_loss for s in mb], k, False, torch.bool, device)
     behaviour = _right_aligned([s.behaviour or [] for s in mb], k, math.nan, torch.float32, device)
@@ -209,15 +225,19 @@ def micro_batch_loss(policy: Policy, mb: list[Trajectory], weights: list[float],
         kl = losses.k3_kl(logp, ref_logp)
         per_token = per_token + spec.klCoef * kl
         kl_sum = float(torch.where(mask, kl.detach(), 0.0).sum())
+    if spec.entropyCoef > 0:
+        per_token = per_token - spec.entropyCoef * entropy
     w = torch.tensor(weights, dtype=torch.float32, device=device).unsqueeze(1)
     # where(), not a product with the mask: a NaN score at a padded position must not leak into the sum.
     loss = (torch.where(mask, per_token, 0.0) * w).sum()
-    return MicroBatchLoss(loss, logp, mask, kl_sum, int((was_clipped & mask).sum()))
+    entropy_sums = torch.where(mask, entropy.detach(), 0.0).sum(-1).tolist()
+    return MicroBatchLoss(loss, logp, mask, kl_sum, int((was_clipped & mask).sum()), entropy_sums)
 
 
 def accumulate_gradients(policy: Policy, seqs: list[Trajectory], spec: LossSpec) -> dict:
     """Fills the trainable parameters' .grad with the full-batch gradient, one micro-batch at a time
-    (shortest sequences together, to waste little padding); returns loss, kl, clipFraction and tokens."""
+    (shortest sequences together, to waste little padding); returns loss, kl, clipFraction, tokens, and the
+    mean entropy per loss token, over the batch and per role."""
     loss_tokens = [sum(s.in_loss) for s in seqs]
     weights = losses.sequence_weights(spec.normalization, loss_tokens, spec.normalizerConstant)
     n_tokens = sum(loss_tokens)
@@ -225,6 +245,7 @@ def accumulate_gradients(policy: Policy, seqs: list[Trajectory], spec: LossSpec)
     size = policy.config.micro_batch_size
     total_loss = total_kl = 0.0
     clipped = 0
+    entropy_sum: dict[str, float] = {}
     policy.optimizer.zero_grad(set_to_none=True)
     for start in range(0, len(order), size):
         idx = order[start : start + size]
@@ -233,11 +254,18 @@ def accumulate_gradients(policy: Policy, seqs: list[Trajectory], spec: LossSpec)
         total_loss += float(part.loss.detach())
         total_kl += part.kl_sum
         clipped += part.clipped
+        for i, h in zip(idx, part.entropy_sums):
+            entropy_sum[seqs[i].role] = entropy_sum.get(seqs[i].role, 0.0) + h
+    role_tokens: dict[str, int] = {}
+    for s, n in zip(seqs, loss_tokens):
+        role_tokens[s.role] = role_tokens.get(s.role, 0) + n
     return {
         "loss": total_loss,
         "kl": total_kl / n_tokens if n_tokens else 0.0,
         "clipFraction": clipped / n_tokens if n_tokens else 0.0,
         "tokens": n_tokens,
+        "entropy": sum(entropy_sum.values()) / n_tokens if n_tokens else 0.0,
+        "entropyByRole": {role: entropy_sum[role] / n for role, n in role_tokens.items() if n},
     }
 
 

@@ -82,11 +82,25 @@ def test_sequence_weights():
     assert losses.sequence_weights("token_mean", [0, 0], 10) == [0.0, 0.0]
 
 
-def test_token_logprobs_is_log_softmax_at_the_target():
-    logits = torch.randn(2, 3, 7)
+def test_token_scores_are_log_softmax_at_the_target_and_the_entropy(monkeypatch):
+    monkeypatch.setattr(losses, "ENTROPY_CHUNK", 2)  # 3 positions: one full chunk and a partial one
+    logits = torch.randn(2, 3, 7, requires_grad=True)
     targets = torch.randint(0, 7, (2, 3))
-    expected = torch.log_softmax(logits, -1).gather(-1, targets.unsqueeze(-1)).squeeze(-1)
-    assert torch.allclose(losses.token_logprobs(logits, targets), expected, atol=1e-6)
+    log_softmax = torch.log_softmax(logits, -1)
+    expected = log_softmax.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+    logp, none = losses.token_scores(logits, targets)
+    assert torch.allclose(logp, expected, atol=1e-6) and none is None
+    expected_entropy = -(log_softmax.exp() * log_softmax).sum(-1)
+    _, measured = losses.token_scores(logits, targets, "value")
+    _, differentiable = losses.token_scores(logits, targets, "grad")
+    assert torch.allclose(measured, expected_entropy, atol=1e-5)
+    assert torch.allclose(differentiable, expected_entropy, atol=1e-5)
+    assert not measured.requires_grad and differentiable.requires_grad
+    # Uniform logits: the entropy is log V, its maximum.
+    _, uniform = losses.token_scores(torch.zeros(1, 2, 7), torch.zeros(1, 2, dtype=torch.long), "value")
+    assert torch.allclose(uniform, torch.full((1, 2), math.log(7)), atol=1e-6)
+    with pytest.raises(ValueError, match="unknown entropy mode"):
+        losses.token_scores(logits, targets, "maybe")
 
 
 def test_warmup_schedule():

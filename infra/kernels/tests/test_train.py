@@ -1,4 +1,5 @@
-"""The training step: direction of the update, loss mask, micro-batching, PPO clip, KL, idempotency, versions."""
+"""The training step: direction of the update, loss mask, micro-batching, PPO clip, KL, entropy, idempotency,
+versions."""
 
 import dataclasses
 
@@ -7,7 +8,7 @@ import torch
 from conftest import params, row, same_params, step_request, token_logprobs, training_rows, write_batch
 
 from selfplay_kernel.chat import encode_completion
-from selfplay_kernel.trainer import LossSpec, accumulate_gradients, encode_rows, micro_batch_loss
+from selfplay_kernel.trainer import LossSpec, accumulate_gradients, completion_scores, encode_rows, micro_batch_loss
 
 LORA = {"lora_rank": 4, "lora_alpha": 8.0}
 
@@ -48,27 +49,38 @@ def test_masked_tokens_get_no_gradient(make_kernel):
     assert torch.all(grad[mask] != 0)
 
 
+@pytest.mark.parametrize("entropy_coef", [0.0, 0.01], ids=["no-entropy", "entropy"])
 @pytest.mark.parametrize("normalization", ["dr_grpo", "token_mean", "sequence_mean"])
-def test_micro_batch_accumulation_equals_the_full_batch(make_kernel, normalization):
+def test_micro_batch_accumulation_equals_the_full_batch(make_kernel, normalization, entropy_coef):
     policy = make_kernel().policy
     rows = [
         row("four", 1.0),
         row("The answer is \\boxed{4} because two and two make four.", -0.5, lossMaskSpans=[[4, 10]]),
         row("", 0.25),
         row("Seven", -1.0),
-        row("One two three four five six seven eight nine ten.", 0.75),
+        row("One two three four five six seven eight nine ten.", 0.75, role="proposer"),
     ]
     seqs = encode_rows(policy, training_rows(rows))
     seqs[3].behaviour = [-7.0] * len(seqs[3].completion)  # ratio != 1: exercises the clip
     spec = LossSpec(
-        type="ppo_clip", normalization=normalization, normalizerConstant=32, clipLow=0.2, clipHigh=0.2, klCoef=0.05
+        type="ppo_clip",
+        normalization=normalization,
+        normalizerConstant=32,
+        clipLow=0.2,
+        clipHigh=0.2,
+        klCoef=0.05,
+        entropyCoef=entropy_coef,
     )
     grads, metrics = [], []
     for size in (1, 2, len(rows)):
         policy.config = dataclasses.replace(policy.config, micro_batch_size=size)
         metrics.append(accumulate_gradients(policy, seqs, spec))
         grads.append({n: p.grad.clone() for n, p in policy.trainable().items()})
-    for other, other_metrics in zip(grads[:-1], metrics[:-1]):
+    # pytest.approx compares flat dicts only: the per-role entropies are compared on their own.
+    by_role = [m.pop("entropyByRole") for m in metrics]
+    assert by_role[-1].keys() == {"reasoner", "proposer"}
+    for other, other_metrics, other_by_role in zip(grads[:-1], metrics[:-1], by_role[:-1]):
+        assert other_by_role == pytest.approx(by_role[-1], rel=1e-5)
         assert other_metrics == pytest.approx(metrics[-1], rel=1e-5, abs=1e-7)
         for name, full in grads[-1].items():
             assert torch.allclose(other[name], full, rtol=1e-4, atol=1e-7), name
@@ -110,6 +122,39 @@ def test_kl_is_zero_at_the_reference_and_grows_after_a_step(make_kernel, tmp_pat
         "/v1/train/step", json=step_request(batch, key="k2", base=1, loss={"klCoef": 0.1})
     ).json()
     assert second["metrics"]["kl"] > 1e-6
+
+
+def _mean_entropy(policy, seqs) -> float:
+    """The policy's mean next-token entropy over the loss tokens of `seqs`."""
+    with torch.no_grad():
+        logp, entropy = completion_scores(policy.model, seqs, policy.device, policy.tokenizer.pad_token_id, "value")
+    total = tokens = 0.0
+    for i, s in enumerate(seqs):
+        in_loss = torch.tensor(s.in_loss)
+        total += float(entropy[i, logp.shape[1] - len(s.completion) :][in_loss].sum())
+        tokens += int(in_loss.sum())
+    return total / tokens
+
+
+def test_entropy_is_reported_per_role_and_its_bonus_raises_it(make_kernel, tmp_path):
+    kernel = make_kernel()
+    proposer = row("Ask about the river.", 0.0, role="proposer", group="proposer/doc-1")
+    solvers = [row("The answer is four.", 0.0), row("Seven", 0.0)]
+    seqs = encode_rows(kernel.policy, training_rows([proposer, *solvers]))
+    before = {"proposer": _mean_entropy(kernel.policy, seqs[:1]), "reasoner": _mean_entropy(kernel.policy, seqs[1:])}
+    batch = write_batch(tmp_path / "b.jsonl", [proposer, *solvers])
+
+    # Zero advantages and no bonus: measured, but no gradient at all.
+    measured = kernel.client.post("/v1/train/step", json=step_request(batch, key="k0")).json()["metrics"]
+    assert measured["entropyByRole"] == pytest.approx(before, rel=1e-5)
+    assert measured["entropy"] == pytest.approx(_mean_entropy(kernel.policy, seqs), rel=1e-5)
+    assert measured["gradNorm"] == 0.0
+
+    # The bonus alone moves the weights, towards a flatter next-token distribution.
+    bonus = step_request(batch, key="k1", base=1, loss={"entropyCoef": 1.0})
+    stepped = kernel.client.post("/v1/train/step", json=bonus).json()["metrics"]
+    assert stepped["gradNorm"] > 0
+    assert _mean_entropy(kernel.policy, seqs) > measured["entropy"] + 1e-3
 
 
 def test_repeated_key_applies_nothing(make_kernel, tmp_path):

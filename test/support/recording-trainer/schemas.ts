@@ -24,6 +24,7 @@ const lossSchema: z.ZodType<LossSpec> = z.strictObject({
   clipLow: z.number().min(0),
   clipHigh: z.number().min(0),
   klCoef: z.number().min(0),
+  entropyCoef: z.number().min(0),
 });
 
 const optimizerSchema: z.ZodType<OptimizerSpec> = z.strictObject({
@@ -84,6 +85,8 @@ const metricsSchema = z.strictObject({
   gradNorm: finite,
   tokens: finite,
   seconds: finite,
+  entropy: finite.optional(),
+  entropyByRole: z.record(z.string(), finite).optional(),
 });
 
 export const trainStepResponseSchema: z.ZodType<TrainStepResponse> = z.strictObject({

@@ -35,7 +35,9 @@ const manifest = (runId: string, iteration: number): Manifest => ({
       rowsByRole: { challenger: 16, reasoner: 64 },
       extra: {},
     },
-    train: {},
+    train: {
+      policy: { gradNorm: 1, 'entropy.challenger': 2 - 0.1 * iteration, 'entropy.reasoner': 1.5 },
+    },
     stages: {
       plan: { wallSeconds: 1, busySeconds: 1 },
       propose: { wallSeconds: 20 + iteration, busySeconds: 40 },
@@ -70,7 +72,7 @@ describe('selfplay report', () => {
     expect(await loadManifests(store, 'absent')).toEqual([]);
   });
 
-  test('renders one self-contained page with the four plots and a table, all text escaped', async () => {
+  test('renders one self-contained page with its plots and a table, all text escaped', async () => {
     const manifests = await loadManifests(store, runId);
     manifests[0]!.metrics.recipe.meanRewardByRole['<img src=x onerror=alert(1)>'] = 0.2;
     const html = renderReport('run <script>alert(1)</script>', manifests, 'now');
@@ -81,11 +83,17 @@ describe('selfplay report', () => {
     expect(html).toContain('run &lt;script&gt;alert(1)&lt;/script&gt;');
     expect(html).toContain('4/4 correct');
     expect(html.match(/<tr>/g)).toHaveLength(1 + 5);
+    // The entropy plot has one line per role of the steps' `entropy.{role}` metrics.
+    const entropyPlot = html.slice(html.indexOf(`<svg id="${PLOT_IDS.entropy}"`));
+    const entropySvg = entropyPlot.slice(0, entropyPlot.indexOf('</svg>'));
+    expect(entropySvg).toContain('>challenger<');
+    expect(entropySvg).toContain('>reasoner<');
+    expect(entropySvg).not.toContain('no data');
   });
 
   test('an empty run still renders (every plot says "no data")', () => {
     const html = renderReport('r', []);
-    expect(html.match(/no data/g)).toHaveLength(4);
+    expect(html.match(/no data/g)).toHaveLength(Object.keys(PLOT_IDS).length);
   });
 
   test('headless Chromium renders it; the screenshot is a real image', () => {
