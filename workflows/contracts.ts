@@ -57,6 +57,26 @@ export interface PlanResult {
   shards: Array<{ shard: number; documents: number }>;
   corpus: { segments: number; skipped: Record<string, number> };
   seconds: number;
+  /** Present when the recipe gathers rounds (see `Accumulation`). */
+  accumulation?: Accumulation;
+}
+
+/**
+ * A recipe that gathers its batch over rounds (SPELL's accumulator, DAPO-style dynamic sampling): after a
+ * round's shards are judged, another round is planned while the judge shards' `metric` (summed over every
+ * round) is below `target`, for at most `maxRounds` rounds. The filter then sees every round's shards.
+ */
+export interface Accumulation {
+  metric: string;
+  target: number;
+  maxRounds: number;
+}
+
+/** Where a further round's units go: after every shard and unit (docIndex) of the rounds before it. */
+export interface PlanRound {
+  index: number;
+  firstShard: number;
+  firstDocIndex: number;
 }
 
 export interface ShardStageInput {
@@ -157,6 +177,8 @@ export interface IterationMetrics {
   train: Record<string, Record<string, number>>;
   stages: Partial<Record<StageName, StageTiming>>;
   reusedUnits: number;
+  /** Rounds planned, for a recipe that gathers rounds. */
+  rounds?: number;
 }
 
 export interface CommitInput {

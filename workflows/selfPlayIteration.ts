@@ -6,6 +6,8 @@ import {
   type IterationInput,
   type IterationMetrics,
   type IterationResult,
+  type PlanResult,
+  type PlanRound,
   type ShardStageResult,
   type StageName,
   type StageTiming,
@@ -25,8 +27,9 @@ import {
  * The first four stages flow per shard, so a shard's tasks go on to solve as soon as its gate passes and
  * inference never waits for the slowest shard; only filter and update wait for every shard. Every activity
  * reads and writes storage by key, so a retried or replayed iteration redoes nothing that was finished.
- * The parent forwards pause/resume by signal; a paused iteration starts no new stage (stages already running
- * finish) until resumed.
+ * A recipe that accumulates (`PlanResult.accumulation`) plans further rounds while its judged rounds fall
+ * short of its target; the filter sees every round's shards. The parent forwards pause/resume by signal; a
+ * paused iteration starts no new stage (stages already running finish) until resumed.
  */
 export async function selfPlayIteration(input: IterationInput): Promise<IterationResult> {
   const { config, runId, iteration } = input;
@@ -61,21 +64,48 @@ export async function selfPlayIteration(input: IterationInput): Promise<Iteratio
   const snapshots = names.flatMap((policy) => prepared[policy]?.snapshot ?? []);
   const sampling = snapshots.length > 0 ? { snapshots } : {};
 
-  const plan = await timer.time('plan', () =>
-    pools.orchestrator.plan({ runId, iteration, config, versions, ...recipeState(input) }),
-  );
-  timer.shards = plan.shards.length;
-  const shardResults = await Promise.all(
-    plan.shards.map(async ({ shard }) => {
-      const stageInput = { runId, iteration, shard, config, versions, ...recipeState(input), ...sampling };
-      const propose = await timer.time('propose', () => pools.rollout.propose(stageInput));
-      const gate = await timer.time('gate', () => pools.orchestrator.gate(stageInput));
-      const solve = await timer.time('solve', () => pools.rollout.solve(stageInput));
-      const judge = await timer.time('judge', () => pools.judge.judge(stageInput));
-      return [propose, gate, solve, judge];
-    }),
-  );
-  const shards = plan.shards.map((s) => s.shard);
+  const planRound = (round?: PlanRound): Promise<PlanResult> =>
+    timer.time('plan', () =>
+      pools.orchestrator.plan({
+        runId,
+        iteration,
+        config,
+        versions,
+        ...recipeState(input),
+        ...(round ? { round } : {}),
+      }),
+    );
+  const runRound = (plan: PlanResult): Promise<ShardStageResult[][]> => {
+    timer.shards = (timer.shards ?? 0) + plan.shards.length;
+    return Promise.all(
+      plan.shards.map(async ({ shard }) => {
+        const stageInput = { runId, iteration, shard, config, versions, ...recipeState(input), ...sampling };
+        const propose = await timer.time('propose', () => pools.rollout.propose(stageInput));
+        const gate = await timer.time('gate', () => pools.orchestrator.gate(stageInput));
+        const solve = await timer.time('solve', () => pools.rollout.solve(stageInput));
+        const judge = await timer.time('judge', () => pools.judge.judge(stageInput));
+        return [propose, gate, solve, judge];
+      }),
+    );
+  };
+  const first = await planRound();
+  const plans = [first];
+  const shardResults = await runRound(first);
+  // A recipe that gathers rounds plans more units while its judged rounds fall short of the target.
+  const gather = first.accumulation;
+  const judged = (metric: string): number =>
+    shardResults.flat().reduce((sum, r) => sum + (r.stage === 'judge' ? (r.metrics[metric] ?? 0) : 0), 0);
+  while (gather && plans.length < gather.maxRounds && judged(gather.metric) < gather.target) {
+    const earlier = plans.flatMap((p) => p.shards);
+    const plan = await planRound({
+      index: plans.length,
+      firstShard: Math.max(...earlier.map((s) => s.shard)) + 1,
+      firstDocIndex: earlier.reduce((sum, s) => sum + s.documents, 0),
+    });
+    plans.push(plan);
+    shardResults.push(...(await runRound(plan)));
+  }
+  const shards = plans.flatMap((p) => p.shards.map((s) => s.shard));
   const filtered = await timer.time('filter', () =>
     pools.orchestrator.filter({ runId, iteration, config, versions, shards, ...recipeState(input) }),
   );
@@ -102,6 +132,7 @@ export async function selfPlayIteration(input: IterationInput): Promise<Iteratio
     train: Object.fromEntries(updates.filter((u) => u.applied).map((u) => [u.policy, u.train])),
     stages: timer.timings(),
     reusedUnits: stageResults.reduce((sum, r) => sum + r.reusedUnits, 0),
+    ...(gather ? { rounds: plans.length } : {}),
   };
   const recipeStateKey = filtered.recipeStateKey ?? input.recipeStateKey;
   const batchKeys = Object.values(filtered.batches).map((b) => b.key);

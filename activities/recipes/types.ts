@@ -1,7 +1,7 @@
 import type { RunConfig, RecipeName } from '../../config/schema';
 import type { LlmCaller } from '../clients/inference';
 import type { TrainingRow } from '../clients/trainer-contract';
-import type { RecipeMetrics } from '../../workflows/contracts';
+import type { Accumulation, RecipeMetrics } from '../../workflows/contracts';
 import type { Corpus } from '../corpus/corpus';
 import type { Retriever, TrajectoryCheckpoint } from '../tools/types';
 
@@ -38,6 +38,8 @@ export interface PlanContext<State = unknown> {
   corpus(): Promise<Corpus>;
   /** The recipe state as committed by the previous iteration; undefined on the first. */
   state: State | undefined;
+  /** The round of a recipe that gathers rounds (`accumulation`), each planning new units; absent: 0. */
+  round?: number;
 }
 
 export interface RecipeContext {
@@ -113,6 +115,8 @@ export interface Recipe<
   ): FilterOutput<State> | Promise<FilterOutput<State>>;
   /** A few numbers about a stage's shard output, for the workflow and the UI. */
   summarize(stage: 'propose' | 'gate' | 'solve' | 'judge', records: readonly Unit[]): Record<string, number>;
+  /** Whether the iteration gathers rounds of units until a judge metric reaches a target; none: one round. */
+  accumulation?(config: RunConfig): Accumulation | undefined;
 }
 
 // The registry stores recipes with their record types erased; each recipe is type-checked where it is defined.

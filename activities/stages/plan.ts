@@ -1,4 +1,4 @@
-import type { IterationStageInput, PlanResult } from '../../workflows/contracts';
+import type { IterationStageInput, PlanResult, PlanRound } from '../../workflows/contracts';
 import type { RunConfig } from '../../config/schema';
 import type { ActivityDeps } from './deps';
 import { recipeFor } from './deps';
@@ -10,12 +10,19 @@ import { loadExcludedDocIds, withoutDocuments } from '../corpus/exclude';
 import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
 import type { PlanUnit } from '../recipes/types';
 
-export type PlanInput = Omit<IterationStageInput, 'shards'>;
+export type PlanInput = Omit<IterationStageInput, 'shards'> & {
+  /** A further round of a recipe that gathers rounds; absent for the first. */
+  round?: PlanRound;
+};
 
 /**
  * The recipe chooses the iteration's units (seeded by seed and iteration, so a retry chooses the same);
- * they are numbered and written as shards of `shardSize`. Orchestrator pool.
+ * they are numbered and written as shards of `shardSize`. A further round's shards and units are numbered
+ * after the earlier rounds', so every round's keys, seeds and plan order are the iteration's own.
+ * Orchestrator pool.
  */
+const FIRST_ROUND: PlanRound = { index: 0, firstShard: 0, firstDocIndex: 0 };
+
 export function planActivities(deps: ActivityDeps) {
   return {
     async plan(input: PlanInput): Promise<PlanResult> {
@@ -24,18 +31,23 @@ export function planActivities(deps: ActivityDeps) {
       let loaded: Corpus | undefined;
       const corpus = async (): Promise<Corpus> => (loaded ??= await loadUsableCorpus(config.corpus));
       const state = await loadRecipeState(deps.store, input.recipeStateKey);
-      const units = await recipeFor(deps, config).plan({ config, runId, iteration, corpus, state });
+      const recipe = recipeFor(deps, config);
+      const round = input.round ?? FIRST_ROUND;
+      const units = await recipe.plan({ config, runId, iteration, corpus, state, round: round.index });
       const shards: PlanResult['shards'] = [];
-      for (let shard = 0; shard * config.shardSize < Math.max(units.length, 1); shard++) {
+      for (let j = 0; j * config.shardSize < Math.max(units.length, 1); j++) {
+        const shard = round.firstShard + j;
         const rows: PlanUnit[] = units
-          .slice(shard * config.shardSize, (shard + 1) * config.shardSize)
-          .map((u, unit) => ({ ...u, unit, docIndex: shard * config.shardSize + unit }));
+          .slice(j * config.shardSize, (j + 1) * config.shardSize)
+          .map((u, unit) => ({ ...u, unit, docIndex: round.firstDocIndex + j * config.shardSize + unit }));
         const key = shardKey(runId, iteration, 'plan', shard);
         if (!(await getJsonl(deps.store, key))) await putJsonl(deps.store, key, rows);
         shards.push({ shard, documents: rows.length });
       }
+      const accumulation = recipe.accumulation?.(config);
       return {
         shards,
+        ...(accumulation ? { accumulation } : {}),
         corpus: loaded
           ? { segments: loaded.segments.length, skipped: { ...loaded.stats.skipped } }
           : { segments: 0, skipped: {} },

@@ -27,6 +27,13 @@ export const spellParams = z.strictObject({
   taskWeights: z.strictObject({ general_qa: weight, multiple_choice: weight, financial_math: weight }),
   /** N: the most responder groups with std > 0 trained per step (§1.10). */
   responderGroups: positiveInt.max(100_000),
+  /**
+   * Rounds of `batchSize` items a step may gather until N responder groups with std > 0 exist (§1.10; the
+   * code stops after 10). 1: a single round. A step that still has fewer after the last round trains on
+   * what it gathered instead of failing as the code does: one hard step should not end a multi-day run
+   * (the `responderGroups` and `rounds` metrics show the shortfall).
+   */
+  maxRounds: positiveInt.max(100),
   /** Verifier groups trained = ⌊responder trajectories × ratio / G⌋ (§4: 1024 × 0.125 / 8 = 16). */
   verifierRatio: z.number().min(0).max(100),
   /** Verifier groups are eligible when their agreement with the majority lies in [min, max] (§4). */
@@ -64,6 +71,7 @@ export const SPELL_DEFAULTS = {
   hashClusterSize: 20,
   taskWeights: { general_qa: 1, multiple_choice: 1, financial_math: 1 },
   responderGroups: 128,
+  maxRounds: 10,
   verifierRatio: 0.125,
   verifierAgreement: { min: 0.51, max: 0.99 },
   verifierConsistency: true,
@@ -79,8 +87,8 @@ export const SPELL_DEFAULTS = {
 } as const;
 
 /**
- * Run-config defaults SPELL sets for the shared fields. batchSize is the generation batch (the code draws
- * 480 (cluster, task) items to find N=128 solvable groups). Advantages are fixed by the paper per role
+ * Run-config defaults SPELL sets for the shared fields. batchSize is the generation batch of one round (the
+ * code draws 480 (cluster, task) items per round, for up to `maxRounds` rounds, to find N=128 solvable groups). Advantages are fixed by the paper per role
  * (§3: group z-scores for responder and verifier, a per-task batch z-score for the questioner), so the
  * recipe accepts only the `grpo` estimator. Strictly on-policy with one step per batch, the PPO ratio is 1
  * and the clip (ε = 0.2, verl's default) never acts.

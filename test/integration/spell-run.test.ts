@@ -5,7 +5,12 @@ import { SPELL_CALLS } from '../../activities/clients/llm-protocol';
 import { seedOf } from '../../activities/lib/rng';
 import { historyKey, pushHistory } from '../../activities/recipes/spell/memory';
 import { exampleText } from '../../activities/recipes/spell/prompts';
-import { majorityVote, responderReward } from '../../activities/recipes/spell/rewards';
+import {
+  hasSpread,
+  majorityVote,
+  responderReward,
+  scoreResponses,
+} from '../../activities/recipes/spell/rewards';
 import { zScores } from '../../activities/scoring/advantages';
 import type {
   HistoryEntry,
@@ -44,15 +49,16 @@ describe('SPELL run on the real stack', () => {
       shardSize: 3,
       groupSize: G,
       corpus: { uri: 'test/fixtures/corpus/clusters.jsonl' },
-      // Small batches: train a verifier group per responder group, so the verifier role is exercised.
-      spell: { verifierRatio: 1 },
+      // Small batches: train a verifier group per responder group, so the verifier role is exercised. One
+      // round per step: the accumulator has its own test.
+      spell: { verifierRatio: 1, maxRounds: 1 },
       training: { policy: runId },
       ...overrides,
     });
 
-  const read = async <T>(runId: string, iteration: number, stage: string): Promise<T[]> =>
+  const read = async <T>(runId: string, iteration: number, stage: string, shards = SHARDS): Promise<T[]> =>
     (
-      await Promise.all(SHARDS.map((s) => getJsonl<T>(stack.store, shardKey(runId, iteration, stage, s))))
+      await Promise.all(shards.map((s) => getJsonl<T>(stack.store, shardKey(runId, iteration, stage, s))))
     ).flatMap((r) => r ?? []);
 
   const committedState = async (runId: string, iteration: number): Promise<SpellState> => {
@@ -219,6 +225,61 @@ describe('SPELL run on the real stack', () => {
     expectPlanUses(plan, await committedState(runId, 1));
     expect(plan).toEqual(await read<SpellUnit>(runId, 2, 'plan'));
     expect(await committedState(resumed, 2)).toEqual(await committedState(runId, 2));
+  });
+
+  test('the accumulator plans rounds until N responder groups are judged, then trains the first N', async () => {
+    const ITEMS = 6; // batchSize: items per round, in two shards
+    const range = (n: number) => Array.from({ length: n }, (_, i) => i);
+    const solvable = (judged: SpellJudged[]) =>
+      judged.filter((j) => hasSpread(scoreResponses(j.responses).map((r) => r.reward)));
+    const runOne = async (runId: string, spell: Record<string, unknown>) => {
+      const outcome = await stack.withWorkers(() =>
+        stack.client.workflow.execute(selfPlayRun, {
+          workflowId: runId,
+          taskQueue: `${stack.queuePrefix}-orchestrator`,
+          args: [spellConfig(runId, { iterations: 1, spell: { verifierRatio: 1, ...spell } })],
+        }),
+      );
+      expect(outcome.lastCommitted).toBe(1);
+      const manifest = (await getJson<Manifest>(stack.store, manifestKey(runId, 1)))!;
+      const rounds = manifest.metrics.rounds ?? 0;
+      const shards = range(2 * rounds);
+      const plan = await read<SpellUnit>(runId, 1, 'plan', shards);
+      const judged = await read<SpellJudged>(runId, 1, 'judge', shards);
+      const rows = (await getJsonl<TrainingRow>(stack.store, batchKey(runId, 1, runId)))!;
+      const responderGroups = [...new Set(rows.filter((r) => r.role === 'responder').map((r) => r.group))];
+      return { manifest, rounds, plan, judged, responderGroups };
+    };
+
+    // N = 6 of 6 items per round: a round of this scripted model leaves some groups all-equal or ungrounded.
+    const gathered = await runOne(uniqueId('spell-rounds'), { responderGroups: 6, maxRounds: 6 });
+    const { rounds, plan, judged } = gathered;
+    expect(rounds).toBeGreaterThanOrEqual(2);
+    expect(rounds).toBeLessThanOrEqual(6);
+    // Every round's units are the iteration's own: shards and docIndex run on across rounds.
+    expect(plan.map((u) => u.docIndex)).toEqual(range(ITEMS * rounds));
+    expect(judged.map((j) => j.docIndex)).toEqual(range(ITEMS * rounds));
+    const itemsOf = (round: number) => plan.slice(round * ITEMS, (round + 1) * ITEMS);
+    expect(itemsOf(1).map((u) => [u.cluster, u.task, u.questionerDocs])).not.toEqual(
+      itemsOf(0).map((u) => [u.cluster, u.task, u.questionerDocs]),
+    );
+    // Another round only while the rounds so far fell short; the last one reached N, or was the last allowed.
+    const perRound = range(rounds).map(
+      (r) => solvable(judged.filter((j) => Math.floor(j.docIndex / ITEMS) === r)).length,
+    );
+    expect(perRound.slice(0, -1).reduce((a, b) => a + b, 0)).toBeLessThan(6);
+    const found = solvable(judged);
+    if (rounds < 6) expect(found.length).toBeGreaterThanOrEqual(6);
+    // Truncated to N in plan order (§1.10).
+    expect(gathered.responderGroups).toEqual(found.slice(0, 6).map((j) => `responder/q-${j.docIndex}`));
+    expect(gathered.manifest.metrics.recipe.extra.responderGroups).toBe(Math.min(6, found.length));
+
+    // A target out of reach: the step stops after maxRounds and trains every group it found.
+    const capped = await runOne(uniqueId('spell-capped'), { responderGroups: 1000, maxRounds: 2 });
+    expect(capped.rounds).toBe(2);
+    expect(capped.plan).toHaveLength(2 * ITEMS);
+    expect(capped.responderGroups).toHaveLength(solvable(capped.judged).length);
+    expect(capped.responderGroups.length).toBeGreaterThan(0);
   });
 
   /**

@@ -1,5 +1,6 @@
 import type { Rng } from '../../lib/rng';
 import type { SpellTask } from './records';
+import { hasSpread } from './rewards';
 
 /**
  * Role-specific dynamic sampling (spell.md §4): of 1 questioner, G responder and G² verifier samples per
@@ -45,8 +46,6 @@ export interface Composition {
   /** ⌊responder trajectories × ratio / G⌋; no verifier group is trained when fewer candidates exist. */
   verifierTarget: number;
 }
-
-const hasSpread = (rewards: readonly number[]): boolean => new Set(rewards).size > 1;
 
 /**
  * - Responder: the first N valid questions (plan order) whose G rewards are not all equal.

@@ -8,7 +8,7 @@ import { mean, meanRewardByRole, rowsByRole, zeroAdvantageFraction } from '../ro
 import { composeBatch, type Composition, type ScoredItem } from './compose';
 import { entersHistory, historyKey, pushHistory, readState } from './memory';
 import { exampleText } from './prompts';
-import { agreement, majorityVote, questionerReward, responderReward, verifierRewards } from './rewards';
+import { agreement, questionerReward, scoreResponses, verifierRewards } from './rewards';
 import {
   QUESTIONER,
   RESPONDER,
@@ -93,10 +93,7 @@ function scoreItem({ plan, gate, judge }: Item, config: RunConfig): Scored | und
         throw new Error(
           `item ${plan.docIndex}: ${judge.responses.length} judged responses, expected ${config.groupSize}`,
         );
-      const judged = judge.responses.map((r) => {
-        const majority = r.verifier ? majorityVote(r.verifier.votes) : undefined;
-        return { ...r, majority, reward: responderReward(r.rule, majority) };
-      });
+      const judged = scoreResponses(judge.responses);
       const rewards = judged.map((r) => r.reward);
       const meanReward = rewards.reduce((a, b) => a + b, 0) / rewards.length;
       return {

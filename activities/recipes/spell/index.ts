@@ -5,6 +5,7 @@ import { gateSpell } from './gate';
 import { solveSpell } from './solve';
 import { judgeSpell } from './judge';
 import { filterSpell } from './filter';
+import { hasSpread, scoreResponses } from './rewards';
 import type { SpellGated, SpellJudged, SpellProposal, SpellSolved, SpellState, SpellUnit } from './records';
 
 /**
@@ -12,7 +13,8 @@ import type { SpellGated, SpellJudged, SpellProposal, SpellSolved, SpellState, S
  * Stages: plan = (cluster, task) items with the questioner's context from the committed history;
  * propose = questioner + the no-document grounding probe; gate = the probe's verdicts and the responder
  * prompt; solve = G responses; judge = rule check + G verifier votes per response (LLM: rollout pool);
- * filter = rewards, role-specific sampling, advantages and the next history.
+ * filter = rewards, role-specific sampling, advantages and the next history. The accumulator (§1.10) plans
+ * further rounds while the judged rounds hold fewer than N responder groups with std > 0.
  */
 export const spellRecipe: Recipe<SpellProposal, SpellGated, SpellSolved, SpellJudged, SpellUnit, SpellState> =
   {
@@ -24,6 +26,10 @@ export const spellRecipe: Recipe<SpellProposal, SpellGated, SpellSolved, SpellJu
     solve: solveSpell,
     judge: judgeSpell,
     filter: filterSpell,
+    accumulation: ({ spell }) =>
+      spell.maxRounds > 1
+        ? { metric: 'solvableGroups', target: spell.responderGroups, maxRounds: spell.maxRounds }
+        : undefined,
     summarize(stage, records): Record<string, number> {
       switch (stage) {
         case 'propose': {
@@ -47,13 +53,17 @@ export const spellRecipe: Recipe<SpellProposal, SpellGated, SpellSolved, SpellJu
         case 'solve':
           return { responses: (records as SpellSolved[]).reduce((s, r) => s + r.completions.length, 0) };
         case 'judge': {
-          const responses = (records as SpellJudged[]).flatMap((j) => j.responses);
+          const judged = records as SpellJudged[];
+          const responses = judged.flatMap((j) => j.responses);
           const votes = responses.flatMap((r) => r.verifier?.votes ?? []);
           return {
             responses: responses.length,
             ruleCorrect: responses.filter((r) => r.rule).length,
             judgments: votes.length,
             invalidJudgments: votes.filter((v) => v === -1).length,
+            // What the accumulator counts: the filter's responder groups with std(r_res) > 0.
+            solvableGroups: judged.filter((j) => hasSpread(scoreResponses(j.responses).map((r) => r.reward)))
+              .length,
           };
         }
       }

@@ -11,8 +11,10 @@ type Planned = Omit<SpellUnit, 'unit' | 'docIndex'>;
 /**
  * Step 1–2 of the loop (spell.md §1): B (cluster, task) items, tasks drawn by `taskWeights` (1:1:1) and
  * clusters uniformly among those serving the task, without repeats while there are enough; each item gets
- * its questioner context from the history committed by the previous iteration. Seeded by (seed, iteration),
- * so a retried plan, or a run resumed from the same commit, plans the same items.
+ * its questioner context from the history committed by the previous iteration. Seeded by (seed, iteration,
+ * round), so a retried plan, or a run resumed from the same commit, plans the same items, and each round of
+ * the accumulator (`spellAccumulation`) draws new ones. Rounds share the committed history: the history
+ * moves once per step, with the filter.
  */
 export async function planSpell(ctx: PlanContext<SpellState>): Promise<Planned[]> {
   const { config, iteration } = ctx;
@@ -39,7 +41,10 @@ export async function planSpell(ctx: PlanContext<SpellState>): Promise<Planned[]
     );
   }
 
-  const rng = seededRng(config.seed, iteration, 'plan');
+  const round = ctx.round ?? 0;
+  // Round 0 keeps the seeds of a single-round step.
+  const roundKey = round === 0 ? [] : [round];
+  const rng = seededRng(config.seed, iteration, 'plan', ...roundKey);
   const drawnTasks = Array.from({ length: config.batchSize }, () => weightedTask(tasks, rng));
   const queues = new Map<SpellTask, Cluster[]>(
     tasks.map((t) => [
@@ -53,7 +58,7 @@ export async function planSpell(ctx: PlanContext<SpellState>): Promise<Planned[]
     // A run resumed with a smaller L sees only the newest L entries.
     const shown =
       p.historySize > 0 ? (state.history[historyKey(task, cluster.id)] ?? []).slice(-p.historySize) : [];
-    const unitRng = seededRng(config.seed, iteration, 'context', i);
+    const unitRng = seededRng(config.seed, iteration, 'context', ...roundKey, i);
     return {
       cluster: cluster.id,
       task,

@@ -1,4 +1,4 @@
-import type { Vote } from './records';
+import type { JudgedResponse, Vote } from './records';
 
 /**
  * SPELL's rewards (spell.md §2). The responder's reward is the better of the rule and the verifiers'
@@ -46,3 +46,16 @@ export function agreement(votes: readonly Vote[], majority: 0 | 1): number {
 export function responderReward(rule: boolean, majority: 0 | 1 | undefined): number {
   return Math.max(rule ? 1 : 0, majority ?? 0);
 }
+
+/** Each judged response's verifier majority (none without votes) and its reward r_res (Eq. 6). */
+export function scoreResponses(
+  responses: readonly JudgedResponse[],
+): Array<JudgedResponse & { majority: 0 | 1 | undefined; reward: number }> {
+  return responses.map((r) => {
+    const majority = r.verifier ? majorityVote(r.verifier.votes) : undefined;
+    return { ...r, majority, reward: responderReward(r.rule, majority) };
+  });
+}
+
+/** A responder group the step can train: its G rewards are not all equal (std(r_res) > 0, §1.10). */
+export const hasSpread = (rewards: readonly number[]): boolean => new Set(rewards).size > 1;

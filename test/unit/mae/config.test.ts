@@ -12,7 +12,7 @@ describe('MAE run config', () => {
       sampling: { temperature: 1, topP: 1, maxTokens: 8192 },
       training: {
         estimator: 'reinforce_pp',
-        loss: { type: 'ppo_clip', normalization: 'token_mean', klCoef: 0 },
+        loss: { type: 'ppo_clip', normalization: 'token_mean', klCoef: 0, entropyCoef: 0.001 },
         optimizer: { learningRate: 1e-6, maxGradNorm: 1, schedule: 'constant' },
       },
     });

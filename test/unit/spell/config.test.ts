@@ -11,7 +11,7 @@ describe('SPELL run config', () => {
       sampling: { temperature: 0.7, topP: 0.95 },
       training: {
         estimator: 'grpo',
-        loss: { normalization: 'token_mean', klCoef: 0 },
+        loss: { normalization: 'token_mean', klCoef: 0, entropyCoef: 0 },
         optimizer: {
           learningRate: 2e-6,
           schedule: 'constant',
@@ -25,6 +25,7 @@ describe('SPELL run config', () => {
       historySize: 3,
       newDocuments: 5,
       responderGroups: 128,
+      maxRounds: 10,
       verifierRatio: 0.125,
       verifierAgreement: { min: 0.51, max: 0.99 },
       questionerReward: 'gaussian',
@@ -40,12 +41,18 @@ describe('SPELL run config', () => {
   test('bad spell fields are named', () => {
     const r = resolveRunConfig({
       recipe: 'spell',
-      spell: { verifierAgreement: { min: 0.9, max: 0.5 }, questionerReward: 'linear', historyRule: 'both' },
+      spell: {
+        verifierAgreement: { min: 0.9, max: 0.5 },
+        questionerReward: 'linear',
+        historyRule: 'both',
+        maxRounds: 0,
+      },
     });
     expect(r.ok).toBe(false);
     const problems = r.ok ? [] : r.problems.join('\n');
     expect(problems).toContain('spell.verifierAgreement');
     expect(problems).toContain('spell.questionerReward');
     expect(problems).toContain('spell.historyRule');
+    expect(problems).toContain('spell.maxRounds');
   });
 });

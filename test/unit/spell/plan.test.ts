@@ -66,8 +66,15 @@ describe('plan (§1.1–1.2)', () => {
   beforeAll(async () => {
     corpus = await loadCorpus('test/fixtures/corpus/clusters.jsonl');
   });
-  const plan = (cfg: RunConfig, state?: SpellState, iteration = 1) =>
-    planSpell({ config: cfg, runId: 'unit', iteration, corpus: () => Promise.resolve(corpus), state });
+  const plan = (cfg: RunConfig, state?: SpellState, iteration = 1, round?: number) =>
+    planSpell({
+      config: cfg,
+      runId: 'unit',
+      iteration,
+      corpus: () => Promise.resolve(corpus),
+      state,
+      ...(round === undefined ? {} : { round }),
+    });
 
   test('draws B (cluster, task) items, tasks about 1:1:1, from the committed-empty history', async () => {
     const units = await plan(config({ batchSize: 300 }));
@@ -124,6 +131,15 @@ describe('plan (§1.1–1.2)', () => {
     const cfg = config({ batchSize: 12 });
     expect(await plan(cfg)).toEqual(await plan(cfg));
     expect(await plan(cfg, undefined, 2)).not.toEqual(await plan(cfg));
+  });
+
+  test("is seeded by the accumulator's round too; round 0 plans what a single-round step plans", async () => {
+    const cfg = config({ batchSize: 12 });
+    expect(await plan(cfg, undefined, 1, 0)).toEqual(await plan(cfg));
+    const again = await plan(cfg, undefined, 1, 1);
+    expect(again).toEqual(await plan(cfg, undefined, 1, 1));
+    expect(again).not.toEqual(await plan(cfg));
+    expect(again).not.toEqual(await plan(cfg, undefined, 1, 2));
   });
 
   test('refuses an estimator the paper does not use, and tasks without clusters', async () => {
