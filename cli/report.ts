@@ -45,6 +45,16 @@ async function lineageManifests(store: ObjectStore, runId: string): Promise<Mani
 
 const num = (v: unknown): number => (typeof v === 'number' ? v : NaN);
 
+/** Each role's entropy in the iteration's steps: the `entropy.{role}` metrics (update.ts flatTrainMetrics). */
+function entropyByRole(m: Manifest): Record<string, number> {
+  const prefix = 'entropy.';
+  return Object.fromEntries(
+    Object.values(m.metrics?.train ?? {}).flatMap((step) =>
+      Object.entries(step).flatMap(([k, v]) => (k.startsWith(prefix) ? [[k.slice(prefix.length), v]] : [])),
+    ),
+  );
+}
+
 /** One self-contained HTML page: inline SVG plots and a table, no scripts, no external resources. */
 export function renderReport(
   runId: string,
@@ -54,16 +64,19 @@ export function renderReport(
   const iterations = manifests.map((m) => m.iteration);
   const recipeOf = (m: Manifest) => m.metrics?.recipe;
   const roles = [...new Set(manifests.flatMap((m) => Object.keys(recipeOf(m)?.meanRewardByRole ?? {})))];
+  /** One line per role over the iterations. */
+  const roleLines = (names: readonly string[], value: (m: Manifest, role: string) => number) =>
+    names.map((name) => ({
+      name,
+      points: manifests.map((m): [number, number] => [m.iteration, value(m, name)]),
+    }));
 
   const reward = lineChart({
     id: PLOT_IDS.reward,
     title: 'Mean reward per role',
     xLabel: 'iteration',
     yLabel: 'mean reward',
-    series: roles.map((role) => ({
-      name: role,
-      points: manifests.map((m) => [m.iteration, num(recipeOf(m)?.meanRewardByRole?.[role])]),
-    })),
+    series: roleLines(roles, (m, role) => num(recipeOf(m)?.meanRewardByRole?.[role])),
   });
 
   const buckets = Math.max(0, ...manifests.map((m) => recipeOf(m)?.passRateHistogram?.length ?? 0));
@@ -100,27 +113,13 @@ export function renderReport(
     ],
   });
 
-  // `entropy.{role}` of each policy's step (activities/stages/update.ts flatTrainMetrics); one line per role.
-  const entropyOf = (m: Manifest, role: string): number =>
-    num(Object.values(m.metrics?.train ?? {}).find((t) => `entropy.${role}` in t)?.[`entropy.${role}`]);
-  const entropyRoles = [
-    ...new Set(
-      manifests.flatMap((m) =>
-        Object.values(m.metrics?.train ?? {}).flatMap((t) =>
-          Object.keys(t).flatMap((k) => (k.startsWith('entropy.') ? [k.slice('entropy.'.length)] : [])),
-        ),
-      ),
-    ),
-  ];
+  const entropyRoles = [...new Set(manifests.flatMap((m) => Object.keys(entropyByRole(m))))];
   const entropy = lineChart({
     id: PLOT_IDS.entropy,
     title: 'Policy entropy per role (training step)',
     xLabel: 'iteration',
     yLabel: 'nats per token',
-    series: entropyRoles.map((role) => ({
-      name: role,
-      points: manifests.map((m) => [m.iteration, entropyOf(m, role)]),
-    })),
+    series: roleLines(entropyRoles, (m, role) => num(entropyByRole(m)[role])),
   });
 
   const stagesSeen = new Set(manifests.flatMap((m) => Object.keys(m.metrics?.stages ?? {})));
