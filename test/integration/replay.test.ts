@@ -1,0 +1,141 @@
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import type { HistoryAndWorkflowId, WorkflowExecutionInfo } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+import { Worker, type ReplayResult } from '@temporalio/worker';
+import { sendControl } from '../../cli/controls';
+import { sendRollback } from '../../cli/lineage';
+import { selfPlayRun } from '../../workflows';
+import { progressQuery } from '../../workflows/messages';
+import { startStack, uniqueId, workflowBundle, type TestStack } from '../support/stack';
+import { waitFor } from '../support/wait';
+
+/**
+ * Histories recorded by earlier versions of the workflows: every one must replay on this version. Stored as
+ * gzipped binary protobuf: the SDK's JSON history converters fail in this install (two copies of
+ * protobufjs 8, one under @temporalio/common and one under @temporalio/proto, break its `instanceof` checks),
+ * and a decoded proto is what the replayer takes as it is.
+ */
+const FIXTURES = path.join(__dirname, '../fixtures/histories');
+const HistoryProto = temporal.api.history.v1.History;
+
+type RecordedHistory = HistoryAndWorkflowId & { history: temporal.api.history.v1.IHistory };
+
+/**
+ * Replay: a worker upgraded under a multi-day run replays that run's history with the new workflow code, and
+ * a change that alters the commands an old history recorded fails the run with a nondeterminism error. So
+ * (1) the histories of runs made now, through the paths the workflows have (pause, setParams, rollback with
+ * its cancelled child, continue-as-new, SPELL's accumulation rounds), replay on this version's bundle, and
+ * (2) the histories recorded by earlier versions (test/fixtures/histories/) replay on it too.
+ * `SELFPLAY_RECORD_HISTORIES=DIR` writes (1)'s histories to DIR: how the fixtures were made.
+ */
+describe('workflow replay', () => {
+  let stack: TestStack;
+  beforeAll(async () => {
+    stack = await startStack();
+  });
+  afterAll(() => stack.close());
+
+  const replay = async (histories: RecordedHistory[]): Promise<string[]> => {
+    const failures: string[] = [];
+    const results: AsyncIterable<ReplayResult> = Worker.runReplayHistories(
+      { workflowBundle: await workflowBundle(), replayName: 'replay-test' },
+      histories,
+    );
+    for await (const result of results)
+      if (result.error) failures.push(`${result.workflowId}: ${result.error.message}`);
+    return failures;
+  };
+
+  /** Every closed execution whose workflow id starts with `prefix` (parents, continued runs, children). */
+  const historiesOf = async (prefix: string, mustInclude: string[]): Promise<RecordedHistory[]> => {
+    let executions: WorkflowExecutionInfo[] = [];
+    await waitFor('every execution closed in visibility', async () => {
+      executions = [];
+      for await (const e of stack.client.workflow.list({ query: `WorkflowId STARTS_WITH "${prefix}"` }))
+        executions.push(e);
+      const ids = new Set(executions.map((e) => e.workflowId));
+      return mustInclude.every((id) => ids.has(id)) && executions.every((e) => e.status.name !== 'RUNNING');
+    });
+    return Promise.all(
+      executions.map(async (e) => ({
+        workflowId: e.workflowId,
+        history: await stack.client.workflow.getHandle(e.workflowId, e.runId).fetchHistory(),
+      })),
+    );
+  };
+
+  /** `{workflow id, URI-encoded}~{n}.pb.gz`: the replayer needs the id (child ids derive from it). */
+  const record = (histories: RecordedHistory[]): void => {
+    const dir = process.env.SELFPLAY_RECORD_HISTORIES;
+    if (!dir) return;
+    mkdirSync(dir, { recursive: true });
+    histories.forEach(({ workflowId, history }, i) => {
+      const name = `${encodeURIComponent(workflowId)}~${i}.pb.gz`;
+      writeFileSync(path.join(dir, name), gzipSync(HistoryProto.encode(history).finish()));
+    });
+  };
+
+  test("histories of this version's runs replay on it: controls, rollback, continue-as-new, rounds", async () => {
+    const spice = uniqueId('replay-spice');
+    const spell = uniqueId('replay-spell');
+    await stack.withWorkers(async () => {
+      const handle = await stack.client.workflow.start(selfPlayRun, {
+        workflowId: spice,
+        taskQueue: `${stack.queuePrefix}-orchestrator`,
+        args: [
+          stack.runConfig({
+            iterations: 4,
+            continueAsNewEvery: 2,
+            batchSize: 4,
+            training: { policy: spice },
+          }),
+        ],
+      });
+      await waitFor('2 commits', async () => (await handle.query(progressQuery)).lastCommitted >= 2);
+      await sendControl(stack.client, spice, 'pause');
+      await sendControl(stack.client, spice, 'set', { temperature: 0.9 });
+      await sendRollback(stack.client, spice, 1);
+      await sendControl(stack.client, spice, 'resume');
+      expect((await handle.result()).lastCommitted).toBe(4);
+
+      const spellRun = await stack.client.workflow.execute(selfPlayRun, {
+        workflowId: spell,
+        taskQueue: `${stack.queuePrefix}-orchestrator`,
+        args: [
+          stack.runConfig({
+            recipe: 'spell',
+            iterations: 1,
+            batchSize: 6,
+            shardSize: 3,
+            groupSize: 4,
+            corpus: { uri: 'test/fixtures/corpus/clusters.jsonl' },
+            spell: { responderGroups: 1000, maxRounds: 2 },
+            training: { policy: spell },
+          }),
+        ],
+      });
+      expect(spellRun.lastCommitted).toBe(1);
+    });
+
+    const spiceHistories = await historiesOf(spice, [spice, `${spice}.r1/iter-000004`]);
+    const spellHistories = await historiesOf(spell, [spell, `${spell}/iter-000001`]);
+    // The parent continued as new at least once; the rollback's lineage ran its own children.
+    expect(spiceHistories.filter((h) => h.workflowId === spice).length).toBeGreaterThanOrEqual(2);
+    expect(spiceHistories.filter((h) => h.workflowId.startsWith(`${spice}.r1/`)).length).toBe(3);
+    const histories = [...spiceHistories, ...spellHistories];
+    expect(await replay(histories)).toEqual([]);
+    record(histories);
+  });
+
+  test('histories recorded by earlier versions replay on this one', async () => {
+    const files = readdirSync(FIXTURES).filter((f) => f.endsWith('.pb.gz'));
+    expect(files.length).toBeGreaterThan(0);
+    const histories = files.map((f) => ({
+      workflowId: decodeURIComponent(f.slice(0, f.lastIndexOf('~'))),
+      history: HistoryProto.decode(gunzipSync(readFileSync(path.join(FIXTURES, f)))),
+    }));
+    expect(await replay(histories)).toEqual([]);
+  });
+});
