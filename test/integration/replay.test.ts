@@ -77,9 +77,10 @@ describe('workflow replay', () => {
     });
   };
 
-  test("histories of this version's runs replay on it: controls, rollback, continue-as-new, rounds", async () => {
+  test("histories of this version's runs replay on it: controls, rollback, continue-as-new, rounds, two policies", async () => {
     const spice = uniqueId('replay-spice');
     const spell = uniqueId('replay-spell');
+    const two = uniqueId('replay-two');
     await stack.withWorkers(async () => {
       const handle = await stack.client.workflow.start(selfPlayRun, {
         workflowId: spice,
@@ -117,14 +118,30 @@ describe('workflow replay', () => {
         ],
       });
       expect(spellRun.lastCommitted).toBe(1);
+
+      const twoRun = await stack.client.workflow.execute(selfPlayRun, {
+        workflowId: two,
+        taskQueue: `${stack.queuePrefix}-orchestrator`,
+        args: [
+          stack.runConfig({
+            iterations: 1,
+            batchSize: 4,
+            training: {
+              policies: { [`${two}-c`]: { roles: ['challenger'] }, [`${two}-r`]: { roles: ['reasoner'] } },
+            },
+          }),
+        ],
+      });
+      expect(twoRun.versions).toEqual({ [`${two}-c`]: 1, [`${two}-r`]: 1 });
     });
 
     const spiceHistories = await historiesOf(spice, [spice, `${spice}.r1/iter-000004`]);
     const spellHistories = await historiesOf(spell, [spell, `${spell}/iter-000001`]);
+    const twoHistories = await historiesOf(two, [two, `${two}/iter-000001`]);
     // The parent continued as new at least once; the rollback's lineage ran its own children.
     expect(spiceHistories.filter((h) => h.workflowId === spice).length).toBeGreaterThanOrEqual(2);
     expect(spiceHistories.filter((h) => h.workflowId.startsWith(`${spice}.r1/`)).length).toBe(3);
-    const histories = [...spiceHistories, ...spellHistories];
+    const histories = [...spiceHistories, ...spellHistories, ...twoHistories];
     expect(await replay(histories)).toEqual([]);
     record(histories);
   });
