@@ -26,8 +26,8 @@ type RecordedHistory = HistoryAndWorkflowId & { history: temporal.api.history.v1
  * Replay: a worker upgraded under a multi-day run replays that run's history with the new workflow code, and
  * a change that alters the commands an old history recorded fails the run with a nondeterminism error. So
  * (1) the histories of runs made now, through the paths the workflows have (pause, setParams, rollback with
- * its cancelled child, continue-as-new, SPELL's accumulation rounds), replay on this version's bundle, and
- * (2) the histories recorded by earlier versions (test/fixtures/histories/) replay on it too.
+ * its cancelled child, continue-as-new, SPELL's accumulation rounds, two policies), replay on this version's
+ * bundle, and (2) the histories recorded by earlier versions (test/fixtures/histories/) replay on it too.
  * `SELFPLAY_RECORD_HISTORIES=DIR` writes (1)'s histories to DIR: how the fixtures were made.
  */
 describe('workflow replay', () => {
