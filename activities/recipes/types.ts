@@ -3,7 +3,8 @@ import type { LlmCaller } from '../clients/inference';
 import type { TrainingRow } from '../clients/trainer-contract';
 import type { Accumulation, RecipeMetrics } from '../../workflows/contracts';
 import type { Corpus } from '../corpus/corpus';
-import type { Retriever, TrajectoryCheckpoint } from '../tools/types';
+import type { Retriever } from '../tools/types';
+import type { StoredValue } from '../clients/storage/codec';
 
 /**
  * A recipe is what differs between papers: prompts, parsing, checks, rewards, advantages. The stage
@@ -54,10 +55,11 @@ export interface RecipeContext {
   /** The configured search index (`retrieval`), loaded on first use and shared by the worker's activities. */
   retriever(): Promise<Retriever>;
   /**
-   * Where a multi-turn trajectory of a unit keeps its finished turns (`runSearchLoop`'s `checkpoint`), under
-   * the unit's key in this stage and shard; `name` tells the unit's trajectories apart, e.g. `solver-3`.
+   * A finished part of an unfinished unit, kept under the unit's key in this stage and shard so a retried
+   * shard does not ask for it again: a multi-turn trajectory's turns (`traj-solver-3`, `runSearchLoop`'s
+   * `checkpoint`), a verification. `name` tells the unit's parts apart.
    */
-  trajectoryCheckpoint(unit: number, name: string): TrajectoryCheckpoint;
+  unitPart<T>(unit: number, name: string): StoredValue<T>;
   signal: AbortSignal;
   /** The recipe state as committed by the previous iteration; undefined on the first. */
   state: unknown;

@@ -7,8 +7,8 @@ import type { RunConfig } from '../../config/schema';
 import type { AnyRecipe, RecipeContext } from '../recipes/types';
 import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
 import { retrieverFor } from '../retrieval/retriever';
-import { trajectoryKey } from '../clients/storage/keys';
-import { storedTrajectoryCheckpoint } from '../tools/trajectory-checkpoint';
+import { unitPartKey } from '../clients/storage/keys';
+import { storedValue } from '../clients/storage/codec';
 
 /** What every activity is built with: one per worker process, shared by all concurrent activities. */
 export interface ActivityDeps {
@@ -55,10 +55,7 @@ export function recipeContext(
     state,
     llm: (role) => deps.inference.endpoint(endpointFor(role, input.config, deps.env, input.versions)),
     retriever: () => retrieverFor(input.config, deps),
-    trajectoryCheckpoint: (unit, name) =>
-      storedTrajectoryCheckpoint(
-        deps.store,
-        trajectoryKey(input.runId, input.iteration, stage, input.shard, unit, name),
-      ),
+    unitPart: (unit, name) =>
+      storedValue(deps.store, unitPartKey(input.runId, input.iteration, stage, input.shard, unit, name)),
   };
 }

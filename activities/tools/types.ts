@@ -1,5 +1,6 @@
 import type { ChatMessage } from '../clients/trainer-contract';
 import type { LlmCaller } from '../clients/inference';
+import type { StoredValue } from '../clients/storage/codec';
 
 /**
  * The search tool and the multi-turn loop that rollouts run it in (SSP, SCOPE). A retriever answers a query
@@ -76,10 +77,11 @@ export interface Trajectory {
  * `save` gets the trajectory after every finished turn; its `stop` says how it would end if no turn
  * followed. The loop resumes from the loaded `turns` and decides again whether more turns are due.
  */
-export interface TrajectoryCheckpoint {
-  load(): Promise<Trajectory | undefined>;
-  save(partial: Trajectory): Promise<void>;
-}
+/**
+ * Where a trajectory keeps its finished turns (overwritten after every turn), so a shard retried on another
+ * worker resumes it from its last finished turn.
+ */
+export type TrajectoryCheckpoint = StoredValue<Trajectory>;
 
 export interface SearchLoopSpec {
   llm: LlmCaller;

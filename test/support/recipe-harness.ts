@@ -1,7 +1,7 @@
 import { resolveRunConfig, type RunConfig } from '../../config/schema';
 import type { ChatRequest, ChatSample, LlmCaller } from '../../activities/clients/inference';
 import type { RecipeContext } from '../../activities/recipes/types';
-import type { Retriever, Trajectory } from '../../activities/tools/types';
+import type { Retriever } from '../../activities/tools/types';
 
 /** The resolved run config for these fields (`recipe` among them); throws what the schema refuses. */
 export function configFor(overrides: Record<string, unknown>): RunConfig {
@@ -33,8 +33,8 @@ export function scriptedCaller(answer: (req: ChatRequest, i: number, nth: number
 
 /**
  * A stage context: run "unit", iteration 1, shard 0, no state or retriever unless given; `llm` for all or
- * per role. Trajectory checkpoints live in `options.checkpoints` (keyed `unit/name`; a fresh map unless
- * given), so a test can build a second context on the same map to play a retried shard.
+ * per role. Unit parts (trajectory checkpoints, verifications) live in `options.parts` (keyed `unit/name`; a
+ * fresh map unless given), so a test can build a second context on the same map to play a retried shard.
  */
 export function recipeTestContext(
   config: RunConfig,
@@ -44,11 +44,11 @@ export function recipeTestContext(
     iteration?: number;
     shard?: number;
     retriever?: Retriever;
-    checkpoints?: Map<string, Trajectory>;
+    parts?: Map<string, unknown>;
   } = {},
 ): RecipeContext {
   const { retriever } = options;
-  const checkpoints = options.checkpoints ?? new Map<string, Trajectory>();
+  const parts = options.parts ?? new Map<string, unknown>();
   return {
     config,
     runId: 'unit',
@@ -60,10 +60,10 @@ export function recipeTestContext(
       retriever
         ? Promise.resolve(retriever)
         : Promise.reject(new Error('this test context has no retriever: pass options.retriever')),
-    trajectoryCheckpoint: (unit, name) => ({
-      load: () => Promise.resolve(structuredClone(checkpoints.get(`${unit}/${name}`))),
-      save: (partial) => {
-        checkpoints.set(`${unit}/${name}`, structuredClone(partial));
+    unitPart: <T>(unit: number, name: string) => ({
+      load: () => Promise.resolve(structuredClone(parts.get(`${unit}/${name}`) as T | undefined)),
+      save: (value: T) => {
+        parts.set(`${unit}/${name}`, structuredClone(value));
         return Promise.resolve();
       },
     }),

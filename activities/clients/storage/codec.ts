@@ -66,3 +66,17 @@ async function readText(store: ObjectStore, key: string): Promise<string | undef
     throw new Error(`${store.uri(key)} is not valid gzip: ${(err as Error).message}`, { cause: err });
   }
 }
+
+/** One JSON value kept at a key: what a unit keeps of its finished parts (`unitPartKey`). */
+export interface StoredValue<T> {
+  load(): Promise<T | undefined>;
+  save(value: T): Promise<void>;
+}
+
+/** A value at `key`, each save replacing the whole object atomically (a reader sees one save or another). */
+export function storedValue<T>(store: ObjectStore, key: string): StoredValue<T> {
+  return {
+    load: () => getJson<T>(store, key),
+    save: (value) => putJson(store, key, value),
+  };
+}

@@ -8,7 +8,8 @@
  *   runs/{runId}/iter-000042/manifest.json                    the commit: an iteration without one did not happen
  *   runs/{runId}/iter-000042/{stage}/shard-0003.jsonl.gz      a stage's output for one shard
  *   runs/{runId}/iter-000042/{stage}/shard-0003/unit-0017.json.gz   a finished unit inside a running shard
- *   runs/{runId}/iter-000042/{stage}/shard-0003/unit-0017/traj-02.json.gz   a multi-turn trajectory's finished turns, inside a running unit
+ *   runs/{runId}/iter-000042/{stage}/shard-0003/unit-0017/{part}.json.gz    a finished part of a running unit: a multi-turn
+ *                                                                             trajectory's turns (traj-solver-3), a verification
  *   runs/{runId}/iter-000042/update/batch-{policy}.jsonl.gz   a policy's training batch
  *   runs/{runId}/iter-000042/update/filter.json              the filter's summary, written after the batches
  *   runs/{runId}/checkpoints/{policy}/v000042/                 the kernel's state after version 42
@@ -46,8 +47,11 @@ export const unitKey = (
 ): string =>
   `${iterationPrefix(runId, iteration)}/${stage}/shard-${pad(shard, 4)}/unit-${pad(unit, 4)}.json.gz`;
 
-/** `name` tells a unit's trajectories apart (e.g. `02`, `solver-3`): letters, digits, `.`, `_` and `-`. */
-export function trajectoryKey(
+/**
+ * A finished part of an unfinished unit (a trajectory's turns, a verification), kept so a retried unit does not
+ * ask for it again. `name` tells a unit's parts apart (e.g. `traj-solver-3`): letters, digits, `.`, `_`, `-`.
+ */
+export function unitPartKey(
   runId: string,
   iteration: number,
   stage: string,
@@ -56,9 +60,9 @@ export function trajectoryKey(
   name: string,
 ): string {
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(name)) {
-    throw new Error(`trajectory name ${JSON.stringify(name)} is not usable in a storage key`);
+    throw new Error(`unit part name ${JSON.stringify(name)} is not usable in a storage key`);
   }
-  return `${unitKey(runId, iteration, stage, shard, unit).replace(/\.json\.gz$/, '')}/traj-${name}.json.gz`;
+  return `${unitKey(runId, iteration, stage, shard, unit).replace(/\.json\.gz$/, '')}/${name}.json.gz`;
 }
 
 export const batchKey = (runId: string, iteration: number, policy: string): string =>

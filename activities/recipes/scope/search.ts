@@ -19,7 +19,7 @@ export async function searchTrajectory(
     finalTags: string[];
     maxTurns: number;
     searchLimit?: SearchLoopSpec['searchLimit'];
-    /** Where the trajectory's finished turns are kept, so a retried unit resumes it (`ctx.trajectoryCheckpoint`). */
+    /** Where the trajectory's finished turns are kept, so a retried unit resumes it (`trajectoryCheckpoint`). */
     checkpoint: SearchLoopSpec['checkpoint'];
     seedParts: Array<string | number>;
   },

@@ -1,3 +1,4 @@
+import { trajectoryCheckpoint } from '../unit-parts';
 import type { RecipeContext } from '../types';
 import type { ChatMessage } from '../../clients/trainer-contract';
 import { runSearchLoop } from '../../tools/search-loop';
@@ -40,7 +41,7 @@ export async function searchRollout(
     maxTokens: config.sampling.maxTokens,
     topK: config.retrieval.topK,
     passageTokens: config.retrieval.passageTokens,
-    checkpoint: ctx.trajectoryCheckpoint(spec.checkpoint.unit, spec.checkpoint.name),
+    checkpoint: trajectoryCheckpoint(ctx, spec.checkpoint.unit, spec.checkpoint.name),
     signal: ctx.signal,
   });
   return storedTrajectory(trajectory);

@@ -4,11 +4,22 @@ import { seedOf } from '../../lib/rng';
 import { solverMessages } from './prompts';
 import { searchRollout } from './rollout';
 import { verifyQuestion } from './verification';
-import { JUDGE, SOLVER, VERIFIER, type Problem, type SspGated, type SspSolved } from './records';
+import {
+  JUDGE,
+  SOLVER,
+  VERIFIER,
+  type Problem,
+  type SspGated,
+  type SspSolved,
+  type Verification,
+} from './records';
+import type { ChatMessage } from '../../clients/trainer-contract';
 
 /**
  * RAG verification, then step 7 (ssp.md §1.5–1.7). Verification runs here, on the rollout pool with the
- * other LLM calls, and is stored with the unit: a retried shard never asks again. A verified question gets
+ * other LLM calls, and its verdict is kept as a part of the unit as soon as it is reached, so a shard retried
+ * in the middle of the unit's solver trajectories does not ask again (an erroring verification is asked
+ * again: it reached no verdict, and it fails the question only if it errors again). A verified question gets
  * n = groupSize solver trajectories; an invalid slot gets them on its replay problem instead, or none when
  * the pool was empty (the spec's dummy problem would train nothing: its group's rewards are all equal).
  */
@@ -16,25 +27,33 @@ export async function solveSsp(ctx: RecipeContext, gated: SspGated): Promise<Ssp
   const { config, iteration } = ctx;
   const p = config.ssp;
   const head = { unit: gated.unit, docIndex: gated.docIndex };
+  const verify = async (question: string, messages: ChatMessage[]): Promise<Verification> => {
+    const kept = ctx.unitPart<Verification>(gated.unit, 'rag-verification');
+    const stored = await kept.load();
+    if (stored) return stored;
+    const verdict = await verifyQuestion({
+      llm: ctx.llm(VERIFIER),
+      call: SSP_CALLS.ragVerifier,
+      messages,
+      question,
+      groundTruth: gated.answer,
+      seed: seedOf(config.seed, iteration, 'rag', gated.docIndex),
+      sampling: p.verifier,
+      judge: {
+        llm: ctx.llm(JUDGE),
+        call: SSP_CALLS.verificationJudge,
+        seed: seedOf(config.seed, iteration, 'rag-judge', gated.docIndex),
+        sampling: p.judge,
+        signal: ctx.signal,
+      },
+      signal: ctx.signal,
+    });
+    if (verdict.failure !== 'error') await kept.save(verdict);
+    return verdict;
+  };
   const verification =
     gated.rule.passed && gated.question !== undefined && gated.verifierMessages
-      ? await verifyQuestion({
-          llm: ctx.llm(VERIFIER),
-          call: SSP_CALLS.ragVerifier,
-          messages: gated.verifierMessages,
-          question: gated.question,
-          groundTruth: gated.answer,
-          seed: seedOf(config.seed, iteration, 'rag', gated.docIndex),
-          sampling: p.verifier,
-          judge: {
-            llm: ctx.llm(JUDGE),
-            call: SSP_CALLS.verificationJudge,
-            seed: seedOf(config.seed, iteration, 'rag-judge', gated.docIndex),
-            sampling: p.judge,
-            signal: ctx.signal,
-          },
-          signal: ctx.signal,
-        })
+      ? await verify(gated.question, gated.verifierMessages)
       : undefined;
   const valid = gated.rule.passed && gated.question !== undefined && (verification?.passed ?? true);
   const withVerification = verification ? { verification } : {};

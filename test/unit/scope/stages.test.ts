@@ -15,7 +15,7 @@ import { proposeScope } from '../../../activities/recipes/scope/propose';
 import { SEARCHES_COMPLETE } from '../../../activities/recipes/scope/prompts';
 import { solveScope } from '../../../activities/recipes/scope/solve';
 import type { ScopeUnit } from '../../../activities/recipes/scope/records';
-import type { Retriever, Trajectory } from '../../../activities/tools/types';
+import type { Retriever } from '../../../activities/tools/types';
 import { startScriptedLlm, type ScriptedLlm } from '../../support/scripted-llm/server';
 import { configFor, recipeTestContext } from '../../support/recipe-harness';
 
@@ -58,8 +58,8 @@ describe('SCOPE stages against the scripted model and a BM25 index', () => {
       requestTimeoutMs: 10_000,
       maxRetries: 2,
     });
-    const checkpoints = new Map<string, Trajectory>();
-    const ctx = recipeTestContext(config, endpoint, { retriever, checkpoints });
+    const parts = new Map<string, unknown>();
+    const ctx = recipeTestContext(config, endpoint, { retriever, parts });
     setMaxListeners(0, ctx.signal);
     const corpus = await loadCorpus(CORPUS);
     const planned = await planScope({
@@ -138,7 +138,7 @@ describe('SCOPE stages against the scripted model and a BM25 index', () => {
     // A retried unit resumes its trajectories from their checkpoints: no Challenger or Solver turn is sampled again.
     const sampled = (call: string) => llm.stats().byCall[call]?.requests ?? 0;
     const before = [sampled(SCOPE_CALLS.challenger), sampled(SCOPE_CALLS.solver)];
-    const retried = recipeTestContext(config, endpoint, { retriever, checkpoints });
+    const retried = recipeTestContext(config, endpoint, { retriever, parts });
     setMaxListeners(0, retried.signal);
     const again = await proposeScope(retried, plan[0]!);
     await solveScope(retried, gate[0]!);

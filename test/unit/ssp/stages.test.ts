@@ -4,7 +4,6 @@ import { judgeSsp } from '../../../activities/recipes/ssp/judge';
 import { proposeSsp } from '../../../activities/recipes/ssp/propose';
 import { solveSsp } from '../../../activities/recipes/ssp/solve';
 import type { SspGated, SspSolved, Verification } from '../../../activities/recipes/ssp/records';
-import type { Trajectory } from '../../../activities/tools/types';
 import { configFor, recipeTestContext, scriptedCaller } from '../../support/recipe-harness';
 import { fakeRetriever } from '../../support/search-fakes';
 import { GOOD_QUESTION, trajectory, unit } from './records';
@@ -109,8 +108,8 @@ describe('SSP solve: RAG verification, then n solver trajectories (ssp.md ยง1.5โ
     expect(s.trajectories).toHaveLength(3);
   });
 
-  test('a retried solve resumes each trajectory from its checkpoint: finished turns are not requested again', async () => {
-    const checkpoints = new Map<string, Trajectory>();
+  test('a retried solve resumes each trajectory from its checkpoint and keeps the verdict: nothing finished is asked again', async () => {
+    const parts = new Map<string, unknown>();
     let failed = false;
     const { llm, calls } = scriptedCaller((req) => {
       if (req.call === SSP_CALLS.ragVerifier) return 'Answer: Velmora';
@@ -121,7 +120,7 @@ describe('SSP solve: RAG verification, then n solver trajectories (ssp.md ยง1.5โ
       }
       return ['<search>who founded it</search>', '<answer>Velmora</answer>'][turnOf(req)] ?? '';
     });
-    const ctx = () => recipeTestContext(config, llm, { retriever: fakeRetriever(), checkpoints });
+    const ctx = () => recipeTestContext(config, llm, { retriever: fakeRetriever(), parts });
     await expect(solveSsp(ctx(), gated())).rejects.toThrow('worker lost');
     const firstTurns = calls.filter((c) => c.call === SSP_CALLS.solver && turnOf(c) === 0).length;
     expect(firstTurns).toBe(3);
@@ -129,7 +128,31 @@ describe('SSP solve: RAG verification, then n solver trajectories (ssp.md ยง1.5โ
     expect(s.trajectories.map((t) => t.stop)).toEqual(['final', 'final', 'final']);
     // Turn 0 of each trajectory was sent once in all; only the failed turn was asked again.
     expect(calls.filter((c) => c.call === SSP_CALLS.solver && turnOf(c) === 0)).toHaveLength(3);
-    expect(checkpoints.size).toBe(3);
+    // The RAG verification reached its verdict in the first attempt and was kept with the unit's parts.
+    expect(calls.filter((c) => c.call === SSP_CALLS.ragVerifier)).toHaveLength(1);
+    expect(s.verification).toMatchObject({ passed: true });
+    expect(parts.get(`${gated().unit}/rag-verification`)).toEqual(s.verification);
+    expect(parts.size).toBe(4);
+  });
+
+  test('a verification that errors is not kept: a retried unit asks again', async () => {
+    const parts = new Map<string, unknown>();
+    let down = true;
+    const { llm, calls } = scriptedCaller((req) => {
+      if (req.call === SSP_CALLS.ragVerifier) {
+        if (down) throw new Error('verifier unreachable');
+        return 'Answer: Velmora';
+      }
+      return ['<search>who founded it</search>', '<answer>Velmora</answer>'][turnOf(req)] ?? '';
+    });
+    const ctx = () => recipeTestContext(config, llm, { retriever: fakeRetriever(), parts });
+    const first = await solveSsp(ctx(), gated());
+    expect(first.verification).toMatchObject({ passed: false, failure: 'error' });
+    expect(parts.has(`${gated().unit}/rag-verification`)).toBe(false);
+    down = false;
+    const again = await solveSsp(ctx(), gated());
+    expect(again.verification).toMatchObject({ passed: true });
+    expect(calls.filter((c) => c.call === SSP_CALLS.ragVerifier)).toHaveLength(2);
   });
 
   test('failed with an empty pool: no solver trajectories', async () => {

@@ -4,8 +4,9 @@ import path from 'node:path';
 import { InferencePool } from '../../../activities/clients/inference';
 import { LocalStore } from '../../../activities/clients/storage';
 import { getJson } from '../../../activities/clients/storage/codec';
-import { trajectoryKey } from '../../../activities/clients/storage/keys';
+import { unitPartKey } from '../../../activities/clients/storage/keys';
 import { recipeContext } from '../../../activities/stages/deps';
+import { trajectoryCheckpoint } from '../../../activities/recipes/unit-parts';
 import { runSearchLoop } from '../../../activities/tools/search-loop';
 import type { SearchLoopSpec, Trajectory } from '../../../activities/tools/types';
 import { configFor } from '../../support/recipe-harness';
@@ -36,10 +37,10 @@ describe('stored trajectory checkpoints', () => {
     );
 
   test('keys live under the unit of the stage and shard; names are checked', () => {
-    expect(trajectoryKey('r1', 3, 'solve', 2, 17, '02')).toBe(
+    expect(unitPartKey('r1', 3, 'solve', 2, 17, 'traj-02')).toBe(
       'runs/r1/iter-000003/solve/shard-0002/unit-0017/traj-02.json.gz',
     );
-    expect(() => trajectoryKey('r1', 3, 'solve', 2, 17, '../x')).toThrow('not usable in a storage key');
+    expect(() => unitPartKey('r1', 3, 'solve', 2, 17, '../x')).toThrow('not usable in a storage key');
   });
 
   test('a retried shard resumes the trajectory from storage without resampling finished turns', async () => {
@@ -59,7 +60,7 @@ describe('stored trajectory checkpoints', () => {
       maxTokens: 1000,
       topK: 3,
       passageTokens: 100,
-      checkpoint: context().trajectoryCheckpoint(17, '02'),
+      checkpoint: trajectoryCheckpoint(context(), 17, '02'),
     });
     const first = fakeLlm(turns.slice(0, 2));
     await expect(runSearchLoop(spec(first.llm))).rejects.toThrow('no scripted turn 2');
