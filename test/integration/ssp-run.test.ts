@@ -185,12 +185,15 @@ describe('SSP run on the real stack', () => {
         args: [config],
       });
       // A shard's unit parts are `…/shard-S/unit-U.json.gz`; a trajectory's checkpoint is
-      // `…/shard-S/unit-U/traj-solver-J.json.gz`, kept while the unit is unfinished.
+      // `…/shard-S/unit-U/traj-solver-{own|replay}-J.json.gz`, kept while the unit is unfinished.
       const snapshot = async () => {
         const units: SspSolved[] = [];
         /** Units stored as parts of a shard still solving: what its retry must read back. */
         const parts: SspSolved[] = [];
-        const checkpoints = new Map<string, { docIndex: number; j: number; trajectory: Trajectory }>();
+        const checkpoints = new Map<
+          string,
+          { docIndex: number; source: string; j: number; trajectory: Trajectory }
+        >();
         let unfinished = false;
         for (const shard of SHARDS) {
           const key = shardKey(runId, 1, 'solve', shard);
@@ -200,12 +203,12 @@ describe('SSP run on the real stack', () => {
             continue;
           }
           for (const part of await stack.store.list(`${key.replace(/\.jsonl\.gz$/, '')}/`)) {
-            const traj = /unit-(\d+)\/traj-solver-(\d+)\.json\.gz$/.exec(part);
+            const traj = /unit-(\d+)\/traj-solver-(own|replay)-(\d+)\.json\.gz$/.exec(part);
             if (traj) {
               const trajectory = (await getJson<Trajectory>(stack.store, part))!;
               // `unit` numbers a shard's units; docIndex numbers the iteration's.
               const docIndex = shard * 5 + Number(traj[1]);
-              checkpoints.set(part, { docIndex, j: Number(traj[2]), trajectory });
+              checkpoints.set(part, { docIndex, source: traj[2]!, j: Number(traj[3]), trajectory });
             } else if (/unit-\d+\.json\.gz$/.test(part)) {
               unfinished = true;
               const stored = (await getJson<SspSolved>(stack.store, part))!;
@@ -244,8 +247,9 @@ describe('SSP run on the real stack', () => {
         for (const print of trajectoryTurnPrints(unit).flat()) expect(counts[print]).toBe(1);
       // Trajectories half done at the kill: the turns they had finished were never requested again.
       let resumed = 0;
-      for (const { docIndex, j, trajectory } of atKill.partial) {
+      for (const { docIndex, source, j, trajectory } of atKill.partial) {
         const final = s.solve.find((u) => u.docIndex === docIndex)!;
+        expect(final.source).toBe(source);
         const prints = trajectoryTurnPrints(final)[j]!;
         expect(final.trajectories[j]!.completion.startsWith(trajectory.completion)).toBe(true);
         for (const print of prints.slice(0, trajectory.turns.length)) expect(counts[print]).toBe(1);

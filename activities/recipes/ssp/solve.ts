@@ -18,8 +18,10 @@ import type { ChatMessage } from '../../clients/trainer-contract';
 /**
  * RAG verification, then step 7 (ssp.md §1.5–1.7). Verification runs here, on the rollout pool with the
  * other LLM calls, and its verdict is kept as a part of the unit as soon as it is reached, so a shard retried
- * in the middle of the unit's solver trajectories does not ask again (an erroring verification is asked
- * again: it reached no verdict, and it fails the question only if it errors again). A verified question gets
+ * in the middle of the unit's solver trajectories does not ask again. An erroring verification fails the
+ * question in its attempt but is not kept (it reached no verdict: an outage should not reject a question for
+ * good), so a retried unit may verify it after all and solve it instead of its replay problem: the solver
+ * trajectories' checkpoints are named by the problem they solve, and never resume another's. A verified question gets
  * n = groupSize solver trajectories; an invalid slot gets them on its replay problem instead, or none when
  * the pool was empty (the spec's dummy problem would train nothing: its group's rewards are all equal).
  */
@@ -63,6 +65,7 @@ export async function solveSsp(ctx: RecipeContext, gated: SspGated): Promise<Ssp
       : gated.replacement;
   if (!problem) return { ...head, ...withVerification, source: 'none', trajectories: [] };
 
+  const source = valid ? 'own' : 'replay';
   const messages = solverMessages(problem.question);
   const trajectories = await Promise.all(
     Array.from({ length: config.groupSize }, (_, j) =>
@@ -73,9 +76,9 @@ export async function solveSsp(ctx: RecipeContext, gated: SspGated): Promise<Ssp
         seed: seedOf(config.seed, iteration, 'solve', gated.docIndex, j),
         temperature: config.sampling.temperature,
         finalTag: 'answer',
-        checkpoint: { unit: gated.unit, name: `${SOLVER}-${j}` },
+        checkpoint: { unit: gated.unit, name: `${SOLVER}-${source}-${j}` },
       }),
     ),
   );
-  return { ...head, ...withVerification, source: valid ? 'own' : 'replay', problem, messages, trajectories };
+  return { ...head, ...withVerification, source, problem, messages, trajectories };
 }

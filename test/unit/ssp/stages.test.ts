@@ -135,6 +135,40 @@ describe('SSP solve: RAG verification, then n solver trajectories (ssp.md ยง1.5โ
     expect(parts.size).toBe(4);
   });
 
+  test('a unit retried after its verification errored solves its own question afresh, not the replay one', async () => {
+    const parts = new Map<string, unknown>();
+    let down = true;
+    let crashed = false;
+    const { llm, calls } = scriptedCaller((req) => {
+      if (req.call === SSP_CALLS.ragVerifier) {
+        if (down) throw new Error('verifier unreachable');
+        return 'Answer: Velmora';
+      }
+      // The first attempt (on the replay problem) dies on its first final turn, after every search turn.
+      if (turnOf(req) === 1 && !crashed) {
+        crashed = true;
+        throw new Error('worker lost');
+      }
+      return ['<search>who founded it</search>', '<answer>Velmora</answer>'][turnOf(req)] ?? '';
+    });
+    const ctx = () => recipeTestContext(config, llm, { retriever: fakeRetriever(), parts });
+    await expect(solveSsp(ctx(), gated())).rejects.toThrow('worker lost');
+    down = false;
+    const s = await solveSsp(ctx(), gated());
+    expect(s).toMatchObject({ source: 'own', verification: { passed: true } });
+    // Every own trajectory started from its first turn on its own question: nothing resumed from the replay's.
+    const asked = (question: string) =>
+      calls.filter(
+        (c) =>
+          c.call === SSP_CALLS.solver &&
+          turnOf(c) === 0 &&
+          c.messages.some((m) => m.content.includes(question)),
+      ).length;
+    expect(asked(GOOD_QUESTION)).toBe(3);
+    expect(asked('a pooled question')).toBe(3);
+    for (const t of s.trajectories) expect(t.stop).toBe('final');
+  });
+
   test('a verification that errors is not kept: a retried unit asks again', async () => {
     const parts = new Map<string, unknown>();
     let down = true;
