@@ -13,7 +13,7 @@ import type { ObjectStore } from '../clients/storage';
 import { getJson, getJsonl, putJson } from '../clients/storage/codec';
 import { iterationPrefix } from '../clients/storage/keys';
 import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
-import { keptManifest } from '../stages/lineage';
+import { keptManifest, notCommittedAs } from '../stages/lineage';
 import { jobDocsKey, jobExcludeKey, jobRecordKey, lineageLatestKey, promotedKey, usedDocsKey } from './keys';
 import { documentIdsOfUnit } from './used-documents';
 
@@ -53,8 +53,10 @@ export function lineageJobActivities(deps: ActivityDeps) {
     async recordLineageRun(input: RecordRunInput): Promise<RecordedRun> {
       const { lineage, jobId, runId, fromIteration } = input;
       // Along the iterations the run kept: an operator may have rolled the job's run back.
-      const last = await keptManifest(store, runId).catch(() => undefined);
-      if (!last || last.manifest.iteration < fromIteration) {
+      const kept = (at?: number) =>
+        keptManifest(store, runId, at).catch(notCommittedAs(NON_RETRYABLE.invalidInput, "the job's run"));
+      const last = await kept();
+      if (last.manifest.iteration < fromIteration) {
         throw nonRetryable(
           NON_RETRYABLE.invalidInput,
           `run "${runId}" committed no iteration from ${fromIteration} on in ${store.root}`,
@@ -62,8 +64,8 @@ export function lineageJobActivities(deps: ActivityDeps) {
       }
       const documents = new Set<string>();
       for (let n = fromIteration; n <= last.manifest.iteration; n++) {
-        const kept = await keptManifest(store, runId, n); // an iteration without a manifest did not happen
-        for (const key of await store.list(`${iterationPrefix(kept.lineage, n)}/plan/`)) {
+        const { lineage: holder } = await kept(n); // an iteration without a manifest did not happen
+        for (const key of await store.list(`${iterationPrefix(holder, n)}/plan/`)) {
           for (const unit of (await getJsonl<unknown>(store, key)) ?? []) {
             for (const id of documentIdsOfUnit(unit)) documents.add(id);
           }
@@ -90,9 +92,9 @@ async function originCheckpoint(
   store: ObjectStore,
   origin: { runId: string; iteration?: number },
 ): Promise<CheckpointRef> {
-  const { manifest } = await keptManifest(store, origin.runId, origin.iteration).catch((err: unknown) => {
-    throw nonRetryable(NON_RETRYABLE.invalidConfig, `config.resumeFrom: ${(err as Error).message}`);
-  });
+  const { manifest } = await keptManifest(store, origin.runId, origin.iteration).catch(
+    notCommittedAs(NON_RETRYABLE.invalidConfig, 'config.resumeFrom'),
+  );
   return checkpointOf(manifest);
 }
 

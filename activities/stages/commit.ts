@@ -11,7 +11,7 @@ import type { ActivityDeps } from './deps';
 import { getJson, putJson } from '../clients/storage/codec';
 import { latestKey, manifestKey, metricsKey } from '../clients/storage/keys';
 import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
-import { currentLineageStart, keptManifest, readLineages } from './lineage';
+import { currentLineageStart, keptManifest, notCommittedAs, readLineages } from './lineage';
 import { basePolicies, mustReadManifest, readManifest, startAfter as startAfterManifest } from './manifest';
 import type { ObjectStore } from '../clients/storage/types';
 
@@ -116,9 +116,7 @@ export function commitActivities(deps: ActivityDeps) {
     }
     // Read along the iterations the run kept: a run that rolled back holds them in its lineages.
     const { lineage, manifest } = await keptManifest(store, from.runId, from.iteration).catch(
-      (err: unknown) => {
-        throw nonRetryable(NON_RETRYABLE.invalidConfig, `resumeFrom: ${(err as Error).message}`);
-      },
+      notCommittedAs(NON_RETRYABLE.invalidConfig, 'resumeFrom'),
     );
     return startAfter(config, manifest, lineage);
   }

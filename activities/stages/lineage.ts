@@ -13,6 +13,7 @@ import { getJson, putJson } from '../clients/storage/codec';
 import { mustReadManifest, readManifest, startAfter } from './manifest';
 import { latestKey, lineageKey } from '../clients/storage/keys';
 import type { LatestPointer } from './commit';
+import { nonRetryable, type NonRetryableType } from '../lib/errors';
 
 /**
  * Storage side of lineages (workflows/lineage.ts): the record `runs/{runId}/lineage.json`, and where a
@@ -95,10 +96,25 @@ export async function currentLineageStart(
 export const lineagesOf = async (store: ObjectStore, runId: string): Promise<Lineage[]> =>
   (await readLineages(store, runId)) ?? [{ id: runId }];
 
+/** The run has no kept commit where one was asked for: the caller's mistake, unlike a storage failure. */
+export class NotCommittedError extends Error {}
+
+/**
+ * A `catch` handler for readers of another run's commits: a missing commit becomes the non-retryable failure
+ * `type` (prefixed with where it was named); anything else (storage down, a corrupt object) stays as it is,
+ * so Temporal retries it.
+ */
+export const notCommittedAs =
+  (type: NonRetryableType, prefix: string) =>
+  (err: unknown): never => {
+    throw err instanceof NotCommittedError ? nonRetryable(type, `${prefix}: ${err.message}`) : err;
+  };
+
 /**
  * The storage id and manifest of the run's kept iteration `at` (the latest kept one by default): what every
  * reader of another run's commits uses (resumeFrom, fork, continual jobs, state), so a run that rolled back
- * is read along the iterations it kept, never from a lineage it abandoned.
+ * is read along the iterations it kept, never from a lineage it abandoned. Throws NotCommittedError when the
+ * run has no such commit.
  */
 export async function keptManifest(
   store: ObjectStore,
@@ -107,10 +123,11 @@ export async function keptManifest(
 ): Promise<{ lineage: string; manifest: Manifest }> {
   const lineages = await lineagesOf(store, runId);
   const iteration = at ?? (await currentLineageHead(store, lineages))?.iteration;
-  if (iteration === undefined) throw new Error(`run "${runId}" has no committed iteration in ${store.root}`);
+  if (iteration === undefined)
+    throw new NotCommittedError(`run "${runId}" has no committed iteration in ${store.root}`);
   const lineage = lineageHolding(lineages, iteration);
   const manifest = lineage && (await readManifest(store, lineage, iteration));
   if (!lineage || !manifest)
-    throw new Error(`run "${runId}" has no committed iteration ${iteration} in ${store.root}`);
+    throw new NotCommittedError(`run "${runId}" has no committed iteration ${iteration} in ${store.root}`);
   return { lineage, manifest };
 }

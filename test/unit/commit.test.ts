@@ -101,6 +101,29 @@ describe('commit and run start', () => {
     expect((await refusal('a', 'src')).message).toContain('already has commits');
   });
 
+  test('a storage failure while reading the run to resume from is retried, not called a config mistake', async () => {
+    /** A store whose objects under `runs/down/` cannot be read (an outage, throttling). */
+    class Unreachable extends LocalStore {
+      override get(key: string): Promise<Buffer | undefined> {
+        return key.startsWith('runs/down/')
+          ? Promise.reject(new Error('storage unreachable'))
+          : super.get(key);
+      }
+    }
+    const flaky = commitActivities({
+      store: new Unreachable(store.root),
+      env: loadWorkerEnv({}),
+      inference: new InferencePool(),
+      recipes: RECIPES,
+    });
+    const failure = await flaky
+      .loadRunStart({ runId: 'after-down', config: config({ resumeFrom: { runId: 'down', iteration: 1 } }) })
+      .catch((e: Error & { type?: string }) => e);
+    expect(failure).toBeInstanceOf(Error);
+    expect((failure as Error).message).toBe('storage unreachable');
+    expect((failure as { type?: string }).type).toBeUndefined();
+  });
+
   test('resumeFrom a run that rolled back reads the iterations it kept, never the abandoned ones', async () => {
     // rb committed 1..3 (versions 1..3), rolled back to 1 and went on in rb.r1 with iteration 2 at version 7.
     for (const n of [1, 2, 3]) await commit('rb', n);

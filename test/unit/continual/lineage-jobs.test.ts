@@ -80,6 +80,13 @@ describe('continual jobs on a run that rolled back', () => {
       origin: { runId: 'job-1' },
     });
     expect(prepared.start).toMatchObject({ runId: 'job-1.r1', iteration: 2, policyVersion: 5 });
+    // Iteration 2 by number: the kept one (version 5), not the abandoned one still stored under job-1.
+    const second = await jobs.prepareLineageJob({
+      lineage: 'fresh-second',
+      jobId: 'j1',
+      origin: { runId: 'job-1', iteration: 2 },
+    });
+    expect(second.start).toMatchObject({ runId: 'job-1.r1', iteration: 2, policyVersion: 5 });
     const abandoned = await jobs
       .prepareLineageJob({ lineage: 'fresh-2', jobId: 'j1', origin: { runId: 'job-1', iteration: 3 } })
       .catch((e: Error & { type: string }) => e);
