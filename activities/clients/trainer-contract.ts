@@ -53,9 +53,10 @@ export interface LossSpec {
   klCoef: number;
   /**
    * Weight of the entropy bonus: the loss subtracts entropyCoef times each loss token's next-token entropy.
-   * 0 turns it off (the entropy is still measured).
+   * Absent or 0 turns it off (the entropy is still measured). Sent only when positive, so a kernel from
+   * before the field still takes every other run's steps.
    */
-  entropyCoef: number;
+  entropyCoef?: number;
 }
 
 export interface OptimizerSpec {

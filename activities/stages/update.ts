@@ -12,7 +12,7 @@ import { checkpointPrefix, snapshotPrefix } from '../clients/storage/keys';
 import { trainerUrlFor } from '../../config/env';
 import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
 import { heartbeatWhile } from '../lib/heartbeat';
-import type { TrainStepMetrics } from '../clients/trainer-contract';
+import type { LossSpec, TrainStepMetrics } from '../clients/trainer-contract';
 import { recordTrainMetrics } from './stage-metrics';
 
 /**
@@ -85,7 +85,7 @@ export function updateActivities(deps: ActivityDeps) {
             policy,
             baseVersion: committed.version,
             batch: { uri: batch.uri, rows: batch.rows, sha256: batch.sha256 },
-            loss: config.training.loss,
+            loss: lossSpec(config.training.loss),
             optimizer: config.training.optimizer,
           };
           const response = await trainer.trainStep(request, signal).catch(async (err: unknown) => {
@@ -154,4 +154,9 @@ export function flatTrainMetrics(metrics: TrainStepMetrics): Record<string, numb
   const { entropyByRole, ...scalars } = metrics;
   const byRole = Object.entries(entropyByRole ?? {}).map(([role, h]) => [`entropy.${role}`, h] as const);
   return { ...scalars, ...Object.fromEntries(byRole) };
+}
+
+/** The loss as the trainer contract takes it: `entropyCoef` only when it is on (see LossSpec). */
+function lossSpec({ entropyCoef, ...loss }: RunConfig['training']['loss']): LossSpec {
+  return entropyCoef > 0 ? { ...loss, entropyCoef } : loss;
 }

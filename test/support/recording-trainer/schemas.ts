@@ -24,7 +24,7 @@ const lossSchema: z.ZodType<LossSpec> = z.strictObject({
   clipLow: z.number().min(0),
   clipHigh: z.number().min(0),
   klCoef: z.number().min(0),
-  entropyCoef: z.number().min(0),
+  entropyCoef: z.number().positive().optional(),
 });
 
 const optimizerSchema: z.ZodType<OptimizerSpec> = z.strictObject({
