@@ -84,7 +84,6 @@ function stepRequest(
       clipLow: 0.2,
       clipHigh: 0.2,
       klCoef: 0,
-      entropyCoef: 0,
     },
     optimizer: { learningRate: 1e-6, schedule: 'constant', warmupSteps: 0, maxGradNorm: 1, weightDecay: 0 },
   };
