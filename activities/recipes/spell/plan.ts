@@ -11,10 +11,14 @@ type Planned = Omit<SpellUnit, 'unit' | 'docIndex'>;
 /**
  * Step 1–2 of the loop (spell.md §1): B (cluster, task) items, tasks drawn by `taskWeights` (1:1:1) and
  * clusters uniformly among those serving the task, without repeats while there are enough; each item gets
- * its questioner context from the history committed by the previous iteration. Seeded by (seed, iteration,
- * round), so a retried plan, or a run resumed from the same commit, plans the same items, and each round of
- * the accumulator (`spellAccumulation`) draws new ones. Rounds share the committed history: the history
- * moves once per step, with the filter.
+ * its questioner context from the history committed by the previous iteration. Seeded by (seed, iteration),
+ * so a retried plan, or a run resumed from the same commit, plans the same items.
+ *
+ * Round r of the accumulator (the recipe's `accumulation`) plans items rB..(r+1)B−1 of one stream per step:
+ * the task draws and each task's cluster draws continue where the earlier rounds stopped, so no cluster
+ * repeats within the step while there are enough. Rounds share the committed history: it moves once per
+ * step, with the filter (the code pushes after every round; with clusters not repeating, a round would
+ * rarely see an earlier round's push anyway).
  */
 export async function planSpell(ctx: PlanContext<SpellState>): Promise<Planned[]> {
   const { config, iteration } = ctx;
@@ -41,24 +45,29 @@ export async function planSpell(ctx: PlanContext<SpellState>): Promise<Planned[]
     );
   }
 
-  const round = ctx.round ?? 0;
-  // Round 0 keeps the seeds of a single-round step.
-  const roundKey = round === 0 ? [] : [round];
-  const rng = seededRng(config.seed, iteration, 'plan', ...roundKey);
-  const drawnTasks = Array.from({ length: config.batchSize }, () => weightedTask(tasks, rng));
+  const first = (ctx.round ?? 0) * config.batchSize;
+  const taskRng = seededRng(config.seed, iteration, 'plan');
+  const drawnTasks = Array.from({ length: first + config.batchSize }, () => weightedTask(tasks, taskRng));
+  // One stream per task: drawing further (a later round) keeps the draws before it (sampleSegments is a
+  // partial Fisher-Yates, prefix-stable in its count).
   const queues = new Map<SpellTask, Cluster[]>(
-    tasks.map((t) => [
-      t.task,
-      sampleSegments(t.clusters, drawnTasks.filter((d) => d === t.task).length, rng),
-    ]),
+    tasks.map((t) => {
+      const drawn = sampleSegments(
+        t.clusters,
+        drawnTasks.filter((d) => d === t.task).length,
+        seededRng(config.seed, iteration, 'plan', t.task),
+      );
+      return [t.task, drawn.slice(drawnTasks.slice(0, first).filter((d) => d === t.task).length)];
+    }),
   );
-  return drawnTasks.map((task, i): Planned => {
+  return drawnTasks.slice(first).map((task, k): Planned => {
+    const i = first + k;
     const cluster = queues.get(task)?.shift();
     if (!cluster) throw new Error(`plan: no cluster drawn for item ${i} (${task})`);
     // A run resumed with a smaller L sees only the newest L entries.
     const shown =
       p.historySize > 0 ? (state.history[historyKey(task, cluster.id)] ?? []).slice(-p.historySize) : [];
-    const unitRng = seededRng(config.seed, iteration, 'context', ...roundKey, i);
+    const unitRng = seededRng(config.seed, iteration, 'context', i);
     return {
       cluster: cluster.id,
       task,

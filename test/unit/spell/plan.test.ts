@@ -133,13 +133,40 @@ describe('plan (§1.1–1.2)', () => {
     expect(await plan(cfg, undefined, 2)).not.toEqual(await plan(cfg));
   });
 
-  test("is seeded by the accumulator's round too; round 0 plans what a single-round step plans", async () => {
-    const cfg = config({ batchSize: 12 });
-    expect(await plan(cfg, undefined, 1, 0)).toEqual(await plan(cfg));
-    const again = await plan(cfg, undefined, 1, 1);
-    expect(again).toEqual(await plan(cfg, undefined, 1, 1));
-    expect(again).not.toEqual(await plan(cfg));
-    expect(again).not.toEqual(await plan(cfg, undefined, 1, 2));
+  test("the accumulator's round r plans items rB..(r+1)B−1 of the step's one stream", async () => {
+    const round = (r: number, cfg: RunConfig) => plan(cfg, undefined, 1, r);
+    const cfg = config({ batchSize: 4 });
+    const whole = await plan(config({ batchSize: 12 }));
+    expect(await round(0, cfg)).toEqual(whole.slice(0, 4));
+    expect(await round(1, cfg)).toEqual(whole.slice(4, 8));
+    expect(await round(2, cfg)).toEqual(whole.slice(8, 12));
+  });
+
+  test('no cluster repeats across the rounds of a step while there are enough', async () => {
+    const many: Corpus = {
+      ...corpus,
+      segments: Array.from({ length: 60 }, (_, i) => segment(`d${i}`, { cluster: `c${i % 30}` })),
+    };
+    const cfg = config({ batchSize: 9 });
+    const rounds = await Promise.all(
+      [0, 1, 2].map((r) =>
+        planSpell({
+          config: cfg,
+          runId: 'unit',
+          iteration: 1,
+          corpus: () => Promise.resolve(many),
+          state: undefined,
+          round: r,
+        }),
+      ),
+    );
+    for (const task of ['general_qa', 'multiple_choice', 'financial_math']) {
+      const clusters = rounds
+        .flat()
+        .filter((u) => u.task === task)
+        .map((u) => u.cluster);
+      expect(new Set(clusters).size).toBe(clusters.length);
+    }
   });
 
   test('refuses an estimator the paper does not use, and tasks without clusters', async () => {
