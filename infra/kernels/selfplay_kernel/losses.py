@@ -20,8 +20,8 @@ import torch
 # surrogate already ignores such ratios, so clamping only keeps the unclipped branch finite.
 MAX_LOG_RATIO = 20.0
 
-# Positions per exp() pass of the entropy: bounds its extra (positions x vocab) float32 copy when it is only
-# measured (with a vocabulary of 150k, 1024 positions take 600 MB).
+# Positions per pass of the entropy (forward, and backward when it is in the loss): bounds its extra
+# (positions x vocab) float32 copies (with a vocabulary of 150k, 1024 positions take 600 MB).
 ENTROPY_CHUNK = 1024
 
 
@@ -42,21 +42,46 @@ def token_scores(
         log_z = torch.logsumexp(row_logits, dim=-1)
         picked = row_logits.gather(-1, row_targets.unsqueeze(-1)).squeeze(-1)
         logps.append(picked - log_z)
-        if entropy != "none":
-            with torch.set_grad_enabled(entropy == "grad" and torch.is_grad_enabled()):
-                scores = row_logits if entropy == "grad" else row_logits.detach()
-                z = log_z if entropy == "grad" else log_z.detach()
-                chunks = range(0, scores.shape[0], ENTROPY_CHUNK)
-                entropies.append(
-                    torch.cat([_entropy(scores[i : i + ENTROPY_CHUNK], z[i : i + ENTROPY_CHUNK]) for i in chunks])
-                )
+        if entropy == "grad":
+            entropies.append(Entropy.apply(row_logits))
+        elif entropy == "value":
+            with torch.no_grad():
+                entropies.append(_chunked_entropy(row_logits))
     return torch.stack(logps), (torch.stack(entropies) if entropies else None)
 
 
-def _entropy(scores: torch.Tensor, log_z: torch.Tensor) -> torch.Tensor:
-    """H = log Z - sum_v p_v * l_v for each position's scores l (float32) and their logsumexp."""
-    probs = torch.exp(scores - log_z.unsqueeze(-1))
-    return log_z - (probs * scores).sum(-1)
+def _chunked_entropy(scores: torch.Tensor) -> torch.Tensor:
+    """H per position of float32 scores [T, V], ENTROPY_CHUNK positions per pass."""
+    parts = []
+    for i in range(0, scores.shape[0], ENTROPY_CHUNK):
+        chunk = scores[i : i + ENTROPY_CHUNK]
+        # entr(p) = -p log p, 0 at p = 0 (a token the model rules out with a -inf score).
+        parts.append(torch.special.entr(torch.softmax(chunk, dim=-1)).sum(-1))
+    return torch.cat(parts)
+
+
+class Entropy(torch.autograd.Function):
+    """H per position of scores [T, V], differentiable without keeping softmax for the backward pass (autograd
+    would keep one more T x V float32 tensor per row until then): the backward recomputes it chunk by chunk,
+    with dH/dl_j = -p_j * (log p_j + H). Only the scores are kept, which the log-prob path keeps anyway."""
+
+    @staticmethod
+    def forward(ctx, scores: torch.Tensor) -> torch.Tensor:
+        h = _chunked_entropy(scores)
+        ctx.save_for_backward(scores, h)
+        return h
+
+    @staticmethod
+    def backward(ctx, grad_h: torch.Tensor) -> torch.Tensor:
+        scores, h = ctx.saved_tensors
+        grad = torch.empty_like(scores)
+        for i in range(0, scores.shape[0], ENTROPY_CHUNK):
+            end = i + ENTROPY_CHUNK
+            log_p = torch.log_softmax(scores[i:end], dim=-1)
+            p = log_p.exp()
+            d = -p * (log_p + h[i:end].unsqueeze(-1)) * grad_h[i:end].unsqueeze(-1)
+            grad[i:end] = torch.where(p > 0, d, 0.0)
+        return grad
 
 
 def policy_loss(

@@ -103,6 +103,24 @@ def test_token_scores_are_log_softmax_at_the_target_and_the_entropy(monkeypatch)
         losses.token_scores(logits, targets, "maybe")
 
 
+def test_entropy_gradient_is_autograd_s_without_keeping_softmax(monkeypatch):
+    monkeypatch.setattr(losses, "ENTROPY_CHUNK", 2)
+    logits = torch.randn(2, 5, 9)
+    logits[0, 1, 3] = -math.inf  # a token ruled out: p = 0 contributes nothing, and no NaN
+    weights = torch.randn(2, 5)
+    ours = logits.clone().requires_grad_(True)
+    _, h = losses.token_scores(ours, torch.zeros(2, 5, dtype=torch.long), "grad")
+    (h * weights).sum().backward()
+    # The reference: plain autograd through log Z - sum p*l, with the ruled-out token at a very low finite score
+    # (at -inf its own gradient would be NaN).
+    reference = logits.nan_to_num(neginf=-1e4).requires_grad_(True)
+    expected_h = torch.logsumexp(reference, -1) - (torch.softmax(reference, -1) * reference).sum(-1)
+    (expected_h * weights).sum().backward()
+    assert torch.allclose(h, expected_h, atol=1e-5)
+    assert torch.isfinite(ours.grad).all()
+    assert torch.allclose(ours.grad, reference.grad, atol=1e-5)
+
+
 def test_warmup_schedule():
     spec = OptimizerSpec(learningRate=1.0, schedule="warmup_constant", warmupSteps=4, maxGradNorm=1, weightDecay=0)
     assert [learning_rate(spec, s) for s in range(6)] == [0.25, 0.5, 0.75, 1.0, 1.0, 1.0]
