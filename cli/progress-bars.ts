@@ -96,8 +96,9 @@ function unansweredLines(runId: string, u: UnansweredQuery): string[] {
   ].filter(Boolean);
   return [
     `run ${runId}${u.recipe ? ` (${u.recipe})` : ''}: running${last.length ? ` (last recorded: ${last.join(', ')})` : ''}`,
-    `no worker answered its progress query in ${u.waitedMs / 1000} s: task queue ${u.taskQueue} has no live worker;`,
-    `start one with: npx tsx workers/main.ts orchestrator (same TEMPORAL_ADDRESS, namespace and queue prefix)`,
+    `no worker answered its progress query in ${u.waitedMs / 1000} s: task queue ${u.taskQueue} has no worker`,
+    `running (or only stuck ones: see their logs); start one with: npx tsx workers/main.ts orchestrator`,
+    `(same TEMPORAL_ADDRESS, namespace and queue prefix)`,
   ];
 }
 

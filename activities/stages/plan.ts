@@ -15,14 +15,14 @@ export type PlanInput = Omit<IterationStageInput, 'shards'> & {
   round?: PlanRound;
 };
 
+const FIRST_ROUND: PlanRound = { index: 0, firstShard: 0, firstDocIndex: 0 };
+
 /**
  * The recipe chooses the iteration's units (seeded by seed and iteration, so a retry chooses the same);
  * they are numbered and written as shards of `shardSize`. A further round's shards and units are numbered
  * after the earlier rounds', so every round's keys, seeds and plan order are the iteration's own.
  * Orchestrator pool.
  */
-const FIRST_ROUND: PlanRound = { index: 0, firstShard: 0, firstDocIndex: 0 };
-
 export function planActivities(deps: ActivityDeps) {
   return {
     async plan(input: PlanInput): Promise<PlanResult> {

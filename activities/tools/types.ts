@@ -73,13 +73,10 @@ export interface Trajectory {
 }
 
 /**
- * Where a trajectory's finished turns are kept, so a retried shard resumes it instead of sampling again.
- * `save` gets the trajectory after every finished turn; its `stop` says how it would end if no turn
- * followed. The loop resumes from the loaded `turns` and decides again whether more turns are due.
- */
-/**
- * Where a trajectory keeps its finished turns (overwritten after every turn), so a shard retried on another
- * worker resumes it from its last finished turn.
+ * Where a trajectory's finished turns are kept, so a shard retried on another worker resumes it instead of
+ * sampling again. `save` gets the trajectory after every finished turn (overwriting the last); its `stop`
+ * says how it would end if no turn followed. The loop resumes from the loaded `turns` and decides again
+ * whether more turns are due.
  */
 export type TrajectoryCheckpoint = StoredValue<Trajectory>;
 

@@ -177,7 +177,7 @@ describe('selfplay status and list', () => {
     const text = renderStatus(snapshot, 200);
     expect(text).toContain(`run ${runId} (spice): running (last recorded: last committed `);
     expect(text).toContain(
-      `no worker answered its progress query in 1.5 s: task queue ${stack.queuePrefix}-orchestrator has no live worker`,
+      `no worker answered its progress query in 1.5 s: task queue ${stack.queuePrefix}-orchestrator has no worker`,
     );
     await stack.client.workflow.getHandle(runId).terminate('test over');
   });
