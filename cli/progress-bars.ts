@@ -67,6 +67,12 @@ function pauseNote(run: RunProgress, iteration: IterationProgress | undefined): 
   return `${iteration.stagesInFlight} running stage call(s) finish first, then it holds`;
 }
 
+/** The plan's shards so far, and its rounds when the recipe gathers more than one (SPELL's accumulator). */
+function planNote(shards: number | undefined, rounds: number): string {
+  if (shards === undefined) return '';
+  return `, ${shards} shard${shards === 1 ? '' : 's'}${rounds > 1 ? ` in ${rounds} rounds` : ''}`;
+}
+
 function stageLines(it: IterationProgress, width: number): string[] {
   const total = it.shards ?? 0;
   const countWidth = 2 * String(total).length + 1;
@@ -80,7 +86,7 @@ function stageLines(it: IterationProgress, width: number): string[] {
     const name = `  ${stage.padEnd(8)} `;
     if (!SHARD_STAGES.includes(stage)) {
       const state = count.started === 0 ? 'pending' : running > 0 ? 'running' : 'done';
-      return `${name}${state}${stage === 'plan' && it.shards !== undefined ? `, ${it.shards} shard${it.shards === 1 ? '' : 's'}` : ''}`;
+      return `${name}${state}${stage === 'plan' ? planNote(it.shards, count.started) : ''}`;
     }
     const counts = `${count.finished}/${it.shards ?? '?'}`.padStart(countWidth);
     const note = running > 0 ? `${running} running` : it.paused && count.finished < total ? 'paused' : '';

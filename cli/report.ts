@@ -142,6 +142,8 @@ export function renderReport(
     typeof v === 'number' && Number.isFinite(v)
       ? escapeXml(Number.isInteger(v) ? String(v) : v.toFixed(digits))
       : '–';
+  // Rounds gathered per step, for a recipe that accumulates (SPELL).
+  const rounds = manifests.some((m) => m.metrics?.rounds !== undefined);
   const header = [
     'iteration',
     'policy versions',
@@ -150,6 +152,7 @@ export function renderReport(
     ...roles.map((r) => `reward: ${r}`),
     ...roles.map((r) => `rows: ${r}`),
     'zero-advantage',
+    ...(rounds ? ['rounds'] : []),
     'stage seconds',
   ];
   const rows = manifests.map((m) => {
@@ -163,6 +166,7 @@ export function renderReport(
       ...roles.map((role) => cell(r?.meanRewardByRole?.[role])),
       ...roles.map((role) => cell(r?.rowsByRole?.[role])),
       cell(r?.zeroAdvantageFraction),
+      ...(rounds ? [cell(m.metrics?.rounds)] : []),
       cell(totalSeconds, 1),
     ];
   });

@@ -89,6 +89,20 @@ describe('selfplay status rendering', () => {
     expect(text).not.toContain('paused');
   });
 
+  test("a recipe that gathers rounds: the plan line counts them, the bars count every round's shards", () => {
+    const text = renderStatus(
+      snapshot({
+        iteration: iteration({
+          shards: 8,
+          stages: { ...iteration().stages, plan: { started: 2, finished: 1 } },
+        }),
+      }),
+      100,
+    );
+    expect(line(text, 'plan')).toBe('  plan     running, 8 shards in 2 rounds');
+    expect(line(text, 'propose')).toMatch(/ 4\/8$/);
+  });
+
   test('paused: held at a boundary, unfinished stages marked, and how to resume', () => {
     const text = renderStatus(
       snapshot({

@@ -83,12 +83,21 @@ describe('selfplay report', () => {
     expect(html).toContain('run &lt;script&gt;alert(1)&lt;/script&gt;');
     expect(html).toContain('4/4 correct');
     expect(html.match(/<tr>/g)).toHaveLength(1 + 5);
+    expect(html).not.toContain('<th>rounds</th>'); // SPICE gathers no rounds
     // The entropy plot has one line per role of the steps' `entropy.{role}` metrics.
     const entropyPlot = html.slice(html.indexOf(`<svg id="${PLOT_IDS.entropy}"`));
     const entropySvg = entropyPlot.slice(0, entropyPlot.indexOf('</svg>'));
     expect(entropySvg).toContain('>challenger<');
     expect(entropySvg).toContain('>reasoner<');
     expect(entropySvg).not.toContain('no data');
+  });
+
+  test('a recipe that gathers rounds gets a rounds column', async () => {
+    const manifests = await loadManifests(store, runId);
+    manifests.forEach((m, i) => (m.metrics.rounds = i + 1));
+    const html = renderReport(runId, manifests, 'now');
+    expect(html).toContain('<th>zero-advantage</th><th>rounds</th><th>stage seconds</th>');
+    expect(html).toMatch(/<td>0\.300<\/td><td>3<\/td><td>[\d.]+<\/td><\/tr>/);
   });
 
   test('an empty run still renders (every plot says "no data")', () => {
