@@ -57,8 +57,22 @@ function merged(config: RunConfig, params: RunParams): Record<string, unknown> {
  * carried state says where to go on.
  */
 export function configForContinuation(config: RunConfig): Record<string, unknown> {
-  const { resumeFrom: _resumed, ...rest } = config;
-  const pinned: Record<string, unknown> = { ...rest, runId: config.runId ?? workflowInfo().workflowId };
-  for (const recipe of RECIPES) if (recipe !== config.recipe) delete pinned[recipe];
-  return pinned;
+  const { resumeFrom: _resumed, ...rest } = withoutOtherRecipes(config);
+  return { ...rest, runId: config.runId ?? workflowInfo().workflowId };
+}
+
+/**
+ * The config an iteration and its activities get: the run's without the other recipes' sections, which the
+ * resolved config carries with their defaults (≈ 1.8 KB of the ≈ 3.3 KB every activity input repeats in the
+ * iteration's history; SPELL's rounds multiply those inputs). Still typed as a RunConfig: only a recipe's own
+ * modules read its section (activities/recipes/{recipe}/), so nothing reads what is left out.
+ */
+export function iterationConfig(config: RunConfig): RunConfig {
+  return withoutOtherRecipes(config) as RunConfig;
+}
+
+function withoutOtherRecipes(config: RunConfig): Partial<RunConfig> {
+  const own: Partial<RunConfig> = { ...config };
+  for (const recipe of RECIPES) if (recipe !== config.recipe) delete own[recipe];
+  return own;
 }

@@ -40,7 +40,7 @@ import {
   type RunState,
 } from './messages';
 import { poolActivities } from './activity-options';
-import { configForContinuation, paramProblems, paramsOf, withParams } from './run-params';
+import { configForContinuation, iterationConfig, paramProblems, paramsOf, withParams } from './run-params';
 import { showDetails } from './run-details';
 import { selfPlayIteration } from './selfPlayIteration';
 import {
@@ -349,7 +349,13 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
     if (progress.stopRequested || n > config.iterations) break;
     progress.iteration = n;
     const id = iterationChildId(lineage, n);
-    const input: IterationInput = { v: 2, runId: lineage, iteration: n, config, ...committed };
+    const input: IterationInput = {
+      v: 2,
+      runId: lineage,
+      iteration: n,
+      config: iterationConfig(config),
+      ...committed,
+    };
     iterationScope = new CancellationScope();
     const result = await iterationScope
       .run(async () => {
