@@ -1,4 +1,5 @@
 import {
+  isGrpcCancelledError,
   isGrpcDeadlineError,
   WorkflowFailedError,
   WorkflowNotFoundError,
@@ -74,11 +75,14 @@ export async function runStatus(
   }
   const withinDeadline = <T>(query: () => Promise<T>): Promise<T> =>
     client.withDeadline(Date.now() + queryMs, query);
+  const deadline = Date.now() + queryMs;
   let progress: RunProgress;
   try {
-    progress = await withinDeadline(() => handle.query(progressQuery));
+    progress = await client.withDeadline(deadline, () => handle.query(progressQuery));
   } catch (err) {
-    if (!isGrpcDeadlineError(err)) throw err;
+    // Unanswered, the query ends at its deadline: as DEADLINE_EXCEEDED, or as CANCELLED when the deadline
+    // passes while the client waits to retry it.
+    if (!(isGrpcDeadlineError(err) || (isGrpcCancelledError(err) && Date.now() >= deadline))) throw err;
     const attributes = description.typedSearchAttributes;
     const unanswered: UnansweredQuery = {
       taskQueue: description.taskQueue,
