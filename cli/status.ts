@@ -1,10 +1,4 @@
-import {
-  isGrpcCancelledError,
-  isGrpcDeadlineError,
-  WorkflowFailedError,
-  WorkflowNotFoundError,
-  type Client,
-} from '@temporalio/client';
+import { WorkflowFailedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { ITERATION, RECIPE, RUN_STATE } from '../workflows/search-attributes';
 import {
   iterationChildId,
@@ -73,16 +67,8 @@ export async function runStatus(
       return { runId, status, failure: cause };
     }
   }
-  const withinDeadline = <T>(query: () => Promise<T>): Promise<T> =>
-    client.withDeadline(Date.now() + queryMs, query);
-  const deadline = Date.now() + queryMs;
-  let progress: RunProgress;
-  try {
-    progress = await client.withDeadline(deadline, () => handle.query(progressQuery));
-  } catch (err) {
-    // Unanswered, the query ends at its deadline: as DEADLINE_EXCEEDED, or as CANCELLED when the deadline
-    // passes while the client waits to retry it.
-    if (!(isGrpcDeadlineError(err) || (isGrpcCancelledError(err) && Date.now() >= deadline))) throw err;
+  const progress = await answerWithin(client, queryMs, () => handle.query(progressQuery));
+  if (!progress) {
     const attributes = description.typedSearchAttributes;
     const unanswered: UnansweredQuery = {
       taskQueue: description.taskQueue,
@@ -95,7 +81,7 @@ export async function runStatus(
   }
   if (!progress.iterationInFlight) return { runId, status, progress };
   // The child may finish between the two queries: then there is no iteration to show.
-  const iteration = await withinDeadline(() =>
+  const iteration = await answerWithin(client, queryMs, () =>
     client.workflow
       .getHandle(iterationChildId(progress.lineage, progress.iteration))
       .query(iterationProgressQuery),
@@ -140,5 +126,29 @@ export async function watchStatus(
       signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
     });
     if (signal.aborted) return;
+  }
+}
+
+/**
+ * The query's answer, or undefined when none came within `ms` (the query is then cancelled). Decided by this
+ * timer rather than by the gRPC status of the expired call, which is DEADLINE_EXCEEDED or CANCELLED depending
+ * on whether the client was waiting to retry it.
+ */
+async function answerWithin<T>(client: Client, ms: number, query: () => Promise<T>): Promise<T | undefined> {
+  const abort = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => {
+      abort.abort();
+      resolve(undefined);
+    }, ms);
+  });
+  const answer = client.withAbortSignal(abort.signal, query);
+  try {
+    return await Promise.race([answer, expired]);
+  } finally {
+    clearTimeout(timer);
+    // After the timer, the cancelled query's rejection is expected; before it, race has passed it on.
+    answer.catch(() => undefined);
   }
 }
