@@ -1,4 +1,3 @@
-import { trajectoryCheckpoint } from '../unit-parts';
 import type { RecipeContext } from '../types';
 import type { ChatMessage } from '../../clients/trainer-contract';
 import { SCOPE_CALLS } from '../../clients/llm-protocol';
@@ -44,7 +43,7 @@ export async function proposeScope(ctx: RecipeContext, unit: ScopeUnit): Promise
         // The budgeted searches, one over the budget (answered with the notice), and the task.
         maxTurns: unit.searchBudget + 2,
         searchLimit: { after: unit.searchBudget, notice: SEARCHES_COMPLETE },
-        checkpoint: trajectoryCheckpoint(ctx, unit.unit, `challenger-${k}`),
+        checkpoint: { unit: unit.unit, name: `challenger-${k}` },
         seedParts: ['scope-challenger', unit.docIndex, k],
       });
       return judgeCandidate(ctx, unit, trajectory, k);

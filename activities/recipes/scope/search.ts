@@ -1,7 +1,7 @@
 import type { RecipeContext } from '../types';
 import type { ChatMessage } from '../../clients/trainer-contract';
 import { seedOf } from '../../lib/rng';
-import { runSearchLoop } from '../../tools/search-loop';
+import { searchInStage } from '../search-rollout';
 import type { SearchLoopSpec, Trajectory } from '../../tools/types';
 
 /**
@@ -19,24 +19,17 @@ export async function searchTrajectory(
     finalTags: string[];
     maxTurns: number;
     searchLimit?: SearchLoopSpec['searchLimit'];
-    /** Where the trajectory's finished turns are kept, so a retried unit resumes it (`trajectoryCheckpoint`). */
-    checkpoint: SearchLoopSpec['checkpoint'];
+    /** The plan unit and the trajectory's name within it (e.g. `solver-0-3`): a retried unit resumes it. */
+    checkpoint: { unit: number; name: string };
     seedParts: Array<string | number>;
   },
 ): Promise<Trajectory> {
-  const { config, iteration, signal } = ctx;
+  const { config, iteration } = ctx;
   const { seedParts, ...rest } = request;
-  return runSearchLoop({
+  return searchInStage(ctx, {
     ...rest,
-    llm: ctx.llm(request.role),
-    retriever: await ctx.retriever(),
     seed: seedOf(config.seed, iteration, ...seedParts),
     temperature: config.sampling.temperature,
-    topP: config.sampling.topP,
     syntax: config.scope.searchSyntax,
-    maxTokens: config.sampling.maxTokens,
-    topK: config.retrieval.topK,
-    passageTokens: config.retrieval.passageTokens,
-    signal,
   });
 }

@@ -1,4 +1,3 @@
-import { trajectoryCheckpoint } from '../unit-parts';
 import type { RecipeContext } from '../types';
 import { SCOPE_CALLS } from '../../clients/llm-protocol';
 import { searchTrajectory } from './search';
@@ -22,7 +21,7 @@ export async function solveScope(ctx: RecipeContext, gated: ScopeGated): Promise
             messages,
             finalTags: ['answer'],
             maxTurns: config.scope.solverMaxSearches + 1,
-            checkpoint: trajectoryCheckpoint(ctx, gated.unit, `solver-${k}-${j}`),
+            checkpoint: { unit: gated.unit, name: `solver-${k}-${j}` },
             seedParts: ['scope-solver', gated.docIndex, k, j],
           }),
         ),

@@ -1,7 +1,6 @@
-import { trajectoryCheckpoint } from '../unit-parts';
+import { searchInStage } from '../search-rollout';
 import type { RecipeContext } from '../types';
 import type { ChatMessage } from '../../clients/trainer-contract';
-import { runSearchLoop } from '../../tools/search-loop';
 import type { Trajectory } from '../../tools/types';
 import { tagContents } from '../../scoring/tags';
 import type { StoredTrajectory } from './records';
@@ -25,24 +24,12 @@ export async function searchRollout(
     checkpoint: { unit: number; name: string };
   },
 ): Promise<StoredTrajectory> {
-  const { config } = ctx;
-  const trajectory = await runSearchLoop({
-    llm: ctx.llm(spec.role),
-    retriever: await ctx.retriever(),
-    messages: spec.messages,
-    role: spec.role,
-    call: spec.call,
-    seed: spec.seed,
-    temperature: spec.temperature,
-    topP: config.sampling.topP,
+  const { finalTag, ...rest } = spec;
+  const trajectory = await searchInStage(ctx, {
+    ...rest,
     syntax: 'search_tags',
-    finalTags: [spec.finalTag],
-    maxTurns: config.ssp.maxTurns,
-    maxTokens: config.sampling.maxTokens,
-    topK: config.retrieval.topK,
-    passageTokens: config.retrieval.passageTokens,
-    checkpoint: trajectoryCheckpoint(ctx, spec.checkpoint.unit, spec.checkpoint.name),
-    signal: ctx.signal,
+    finalTags: [finalTag],
+    maxTurns: ctx.config.ssp.maxTurns,
   });
   return storedTrajectory(trajectory);
 }

@@ -6,7 +6,7 @@ import { LocalStore } from '../../../activities/clients/storage';
 import { getJson } from '../../../activities/clients/storage/codec';
 import { unitPartKey } from '../../../activities/clients/storage/keys';
 import { recipeContext } from '../../../activities/stages/deps';
-import { trajectoryCheckpoint } from '../../../activities/recipes/unit-parts';
+import { trajectoryCheckpoint } from '../../../activities/recipes/search-rollout';
 import { runSearchLoop } from '../../../activities/tools/search-loop';
 import type { SearchLoopSpec, Trajectory } from '../../../activities/tools/types';
 import { configFor } from '../../support/recipe-harness';
