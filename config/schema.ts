@@ -97,8 +97,14 @@ const runConfig = z
       }),
       /** Save the kernel's full state (weights, optimizer, RNG, applied keys) with every iteration's commit. */
       checkpoint: z.boolean(),
+      /**
+       * A negative control, never a training setting: every batch row is trained on the opposite of its
+       * advantage. A loop whose held-out accuracy still rises with it on is not learning from its rewards.
+       */
+      negateAdvantages: z.boolean(),
       optimizer: z.strictObject({
-        learningRate: z.number().positive().max(1),
+        /** 0 is allowed as a negative control: a run that learns at learning rate 0 measures noise. */
+        learningRate: z.number().min(0).max(1),
         schedule: z.enum(['constant', 'warmup_constant']),
         warmupSteps: z.number().int().min(0),
         maxGradNorm: z.number().positive(),
@@ -189,7 +195,7 @@ const commonDefaults = {
   shardSize: 32,
   corpus: { uri: 'test/fixtures/corpus/small.jsonl', maxSegmentChars: 24_000, maxDocumentChars: 2_000_000 },
   inference: { default: {}, roles: {}, requestTimeoutSeconds: 600, maxRetries: 5 },
-  training: { policy: 'policy', checkpoint: true },
+  training: { policy: 'policy', checkpoint: true, negateAdvantages: false },
   weightSync: { engine: 'none', servers: [], attempts: 3, timeoutSeconds: 600 },
   pools: { orchestrator: 'selfplay-orchestrator', rollout: 'selfplay-rollout', trainer: 'selfplay-trainer' },
   timeouts: {

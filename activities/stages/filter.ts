@@ -72,9 +72,16 @@ export function filterActivities(deps: ActivityDeps) {
   };
 }
 
-/** Each trained policy's rows, in batch order; every policy gets an entry, empty or not. */
+/**
+ * Each trained policy's rows, in batch order; every policy gets an entry, empty or not. Under the
+ * `negateAdvantages` control the rows carry the opposite advantage (the recipe's metrics keep the true one).
+ */
 function rowsByPolicy(config: RunConfig, rows: readonly TrainingRow[]): Map<string, TrainingRow[]> {
   const out = new Map(policyNames(config).map((name) => [name, [] as TrainingRow[]]));
-  for (const row of rows) out.get(trainedPolicyOf(config, row.role))?.push(row);
+  const sign = config.training.negateAdvantages ? -1 : 1;
+  for (const row of rows)
+    out
+      .get(trainedPolicyOf(config, row.role))
+      ?.push(sign === 1 ? row : { ...row, advantage: -row.advantage });
   return out;
 }

@@ -1,5 +1,6 @@
 """Command line: `serve` runs the kernel, `embed` serves sentence embeddings for dense search, `tiny-model`
-writes a tiny local model for tests and benchmarks.
+writes a tiny local model for tests and benchmarks, `warm-start` builds a small model and teaches it a world's
+roles by supervised training (see warm_start.py).
 
 `serve` and `embed` print exactly one JSON line to stdout once the server accepts connections (the caller's handshake:
 it learns the URL even with `--port 0`); everything else goes to stderr. SIGTERM and SIGINT shut it down
@@ -105,7 +106,35 @@ def _tiny_model(args: argparse.Namespace) -> int:
     return 0
 
 
+def _warm_start(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from .warm_start import WarmStartConfig, warm_start
+
+    if args.threads is not None:
+        import torch
+
+        torch.set_num_threads(args.threads)
+    config = WarmStartConfig(
+        steps=args.steps,
+        batch_size=args.batch_size,
+        learning_rate=args.learning_rate,
+        hidden_size=args.hidden_size,
+        layers=args.layers,
+        seed=args.seed,
+    )
+    try:
+        summary = warm_start(Path(args.examples), Path(args.out_dir), config)
+    except (OSError, ValueError) as err:
+        print(f"warm-start: {err}", file=sys.stderr)
+        return 2
+    print(json.dumps({"model": args.out_dir, **summary}), flush=True)
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
+    from .warm_start import WarmStartConfig
+
     top = argparse.ArgumentParser(prog="python -m selfplay_kernel", description=__doc__)
     sub = top.add_subparsers(dest="command", required=True)
 
@@ -147,6 +176,19 @@ def parser() -> argparse.ArgumentParser:
     tiny.add_argument("out_dir")
     tiny.add_argument("--seed", type=int, default=0)
     tiny.set_defaults(run=_tiny_model)
+
+    warm = sub.add_parser("warm-start", help="build a small model and train it on supervised examples (JSONL)")
+    warm.add_argument("examples", help='JSONL of {"messages", "completion", "role"}')
+    warm.add_argument("out_dir")
+    defaults = WarmStartConfig()
+    warm.add_argument("--steps", type=int, default=defaults.steps)
+    warm.add_argument("--batch-size", type=int, default=defaults.batch_size)
+    warm.add_argument("--learning-rate", type=float, default=defaults.learning_rate)
+    warm.add_argument("--hidden-size", type=int, default=defaults.hidden_size)
+    warm.add_argument("--layers", type=int, default=defaults.layers)
+    warm.add_argument("--seed", type=int, default=0)
+    warm.add_argument("--threads", type=int, help="CPU threads for PyTorch (default: one per core)")
+    warm.set_defaults(run=_warm_start)
     return top
 
 

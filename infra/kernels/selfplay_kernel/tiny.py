@@ -69,21 +69,11 @@ def build_tokenizer(seed: int = 0, vocab_size: int = 1024):
     return fast
 
 
-def build_tiny_model(
-    out_dir: str | Path,
-    seed: int = 0,
-    hidden_size: int = 64,
-    layers: int = 2,
-    heads: int = 4,
-    max_positions: int = 16384,
-) -> Path:
-    """Writes tokenizer + randomly initialised Qwen2 causal LM to `out_dir` (loadable with `--model`)."""
+def build_model(tokenizer, hidden_size: int, layers: int, heads: int, max_positions: int, seed: int):
+    """A randomly initialised Qwen2 causal LM sized for `tokenizer`, in float32."""
     import torch
     from transformers import GenerationConfig, Qwen2Config, Qwen2ForCausalLM
 
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    tokenizer = build_tokenizer(seed)
     config = Qwen2Config(
         vocab_size=len(tokenizer),
         hidden_size=hidden_size,
@@ -100,6 +90,22 @@ def build_tiny_model(
     torch.manual_seed(seed)
     model = Qwen2ForCausalLM(config).to(torch.float32)
     model.generation_config = GenerationConfig(eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id)
+    return model
+
+
+def build_tiny_model(
+    out_dir: str | Path,
+    seed: int = 0,
+    hidden_size: int = 64,
+    layers: int = 2,
+    heads: int = 4,
+    max_positions: int = 16384,
+) -> Path:
+    """Writes tokenizer + randomly initialised Qwen2 causal LM to `out_dir` (loadable with `--model`)."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    tokenizer = build_tokenizer(seed)
+    model = build_model(tokenizer, hidden_size, layers, heads, max_positions, seed)
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
     return out

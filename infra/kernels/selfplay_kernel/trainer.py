@@ -43,7 +43,8 @@ class LossSpec(BaseModel):
 
 class OptimizerSpec(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid")
-    learningRate: Annotated[float, Field(gt=0, allow_inf_nan=False)]
+    # 0 is a negative control (a run that must not learn), not a mistake.
+    learningRate: Annotated[float, Field(ge=0, allow_inf_nan=False)]
     schedule: Literal["constant", "warmup_constant"]
     warmupSteps: NonNegInt
     maxGradNorm: Annotated[float, Field(gt=0, allow_inf_nan=False)]

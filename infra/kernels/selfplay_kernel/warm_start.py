@@ -1,0 +1,205 @@
+"""Warm start: a small model built from scratch and taught by supervised training to play a world's roles,
+deliberately short of mastery, so that self-play has something to learn.
+
+The examples (`{"messages", "completion", "role"}` per JSONL line) are rendered by the recipe's own prompt
+code, and are tokenized here exactly as the trainer tokenizes a training row (`chat.encode_prompt` and
+`chat.encode_completion`), so the warm start, the sampler and the RL steps all see the same token ids.
+
+The tokenizer is trained on the examples' own text with line-level pieces (a BPE may merge a whole prompt
+line into one token) and single digits: the recipes' long prompt templates shrink to a few hundred tokens,
+which is what makes a CPU run affordable, while numbers stay digit by digit, as arithmetic needs. The result
+is an ordinary Hugging Face model directory that `serve --model` loads.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import random
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .chat import encode_completion, encode_prompt
+from .tiny import CHAT_TEMPLATE, SPECIAL_TOKENS, build_model
+
+if TYPE_CHECKING:
+    import torch
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class WarmStartConfig:
+    steps: int = 600
+    batch_size: int = 32
+    learning_rate: float = 3e-3
+    warmup_steps: int = 30
+    hidden_size: int = 128
+    layers: int = 4
+    heads: int = 4
+    vocab_size: int = 4096
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class Example:
+    prompt: list[int]
+    completion: list[int]
+    role: str
+
+
+def read_examples(path: Path) -> list[dict]:
+    """The JSONL examples; every bad line is named."""
+    rows = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            raise ValueError(f"{path}:{number}: not JSON") from None
+        if not isinstance(row, dict) or not isinstance(row.get("messages"), list) or not isinstance(
+            row.get("completion"), str
+        ):
+            raise ValueError(f'{path}:{number}: needs "messages" (a list) and "completion" (a string)')
+        rows.append(row)
+    if not rows:
+        raise ValueError(f"{path}: no examples")
+    return rows
+
+
+def build_line_tokenizer(texts: list[str], vocab_size: int):
+    """A byte-level BPE over line pieces and single digits, with the Qwen-style chat template."""
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(Regex(r"\n"), behavior="merged_with_previous"),
+            pre_tokenizers.Digits(individual_digits=True),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ]
+    )
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        min_frequency=2,
+        special_tokens=SPECIAL_TOKENS,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    tok.train_from_iterator(texts, trainer=trainer)
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        eos_token="<|im_end|>",
+        pad_token="<|endoftext|>",
+        additional_special_tokens=["<|im_start|>"],
+        clean_up_tokenization_spaces=False,
+    )
+    fast.chat_template = CHAT_TEMPLATE
+    return fast
+
+
+def encode_examples(tokenizer, rows: list[dict]) -> list[Example]:
+    return [
+        Example(
+            prompt=encode_prompt(tokenizer, row["messages"]),
+            completion=encode_completion(tokenizer, row["completion"]).ids,
+            role=str(row.get("role", "")),
+        )
+        for row in rows
+    ]
+
+
+def sft_loss(model: torch.nn.Module, batch: list[Example], pad_id: int) -> tuple[torch.Tensor, list[float]]:
+    """Mean cross-entropy over the batch's completion tokens (EOS included); also each example's mean."""
+    import torch
+
+    width = max(len(e.prompt) + len(e.completion) for e in batch)
+    ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
+    target = torch.full((len(batch), width), -100, dtype=torch.long)
+    attention = torch.zeros((len(batch), width), dtype=torch.long)
+    for i, e in enumerate(batch):
+        seq = e.prompt + e.completion
+        ids[i, : len(seq)] = torch.tensor(seq)
+        attention[i, : len(seq)] = 1
+        target[i, len(e.prompt) : len(seq)] = torch.tensor(e.completion)
+    logits = model(input_ids=ids, attention_mask=attention, use_cache=False).logits[:, :-1]
+    labels = target[:, 1:]
+    token_loss = torch.nn.functional.cross_entropy(
+        logits.reshape(-1, logits.shape[-1]), labels.reshape(-1), ignore_index=-100, reduction="none"
+    ).view(labels.shape)
+    counts = (labels != -100).sum(-1).clamp(min=1)
+    per_example = (token_loss.sum(-1) / counts).detach().tolist()
+    return token_loss.sum() / (labels != -100).sum(), per_example
+
+
+def warm_start(examples_path: Path, out_dir: Path, config: WarmStartConfig) -> dict:
+    """Builds the tokenizer and model, trains `config.steps` steps, writes the model directory and a
+    `warm-start.json` summary (config, final losses per role, seconds); returns the summary."""
+    import torch
+
+    started = time.perf_counter()
+    random.seed(config.seed)
+    torch.manual_seed(config.seed)
+    rows = read_examples(examples_path)
+    # The templates repeat in every example: a sample of the texts trains the same merges, much faster.
+    sample = random.Random(config.seed).sample(rows, min(len(rows), 2000))
+    tokenizer = build_line_tokenizer(
+        [t for r in sample for t in (*(m["content"] for m in r["messages"]), r["completion"])], config.vocab_size
+    )
+    data = encode_examples(tokenizer, rows)
+    model = build_model(
+        tokenizer,
+        hidden_size=config.hidden_size,
+        layers=config.layers,
+        heads=config.heads,
+        max_positions=max(len(e.prompt) + len(e.completion) for e in data) * 2,
+        seed=config.seed,
+    )
+    model.train()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=config.learning_rate, weight_decay=0.0)
+    rng = random.Random(config.seed)
+    order: list[int] = []
+    recent: dict[str, list[float]] = {}
+    for step in range(config.steps):
+        if len(order) < config.batch_size:
+            order += rng.sample(range(len(data)), len(data))
+        batch = [data[i] for i in order[: config.batch_size]]
+        del order[: config.batch_size]
+        lr = config.learning_rate * min(1.0, (step + 1) / max(1, config.warmup_steps))
+        lr *= 0.5 * (1 + math.cos(math.pi * step / config.steps))
+        for group in optimizer.param_groups:
+            group["lr"] = lr
+        loss, per_example = sft_loss(model, batch, tokenizer.pad_token_id)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        for e, value in zip(batch, per_example):
+            recent.setdefault(e.role, []).append(value)
+            del recent[e.role][:-200]
+        if step % 50 == 0 or step == config.steps - 1:
+            log.info("warm start step %d/%d loss %.4f lr %.2e", step, config.steps, float(loss), lr)
+    model.eval()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(out_dir)
+    tokenizer.save_pretrained(out_dir)
+    summary = {
+        "config": asdict(config),
+        "examples": len(data),
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "vocabulary": len(tokenizer),
+        "meanPromptTokens": {
+            role: sum(len(e.prompt) for e in data if e.role == role) / max(1, sum(e.role == role for e in data))
+            for role in sorted({e.role for e in data})
+        },
+        "finalLossByRole": {role: sum(v) / len(v) for role, v in sorted(recent.items())},
+        "seconds": time.perf_counter() - started,
+    }
+    (out_dir / "warm-start.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    return summary

@@ -1,0 +1,118 @@
+/**
+ * Writes the toy world's files and its warm-started model, once: everything lands in a folder named by the
+ * hash of what produced it (the generated files and the warm-start settings), so a second call with the same
+ * settings reuses the model, and a changed prompt template or world gives a new folder rather than a stale
+ * model.
+ *
+ *   node --import tsx infra/toy-world/prepare.ts [--dir .selfplay/toy-world] [--steps N]
+ *
+ * prints one JSON line: `{"dir", "corpus", "heldOut", "model", "warmStart"}`.
+ */
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { corpus, heldOut, warmStartExamples } from './world';
+
+const ROOT = path.resolve(__dirname, '../..');
+const KERNEL_PYTHON = path.join(ROOT, 'infra/kernels/.venv/bin/python');
+
+export interface ToyWorldOptions {
+  /** Parent folder of the hashed world folders. */
+  dir: string;
+  seed: number;
+  documents: number;
+  heldOutItems: number;
+  /** Documents the warm-start examples are made from (each gives a Challenger and three Reasoner examples). */
+  warmStartDocuments: number;
+  warmStartSteps: number;
+  /** PyTorch threads for the warm start (default: one per core). */
+  threads?: number;
+}
+
+export const TOY_WORLD_DEFAULTS: ToyWorldOptions = {
+  dir: path.join(ROOT, '.selfplay/toy-world'),
+  seed: 0,
+  documents: 4000,
+  heldOutItems: 240,
+  warmStartDocuments: 4000,
+  warmStartSteps: 600,
+};
+
+export interface ToyWorld {
+  dir: string;
+  /** JSONL corpus for `corpus.uri`. */
+  corpus: string;
+  /** The held-out set, in GSM8K's format. */
+  heldOut: string;
+  /** The warm-started model directory, for `serve --model`. */
+  model: string;
+  /** The kernel's warm-start summary (losses per role, seconds, sizes). */
+  warmStart: Record<string, unknown>;
+}
+
+const jsonl = (rows: readonly unknown[]): string => rows.map((r) => JSON.stringify(r)).join('\n') + '\n';
+
+export async function prepareToyWorld(options: Partial<ToyWorldOptions> = {}): Promise<ToyWorld> {
+  const o = { ...TOY_WORLD_DEFAULTS, ...options };
+  const files = {
+    'corpus.jsonl': jsonl(corpus(o.seed, o.documents)),
+    'heldout.jsonl': jsonl(heldOut(o.seed, o.heldOutItems)),
+    'warm-start.jsonl': jsonl(warmStartExamples(o.seed, o.warmStartDocuments)),
+  };
+  const hash = createHash('sha256');
+  for (const [name, text] of Object.entries(files)) hash.update(name).update('\0').update(text);
+  hash.update(JSON.stringify({ steps: o.warmStartSteps, seed: o.seed }));
+  hash.update(readFileSync(path.join(ROOT, 'infra/kernels/selfplay_kernel/warm_start.py')));
+  const dir = path.join(o.dir, hash.digest('hex').slice(0, 16));
+  const world = {
+    dir,
+    corpus: path.join(dir, 'corpus.jsonl'),
+    heldOut: path.join(dir, 'heldout.jsonl'),
+    model: path.join(dir, 'model'),
+  };
+  const summaryFile = path.join(world.model, 'warm-start.json');
+  if (!existsSync(summaryFile)) {
+    mkdirSync(dir, { recursive: true });
+    for (const [name, text] of Object.entries(files)) writeFileSync(path.join(dir, name), text);
+    // Trained into a scratch folder and renamed: an interrupted warm start never leaves a model that looks done.
+    const scratch = `${world.model}.partial`;
+    rmSync(scratch, { recursive: true, force: true });
+    await warmStartModel(path.join(dir, 'warm-start.jsonl'), scratch, o);
+    renameSync(scratch, world.model);
+  }
+  return { ...world, warmStart: JSON.parse(readFileSync(summaryFile, 'utf8')) as Record<string, unknown> };
+}
+
+async function warmStartModel(examples: string, out: string, o: ToyWorldOptions): Promise<void> {
+  if (!existsSync(KERNEL_PYTHON))
+    throw new Error(`no kernel environment at ${KERNEL_PYTHON}: run 'bash infra/kernels/setup.sh'`);
+  const args = ['-m', 'selfplay_kernel', 'warm-start', examples, out, '--steps', String(o.warmStartSteps)];
+  args.push('--seed', String(o.seed), ...(o.threads ? ['--threads', String(o.threads)] : []));
+  const pythonPath = [path.join(ROOT, 'infra/kernels'), process.env.PYTHONPATH].filter(Boolean).join(':');
+  await promisify(execFile)(KERNEL_PYTHON, args, {
+    env: { ...process.env, PYTHONPATH: pythonPath },
+    maxBuffer: 64 * 1024 * 1024,
+  });
+}
+
+function flag(args: string[], name: string): string | undefined {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : undefined;
+}
+
+if (require.main === module) {
+  const args = process.argv.slice(2);
+  const steps = flag(args, '--steps');
+  prepareToyWorld({
+    ...(flag(args, '--dir') ? { dir: path.resolve(flag(args, '--dir') as string) } : {}),
+    ...(steps ? { warmStartSteps: Number(steps) } : {}),
+  }).then(
+    (world) => console.log(JSON.stringify(world)),
+    (err: unknown) => {
+      console.error(err instanceof Error ? err.message : err);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,192 @@
+/**
+ * The toy world: a small, seeded setting in which a model built from scratch on a CPU can be seen to learn by
+ * self-play. It follows SPICE's information asymmetry exactly. Each document is a depot log that states four
+ * counts and three of their sums ("North and south hold 85 crates"); a Challenger that reads it can write a
+ * question whose answer it copies from the text ("What is 37 + 48?", 85), while the Reasoner, who never sees
+ * the document, has to compute the sum. The three sums are of graded difficulty for a small transformer:
+ * one digit plus one digit, two digits plus one, and two plus two, so which kind a Challenger prefers shows
+ * whether its tasks drift toward the Reasoner's frontier.
+ *
+ * Why a generator of our own rather than a task library (reasoning-gym was considered): the warm-start data
+ * has to be rendered by the recipe's own prompt code (so sampling and training see byte-identical prompts,
+ * and a template drift shows up as a failed test, not as a silently worse model), the answers must be
+ * checkable by the project's verifiers, and the whole world is forty lines of deterministic arithmetic.
+ *
+ * Everything is derived from `(seed, part, index)` through the project's seeded streams, so the same seed
+ * gives byte-identical files on every machine.
+ */
+import type { ChatMessage } from '../../activities/clients/trainer-contract';
+import { seededRng, type Rng } from '../../activities/lib/rng';
+import {
+  freeFormChallengerMessages,
+  reasonerMessages,
+  typeSelectionMessages,
+} from '../../activities/recipes/spice/prompts';
+
+/** The three question kinds, from easiest to hardest for the Reasoner. */
+export const SUM_KINDS = ['one_plus_one', 'two_plus_one', 'two_plus_two'] as const;
+export type SumKind = (typeof SUM_KINDS)[number];
+
+export interface DepotLog {
+  id: string;
+  text: string;
+  /** The document's sums, one per kind, as `[a, b]` with `a + b` stated in the text. */
+  sums: Record<SumKind, [number, number]>;
+}
+
+export interface SumTask {
+  kind: SumKind;
+  question: string;
+  answer: number;
+}
+
+/** One supervised example: the prompt as the recipe renders it and the completion to imitate. */
+export interface WarmStartExample {
+  messages: ChatMessage[];
+  completion: string;
+  /** challenger, reasoner or type_selection: lets the warm start report its loss per role. */
+  role: string;
+}
+
+const PLACES = ['North', 'South', 'East', 'West'] as const;
+const GOODS = ['crates', 'barrels', 'sacks', 'boxes', 'bales', 'drums'] as const;
+
+/** A number with the given count of digits (1: 1..9, 2: 10..99). */
+function number(rng: Rng, digits: 1 | 2): number {
+  return digits === 1 ? 1 + rng.int(9) : 10 + rng.int(90);
+}
+
+export function sumQuestion(a: number, b: number): string {
+  return `What is ${a} + ${b}?`;
+}
+
+export function taskOf(kind: SumKind, [a, b]: [number, number]): SumTask {
+  return { kind, question: sumQuestion(a, b), answer: a + b };
+}
+
+/** Document `index` of the corpus made with `seed`. */
+export function depotLog(seed: number, index: number): DepotLog {
+  const rng = seededRng(seed, 'toy-world', 'document', index);
+  const goods = rng.pick(GOODS);
+  const [big1, big2, small1, small2] = rng.shuffle(PLACES);
+  const counts = new Map<string, number>([
+    [big1 as string, number(rng, 2)],
+    [big2 as string, number(rng, 2)],
+    [small1 as string, number(rng, 1)],
+    [small2 as string, number(rng, 1)],
+  ]);
+  const count = (place: string | undefined): number => counts.get(place as string) as number;
+  const sums: DepotLog['sums'] = {
+    one_plus_one: [count(small1), count(small2)],
+    two_plus_one: [count(big1), count(small1)],
+    two_plus_two: [count(big1), count(big2)],
+  };
+  const pairs: Array<[string | undefined, string | undefined]> = [
+    [big1, big2],
+    [big1, small1],
+    [small1, small2],
+  ];
+  const sentences = [
+    `Depot log ${index}.`,
+    ...PLACES.map((place) => `${place} holds ${count(place)} ${goods}.`),
+    ...rng
+      .shuffle(pairs)
+      .map(
+        ([p, q]) => `${p} and ${(q as string).toLowerCase()} hold ${count(p) + count(q)} ${goods} together.`,
+      ),
+  ];
+  return { id: `depot-${String(index).padStart(6, '0')}`, text: sentences.join(' '), sums };
+}
+
+/** The corpus: `{"id","text"}` objects for the run's `corpus.uri`. */
+export function corpus(seed: number, documents: number): Array<{ id: string; text: string }> {
+  return Array.from({ length: documents }, (_, i) => {
+    const { id, text } = depotLog(seed, i);
+    return { id, text };
+  });
+}
+
+/**
+ * The held-out set in GSM8K's format (`question`, and `answer` ending in `#### N`), an equal share of each
+ * kind, drawn from its own stream so it shares no choice with the corpus or the warm-start data.
+ */
+export function heldOut(
+  seed: number,
+  items: number,
+): Array<{ id: string; question: string; answer: string }> {
+  return Array.from({ length: items }, (_, i) => {
+    const rng = seededRng(seed, 'toy-world', 'held-out', i);
+    const kind = SUM_KINDS[i % SUM_KINDS.length] as SumKind;
+    const task = taskOf(kind, operands(rng, kind));
+    return {
+      id: `heldout-${i}`,
+      question: task.question,
+      answer: `${task.question.slice(8, -1)} = ${task.answer}\n#### ${task.answer}`,
+    };
+  });
+}
+
+function operands(rng: Rng, kind: SumKind): [number, number] {
+  switch (kind) {
+    case 'one_plus_one':
+      return [number(rng, 1), number(rng, 1)];
+    case 'two_plus_one':
+      return [number(rng, 2), number(rng, 1)];
+    case 'two_plus_two':
+      return [number(rng, 2), number(rng, 2)];
+  }
+}
+
+/** What a competent Challenger writes for one task (SPICE's free-form format, Integer answer). */
+export function challengerCompletion(task: SumTask): string {
+  return JSON.stringify({ question: task.question, answer: task.answer, answer_type: 'Integer' });
+}
+
+/** What a competent Reasoner writes. */
+export function reasonerCompletion(task: SumTask): string {
+  return `\\boxed{${task.answer}}`;
+}
+
+/** The type-selection helper's answer for every depot log: a free-form Integer question. */
+export const TYPE_SELECTION_COMPLETION = JSON.stringify({
+  suitable_for_mcq: false,
+  suitable_for_free_form: true,
+  best_answer_type: 'Integer',
+  reason: 'the counts and their sums give integer answers',
+});
+
+/**
+ * Supervised warm-start examples, rendered by SPICE's prompt functions: per document, the type selection,
+ * one Challenger task of a uniformly chosen kind (so the warm start has no preference a Challenger could
+ * only learn by RL), and Reasoner answers to sums of every kind. The documents come from a stream of their
+ * own (`warm-start`), not from the run's corpus.
+ */
+export function warmStartExamples(seed: number, documents: number): WarmStartExample[] {
+  const out: WarmStartExample[] = [];
+  for (let i = 0; i < documents; i++) {
+    const doc = depotLog(seed + 1_000_003, i);
+    const rng = seededRng(seed, 'toy-world', 'warm-start', i);
+    const kind = rng.pick(SUM_KINDS);
+    if (i % 8 === 0) {
+      out.push({
+        messages: typeSelectionMessages(doc.text),
+        completion: TYPE_SELECTION_COMPLETION,
+        role: 'type_selection',
+      });
+    }
+    out.push({
+      messages: freeFormChallengerMessages(doc.text, 'Integer'),
+      completion: challengerCompletion(taskOf(kind, doc.sums[kind])),
+      role: 'challenger',
+    });
+    for (const k of SUM_KINDS) {
+      const task = taskOf(k, operands(rng, k));
+      out.push({
+        messages: reasonerMessages(task.question, 'qwen'),
+        completion: reasonerCompletion(task),
+        role: 'reasoner',
+      });
+    }
+  }
+  return out;
+}
