@@ -8,7 +8,7 @@ import { openStore, readObjectAtUri, writeObjectAtUri } from '../activities/clie
 import { getJson } from '../activities/clients/storage/codec';
 import { manifestKey } from '../activities/clients/storage/keys';
 import { RECIPES } from '../activities/recipes';
-import type { Manifest } from '../workflows/contracts';
+import type { Manifest } from '../contracts/selfplay';
 import { selfPlayRun } from '../workflows';
 import { createPoolWorkers, POOLS, queueNames } from '../workers/pools';
 import { startScriptedLlm } from '../test/support/scripted-llm/server';

@@ -9,14 +9,14 @@ import { latestKey } from '../activities/clients/storage/keys';
 import { keptManifest, lineagesOf } from '../activities/stages/lineage';
 import { resolveRunConfig } from '../config/schema';
 import { selfPlayRun } from '../workflows';
-import type { Manifest } from '../workflows/contracts';
-import { forkIdProblem, lineagePath } from '../workflows/lineage';
+import type { Manifest } from '../contracts/selfplay';
+import { forkIdProblem, lineagePath } from '../contracts/lineage';
 import { rollbackUpdate, type RunProgress } from '../workflows/messages';
 import { applySet } from './args';
 import { refusalAsError } from './controls';
 
 /**
- * The CLI's view of a run's lineages (workflows/lineage.ts): which storage id holds a kept iteration, the kept
+ * The CLI's view of a run's lineages (contracts/lineage.ts): which storage id holds a kept iteration, the kept
  * manifests, and the two controls that make lineages: rollback (the run's Update) and fork (a new run).
  */
 

@@ -3,7 +3,7 @@ import { Client, Connection } from '@temporalio/client';
 import { resolveRunConfig } from '../config/schema';
 import { selfPlayRun } from '../workflows';
 import { progressQuery } from '../workflows/messages';
-import { versionsText } from '../workflows/contracts';
+import { versionsText } from '../contracts/selfplay';
 import { parseFlags } from './args';
 import { startConfig } from './config-file';
 import { listOptions, listRuns, renderRunTable } from './list';

@@ -1,6 +1,6 @@
-import { versionsText, type StageName } from '../workflows/contracts';
+import { versionsText, type StageName } from '../contracts/selfplay';
 import type { IterationProgress, RunProgress, StageCount } from '../workflows/messages';
-import type { StatusSnapshot, UnansweredQuery } from './status';
+import type { StatusSnapshot, UnansweredQuery } from './status-snapshot';
 import { renderTable } from './table';
 
 /** The stages that run once per shard: shown as bars out of the plan's shard count. */

@@ -1,6 +1,6 @@
 import type { ObjectStore } from '../activities/clients/storage';
 import { runPrefix } from '../activities/clients/storage/keys';
-import { versionsOf, versionsText, type Manifest, type StageName } from '../workflows/contracts';
+import { versionsOf, versionsText, type Manifest, type StageName } from '../contracts/selfplay';
 import { escapeXml, lineChart, stackedBarChart } from './report-svg';
 import { keptManifests } from './lineage';
 import { readManifest } from '../activities/stages/manifest';

@@ -16,7 +16,7 @@ import {
   type CheckpointRef,
   type ContinualInput,
   type PromotedPointer,
-} from '../workflows/continual-contracts';
+} from '../contracts/continual';
 
 /**
  * `selfplay schedule ...`: nightly continual training of a lineage as a Temporal Schedule whose action starts

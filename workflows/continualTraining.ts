@@ -8,7 +8,7 @@ import {
   type ContinualOutcome,
   type EvaluationScore,
   type PreparedJob,
-} from './continual-contracts';
+} from '../contracts/continual';
 import { jobRunId, shouldPromote } from './continual-rules';
 import { selfPlayRun } from './selfPlayRun';
 

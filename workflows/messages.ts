@@ -1,6 +1,6 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { IterationSummary, StageName } from './contracts';
-import type { PathSegment } from './lineage';
+import type { IterationSummary, StageName } from '../contracts/selfplay';
+import type { PathSegment } from '../contracts/lineage';
 
 /** The run's state as the parent sees it (also the `SelfPlayState` search attribute). */
 export type RunState = 'starting' | 'running' | 'paused' | 'stopping' | 'rollingBack' | 'completed';
@@ -41,7 +41,7 @@ export interface RunProgress {
   resumedFrom?: { runId: string; iteration: number };
   /** The storage id the run writes under: the run id, or `{runId}.r{n}` after its n-th rollback. */
   lineage: string;
-  /** The kept iterations, lineage by lineage (workflows/lineage.ts), once the run has rolled back. */
+  /** The kept iterations, lineage by lineage (contracts/lineage.ts), once the run has rolled back. */
   lineagePath?: PathSegment[];
   recent: Array<{ iteration: number } & IterationSummary>;
 }

@@ -1,6 +1,6 @@
 import { setCurrentDetails } from '@temporalio/workflow';
 import type { RunProgress } from './messages';
-import { versionsText } from './contracts';
+import { versionsText } from '../contracts/selfplay';
 
 /** The UI's current details: the run's state and a table of its latest iterations. */
 export function showDetails(progress: RunProgress): void {

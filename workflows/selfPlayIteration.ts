@@ -11,7 +11,7 @@ import {
   type ShardStageResult,
   type StageName,
   type StageTiming,
-} from './contracts';
+} from '../contracts/selfplay';
 import { condition, setHandler } from '@temporalio/workflow';
 import { poolActivities } from './activity-options';
 import {

@@ -23,7 +23,7 @@ import {
   type PolicySet,
   type RunCarry,
   type RunStart,
-} from './contracts';
+} from '../contracts/selfplay';
 import {
   CONTROL_DESCRIPTIONS,
   iterationChildId,
@@ -52,7 +52,7 @@ import {
   rollbackLineage,
   rollbackProblem,
   type Lineage,
-} from './lineage';
+} from '../contracts/lineage';
 import { ITERATION, MEAN_REWARD, RECIPE, RUN_STATE, VALID_TASK_RATE } from './search-attributes';
 
 /** Results kept in the parent's state (and so in continue-as-new input): the most recent few only. */

@@ -1,6 +1,6 @@
 import { policyNames } from '../../config/policies';
 import { gunzipSync } from 'node:zlib';
-import type { EvaluateInput, EvaluationScore } from '../../workflows/continual-contracts';
+import type { EvaluateInput, EvaluationScore } from '../../contracts/continual';
 import type { ActivityDeps } from '../stages/deps';
 import { ensureServersAt } from '../stages/sync';
 import { endpointFor } from '../../config/env';

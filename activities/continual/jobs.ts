@@ -1,4 +1,4 @@
-import type { Manifest } from '../../workflows/contracts';
+import type { Manifest } from '../../contracts/selfplay';
 import type {
   CheckpointRef,
   FinishJobInput,
@@ -7,7 +7,7 @@ import type {
   PromotedPointer,
   RecordedRun,
   RecordRunInput,
-} from '../../workflows/continual-contracts';
+} from '../../contracts/continual';
 import type { ActivityDeps } from '../stages/deps';
 import type { ObjectStore } from '../clients/storage';
 import { getJson, getJsonl, putJson } from '../clients/storage/codec';

@@ -1,7 +1,7 @@
 import type { RunConfig, RecipeName } from '../../config/schema';
 import type { LlmCaller } from '../clients/inference';
 import type { TrainingRow } from '../clients/trainer-contract';
-import type { Accumulation, RecipeMetrics } from '../../workflows/contracts';
+import type { Accumulation, RecipeMetrics } from '../../contracts/selfplay';
 import type { Corpus } from '../corpus/corpus';
 import type { Retriever } from '../tools/types';
 import type { StoredValue } from '../clients/storage/codec';

@@ -5,23 +5,21 @@ import {
   type CommitResult,
   type Manifest,
   type RunStart,
-} from '../../workflows/contracts';
+} from '../../contracts/selfplay';
 import type { RunConfig } from '../../config/schema';
 import type { ActivityDeps } from './deps';
 import { getJson, putJson } from '../clients/storage/codec';
 import { latestKey, manifestKey, metricsKey } from '../clients/storage/keys';
 import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
 import { currentLineageStart, keptManifest, notCommittedAs, readLineages } from './lineage';
-import { basePolicies, mustReadManifest, readManifest, startAfter as startAfterManifest } from './manifest';
+import {
+  basePolicies,
+  mustReadManifest,
+  readManifest,
+  startAfter as startAfterManifest,
+  type LatestPointer,
+} from './manifest';
 import type { ObjectStore } from '../clients/storage/types';
-
-/** `runs/{runId}/latest.json`: the newest committed iteration. Written only after its manifest. */
-export interface LatestPointer {
-  iteration: number;
-  manifestKey: string;
-  /** Each policy's version at that iteration. */
-  versions: Record<string, number>;
-}
 
 export function configHash(config: RunConfig): string {
   return createHash('sha256').update(JSON.stringify(config)).digest('hex').slice(0, 16);

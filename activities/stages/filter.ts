@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { BatchRef, FilterResult, IterationStageInput } from '../../workflows/contracts';
+import type { BatchRef, FilterResult, IterationStageInput } from '../../contracts/selfplay';
 import type { RunConfig } from '../../config/schema';
 import type { TrainingRow } from '../clients/trainer-contract';
 import { policyNames, trainedPolicyOf } from '../../config/policies';

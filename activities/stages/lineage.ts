@@ -1,4 +1,4 @@
-import type { Manifest, RunStart } from '../../workflows/contracts';
+import type { Manifest, RunStart } from '../../contracts/selfplay';
 import type { RunConfig } from '../../config/schema';
 import {
   currentLineage,
@@ -6,17 +6,16 @@ import {
   type Lineage,
   type LineageOrigin,
   type LineageRecord,
-} from '../../workflows/lineage';
+} from '../../contracts/lineage';
 import type { ObjectStore } from '../clients/storage/types';
 import type { ActivityDeps } from './deps';
 import { getJson, putJson } from '../clients/storage/codec';
-import { mustReadManifest, readManifest, startAfter } from './manifest';
+import { mustReadManifest, readManifest, startAfter, type LatestPointer } from './manifest';
 import { latestKey, lineageKey } from '../clients/storage/keys';
-import type { LatestPointer } from './commit';
 import { nonRetryable, type NonRetryableType } from '../lib/errors';
 
 /**
- * Storage side of lineages (workflows/lineage.ts): the record `runs/{runId}/lineage.json`, and where a
+ * Storage side of lineages (contracts/lineage.ts): the record `runs/{runId}/lineage.json`, and where a
  * lineage starts. Orchestrator pool.
  *
  * The kernel after a rollback to iteration k, committed at policy version p. Nothing restores it at the

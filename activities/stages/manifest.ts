@@ -1,4 +1,4 @@
-import type { Manifest, PolicySet, RunStart } from '../../workflows/contracts';
+import type { Manifest, PolicySet, RunStart } from '../../contracts/selfplay';
 import type { RunConfig } from '../../config/schema';
 import type { ObjectStore } from '../clients/storage/types';
 import { getJson } from '../clients/storage/codec';
@@ -10,6 +10,14 @@ import { policyNames } from '../../config/policies';
  * Reading commits back: a manifest (of either contract version) and the state a run starts from after it.
  * Used by every way a run starts: its own last commit, `resumeFrom`, a fork and a rollback.
  */
+
+/** `runs/{runId}/latest.json`: the newest committed iteration. Written only after its manifest. */
+export interface LatestPointer {
+  iteration: number;
+  manifestKey: string;
+  /** Each policy's version at that iteration. */
+  versions: Record<string, number>;
+}
 
 export async function readManifest(
   store: ObjectStore,

@@ -1,4 +1,4 @@
-import type { IterationStageInput, PlanResult, PlanRound } from '../../workflows/contracts';
+import type { IterationStageInput, PlanResult, PlanRound } from '../../contracts/selfplay';
 import type { RunConfig } from '../../config/schema';
 import type { ActivityDeps } from './deps';
 import { recipeFor } from './deps';

@@ -1,5 +1,5 @@
 import { Context } from '@temporalio/activity';
-import type { ShardStageInput, ShardStageResult } from '../../workflows/contracts';
+import type { ShardStageInput, ShardStageResult } from '../../contracts/selfplay';
 import type { ActivityDeps } from './deps';
 import { recipeContext, recipeFor } from './deps';
 import { readShard, runShardUnits } from './shard-units';

@@ -1,4 +1,4 @@
-import type { FilterResult } from '../../workflows/contracts';
+import type { FilterResult } from '../../contracts/selfplay';
 import type { TrainStepMetrics } from '../clients/trainer-contract';
 import { metrics } from '../lib/metrics';
 

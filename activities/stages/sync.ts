@@ -1,4 +1,4 @@
-import type { SyncInput, SyncResult, WeightSnapshot } from '../../workflows/contracts';
+import type { SyncInput, SyncResult, WeightSnapshot } from '../../contracts/selfplay';
 import type { RunConfig } from '../../config/schema';
 import type { ActivityDeps } from './deps';
 import { syncServersFor } from '../../config/env';

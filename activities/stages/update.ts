@@ -4,7 +4,7 @@ import type {
   UpdateInput,
   UpdateResult,
   WeightSnapshot,
-} from '../../workflows/contracts';
+} from '../../contracts/selfplay';
 import type { RunConfig } from '../../config/schema';
 import type { ActivityDeps } from './deps';
 import { TrainerClient } from '../clients/trainer';

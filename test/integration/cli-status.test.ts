@@ -4,7 +4,7 @@ import { listRuns, renderRunTable } from '../../cli/list';
 import { bar, renderStatus } from '../../cli/progress-bars';
 import { runStatus } from '../../cli/status';
 import { selfPlayRun } from '../../workflows';
-import type { StageName } from '../../workflows/contracts';
+import type { StageName } from '../../contracts/selfplay';
 import { CLI, selfplay } from '../support/cli';
 import { startStack, uniqueId, type TestStack } from '../support/stack';
 import { waitFor } from '../support/wait';

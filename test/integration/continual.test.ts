@@ -17,9 +17,9 @@ import {
   listSchedules,
   scheduleOptions,
 } from '../../cli/schedule';
-import type { Manifest } from '../../workflows/contracts';
+import type { Manifest } from '../../contracts/selfplay';
 import type { continualTraining } from '../../workflows';
-import type { ContinualOutcome, PromotedPointer } from '../../workflows/continual-contracts';
+import type { ContinualOutcome, PromotedPointer } from '../../contracts/continual';
 import { startStack, uniqueId, type TestStack } from '../support/stack';
 import { waitFor } from '../support/wait';
 

@@ -1,7 +1,7 @@
 import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
 import { getJson } from '../../activities/clients/storage/codec';
 import { latestKey, manifestKey } from '../../activities/clients/storage/keys';
-import type { Manifest } from '../../workflows/contracts';
+import type { Manifest } from '../../contracts/selfplay';
 import { selfPlayRun } from '../../workflows';
 import {
   iterationProgressQuery,

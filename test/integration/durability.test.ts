@@ -8,7 +8,7 @@ import { openStore, readObjectAtUri, writeObjectAtUri } from '../../activities/c
 import { seedOf } from '../../activities/lib/rng';
 import { SPICE_CALLS } from '../../activities/clients/llm-protocol';
 import type { SpiceSolved } from '../../activities/recipes/spice/records';
-import type { Manifest } from '../../workflows/contracts';
+import type { Manifest } from '../../contracts/selfplay';
 import { selfPlayRun } from '../../workflows';
 import { queueNames } from '../../workers/pools';
 import { fingerprintOf } from '../support/scripted-llm/chat-request';

@@ -2,7 +2,7 @@ import { Client, Connection } from '@temporalio/client';
 import { getJson } from '../../activities/clients/storage/codec';
 import { latestKey, manifestKey, snapshotPrefix } from '../../activities/clients/storage/keys';
 import { openStore } from '../../activities/clients/storage';
-import type { Manifest } from '../../workflows/contracts';
+import type { Manifest } from '../../contracts/selfplay';
 import { selfPlayRun } from '../../workflows';
 import { queueNames } from '../../workers/pools';
 import { buildTinyModel, startKernel, type KernelProcess } from '../support/kernel-process';

@@ -16,7 +16,7 @@ import type {
 } from '../../activities/recipes/mae/records';
 import { answerForJudge } from '../../activities/recipes/mae/parse';
 import { resolveRunConfig } from '../../config/schema';
-import type { Manifest } from '../../workflows/contracts';
+import type { Manifest } from '../../contracts/selfplay';
 import { selfPlayRun } from '../../workflows';
 import { startStack, uniqueId, type TestStack } from '../support/stack';
 import { spawnWorker } from '../support/worker-process';

@@ -2,7 +2,7 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { getJson, getJsonl } from '../../activities/clients/storage/codec';
 import { batchKey, manifestKey } from '../../activities/clients/storage/keys';
 import type { TrainingRow } from '../../activities/clients/trainer-contract';
-import type { Manifest } from '../../workflows/contracts';
+import type { Manifest } from '../../contracts/selfplay';
 import { selfPlayRun } from '../../workflows';
 import { startStack, uniqueId, type TestStack } from '../support/stack';
 

@@ -4,8 +4,8 @@ import { latestKey, lineageKey, manifestKey } from '../../activities/clients/sto
 import { loadManifests } from '../../cli/report';
 import { committedState } from '../../cli/state';
 import { sendRollback } from '../../cli/lineage';
-import type { IterationInput, Manifest } from '../../workflows/contracts';
-import type { LineageRecord } from '../../workflows/lineage';
+import type { IterationInput, Manifest } from '../../contracts/selfplay';
+import type { LineageRecord } from '../../contracts/lineage';
 import { selfPlayRun } from '../../workflows';
 import {
   forkUpdate,

@@ -15,7 +15,7 @@ import type {
   ScopeUnit,
 } from '../../activities/recipes/scope/records';
 import type { Trajectory } from '../../activities/tools/types';
-import type { Manifest } from '../../workflows/contracts';
+import type { Manifest } from '../../contracts/selfplay';
 import { selfPlayRun } from '../../workflows';
 import { fingerprintOf } from '../support/scripted-llm/chat-request';
 import { startScriptedLlm, type ScriptedLlm } from '../support/scripted-llm/server';

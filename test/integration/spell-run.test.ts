@@ -19,7 +19,7 @@ import type {
   SpellState,
   SpellUnit,
 } from '../../activities/recipes/spell/records';
-import type { Manifest } from '../../workflows/contracts';
+import type { Manifest } from '../../contracts/selfplay';
 import { selfPlayRun } from '../../workflows';
 import { fingerprintOf } from '../support/scripted-llm/chat-request';
 import { startStack, uniqueId, type TestStack } from '../support/stack';

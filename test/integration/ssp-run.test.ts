@@ -23,7 +23,7 @@ import type {
 } from '../../activities/recipes/ssp/records';
 import { zScores } from '../../activities/scoring/advantages';
 import type { Trajectory } from '../../activities/tools/types';
-import type { Manifest } from '../../workflows/contracts';
+import type { Manifest } from '../../contracts/selfplay';
 import { selfPlayRun } from '../../workflows';
 import { fingerprintOf } from '../support/scripted-llm/chat-request';
 import { startStack, uniqueId, type TestStack } from '../support/stack';

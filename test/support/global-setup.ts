@@ -10,18 +10,9 @@ import { Connection } from '@temporalio/client';
 import { ensureSearchAttributes } from '../../infra/temporal/search-attributes';
 import { ensureBucket } from '../../infra/local/create-bucket';
 import { createS3Client } from '../../activities/clients/storage/s3';
-import { stopServers } from './global-teardown';
+import { stopServers, type StartedServers } from './global-teardown';
 import { startMinio } from './minio-server';
 import { startTemporalDevServer } from './temporal-server';
-
-export interface StartedServers {
-  stops: Array<() => Promise<void>>;
-  tempDir: string;
-}
-
-declare global {
-  var __selfplayServers: StartedServers | undefined;
-}
 
 export default async function globalSetup(): Promise<void> {
   const tempDir = mkdtempSync(path.join(os.tmpdir(), 'selfplay-it-'));

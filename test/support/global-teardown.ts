@@ -1,5 +1,14 @@
 import { rm } from 'node:fs/promises';
-import type { StartedServers } from './global-setup';
+
+/** What the global setup started, kept in the runner's process for this teardown. */
+export interface StartedServers {
+  stops: Array<() => Promise<void>>;
+  tempDir: string;
+}
+
+declare global {
+  var __selfplayServers: StartedServers | undefined;
+}
 
 /** Stops only what the global setup started (never a server named by TEMPORAL_ADDRESS / S3_ENDPOINT). */
 export default async function globalTeardown(): Promise<void> {

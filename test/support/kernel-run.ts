@@ -3,7 +3,7 @@ import { getJson, getJsonl } from '../../activities/clients/storage/codec';
 import { batchKey, manifestKey } from '../../activities/clients/storage/keys';
 import { openStore, type ObjectStore } from '../../activities/clients/storage';
 import type { TrainingRow } from '../../activities/clients/trainer-contract';
-import type { Manifest } from '../../workflows/contracts';
+import type { Manifest } from '../../contracts/selfplay';
 import type { RunOutcome } from '../../workflows/selfPlayRun';
 import { selfPlayRun } from '../../workflows';
 import { queueNames } from '../../workers/pools';

@@ -9,8 +9,8 @@ import { InferencePool } from '../../activities/clients/inference';
 import { RECIPES } from '../../activities/recipes';
 import { loadWorkerEnv } from '../../config/env';
 import { resolveRunConfig, type RunConfig } from '../../config/schema';
-import type { CommitInput, IterationMetrics } from '../../workflows/contracts';
-import type { LineageRecord } from '../../workflows/lineage';
+import type { CommitInput, IterationMetrics } from '../../contracts/selfplay';
+import type { LineageRecord } from '../../contracts/lineage';
 
 const config = (extra: Record<string, unknown> = {}): RunConfig => {
   const r = resolveRunConfig({ recipe: 'spice', ...extra });

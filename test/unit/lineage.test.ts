@@ -6,7 +6,7 @@ import {
   rollbackLineage,
   rollbackProblem,
   type Lineage,
-} from '../../workflows/lineage';
+} from '../../contracts/lineage';
 
 describe('lineages', () => {
   // run committed 1..3; rolled back to 2 (r1 committed 3, 4); then to 1 (r2).

@@ -2,7 +2,7 @@ import type http from 'node:http';
 import { metrics, Registry } from '../../activities/lib/metrics';
 import { recordFilterMetrics } from '../../activities/stages/stage-metrics';
 import { bindAddress, serveProjectMetrics, serverAddress } from '../../workers/metrics';
-import type { FilterResult } from '../../workflows/contracts';
+import type { FilterResult } from '../../contracts/selfplay';
 
 describe('metrics registry', () => {
   test('exposes counters, gauges and histograms in the Prometheus text format', () => {

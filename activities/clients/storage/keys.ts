@@ -26,7 +26,7 @@ export function runPrefix(runId: string): string {
 
 export const latestKey = (runId: string): string => `${runPrefix(runId)}/latest.json`;
 
-/** The run's lineage record (workflows/lineage.ts); absent until its first rollback. */
+/** The run's lineage record (contracts/lineage.ts); absent until its first rollback. */
 export const lineageKey = (runId: string): string => `${runPrefix(runId)}/lineage.json`;
 
 export const iterationPrefix = (runId: string, iteration: number): string =>

@@ -1,7 +1,7 @@
 import type { ChatSample } from '../../clients/inference';
 import type { ChatMessage } from '../../clients/trainer-contract';
 import { seedOf } from '../../lib/rng';
-import { askScoreJudge, type JudgeScore } from '../../scoring/judges/score';
+import { askScoreJudge, type JudgeScore } from '../../judges/score';
 import type { RecipeContext } from '../types';
 import { JUDGE } from './records';
 

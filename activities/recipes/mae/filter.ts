@@ -4,7 +4,7 @@ import type { RunConfig } from '../../../config/schema';
 import type { TrainingRow } from '../../clients/trainer-contract';
 import { computeAdvantages } from '../../scoring/advantages';
 import { formatReward } from '../../scoring/tags';
-import type { JudgeScore } from '../../scoring/judges/score';
+import type { JudgeScore } from '../../judges/score';
 import { mean, meanRewardByRole, rowsByRole, zeroAdvantageFraction } from '../role-stats';
 import { answerForJudge } from './parse';
 import { currentPools, growPools } from './pools';

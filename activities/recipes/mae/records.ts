@@ -1,5 +1,5 @@
 import type { ChatMessage } from '../../clients/trainer-contract';
-import type { JudgeScore } from '../../scoring/judges/score';
+import type { JudgeScore } from '../../judges/score';
 import type { PlanUnit, Unit } from '../types';
 
 /**

@@ -1,7 +1,7 @@
 import type { RecipeContext } from '../types';
 import { SCOPE_CALLS } from '../../clients/llm-protocol';
 import { seedOf } from '../../lib/rng';
-import { askBinaryJudge, type BinaryScore } from '../../scoring/judges/binary';
+import { askBinaryJudge, type BinaryScore } from '../../judges/binary';
 import { extractAnswer } from './parse';
 import { graderMessages } from './prompts';
 import { JUDGE, type GradedRollout, type ScopeGated, type ScopeJudged, type ScopeSolved } from './records';

@@ -2,7 +2,7 @@ import type { RecipeContext } from '../types';
 import type { ChatMessage } from '../../clients/trainer-contract';
 import { SCOPE_CALLS } from '../../clients/llm-protocol';
 import { seedOf } from '../../lib/rng';
-import { askBinaryJudge } from '../../scoring/judges/binary';
+import { askBinaryJudge } from '../../judges/binary';
 import type { Trajectory } from '../../tools/types';
 import { parseRubrics, parseTask } from './parse';
 import {

@@ -1,6 +1,6 @@
 import type { ChatMessage } from '../../clients/trainer-contract';
 import type { Trajectory } from '../../tools/types';
-import type { BinaryScore } from '../../scoring/judges/binary';
+import type { BinaryScore } from '../../judges/binary';
 import type { ScopeTaskType } from '../../../config/presets/scope';
 import type { PlanUnit, Unit } from '../types';
 

@@ -1,8 +1,7 @@
 import type { Rng } from '../../../activities/lib/rng';
-import { sampleRng, userText } from './completion';
+import { sampleRng, userText, type CallBehaviour, type CompletionContext } from './completion';
 import { SPICE_CALLS } from '../../../activities/clients/llm-protocol';
-import { ANSWER_TYPES, type AnswerType, type BehaviourSettings, type FaultKind } from './config';
-import type { ChatTurn } from './chat-request';
+import { ANSWER_TYPES, type AnswerType } from './config';
 import { SPELL_BEHAVIOURS } from './spell-behaviour';
 import { MAE_BEHAVIOURS } from './mae-behaviour';
 import { SSP_BEHAVIOURS } from './ssp-behaviour';
@@ -17,33 +16,6 @@ import { composeMcq, composeProblem, mcqText, passRateOf, recogniseTask, type Le
  * gets the same answer and a retried shard sees what the first attempt saw. Adding a recipe's calls is adding
  * entries to BEHAVIOURS.
  */
-
-export interface CompletionContext {
-  /** The model the request named (e.g. `scripted-policy-v3`); behaviours that ignore it need not set it. */
-  model?: string;
-  messages: readonly ChatTurn[];
-  /**
-   * The assistant message being continued (`continue_final_message`), undefined for a new message. It is
-   * also the last of `messages`; a writer returns only the text that follows it, as an engine does.
-   */
-  prefix?: string | undefined;
-  seed: number | undefined;
-  temperature: number | undefined;
-  /** The choice index, 0..n-1. */
-  index: number;
-  settings: BehaviourSettings;
-}
-
-/** Faults that change what the model writes, as opposed to how the server answers. */
-export type ContentFaultKind = Extract<FaultKind, 'missingBoxed' | 'garbageContent'>;
-
-export type Writer = (ctx: CompletionContext) => string;
-
-export interface CallBehaviour {
-  answer: Writer;
-  /** What the model writes instead when a content fault hits this call kind; kinds without one never get it. */
-  fault?: { kind: ContentFaultKind; write: Writer };
-}
 
 /** The document inside a challenger or type-selection prompt (the whole prompt when it has no wrapper). */
 function documentOf(text: string): string {

@@ -1,7 +1,6 @@
 import { EVAL_CALLS } from '../../../activities/clients/llm-protocol';
 import { seededRng } from '../../../activities/lib/rng';
-import type { CallBehaviour, CompletionContext } from './behaviour';
-import { userText } from './completion';
+import { userText, type CallBehaviour, type CompletionContext } from './completion';
 import { recogniseTask } from './problems';
 
 /**

@@ -1,6 +1,6 @@
 import { seedOf } from '../../../activities/lib/rng';
 import type { FaultKind, FaultRates } from './config';
-import type { ContentFaultKind } from './behaviour';
+import type { ContentFaultKind } from './completion';
 
 /**
  * Which transient fault, if any, hits a request. The choice is a hash of the request's fingerprint, so it is

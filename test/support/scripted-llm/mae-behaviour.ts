@@ -1,7 +1,6 @@
 import type { Rng } from '../../../activities/lib/rng';
-import { sampleRng, userText } from './completion';
+import { sampleRng, userText, type CallBehaviour, type CompletionContext } from './completion';
 import { MAE_CALLS } from '../../../activities/clients/llm-protocol';
-import type { CallBehaviour, CompletionContext } from './behaviour';
 import { ANSWER_TYPES } from './config';
 import { composeProblem, passRateOf, recogniseTask } from './problems';
 

@@ -1,7 +1,6 @@
 import type { Rng } from '../../../activities/lib/rng';
 import { SCOPE_CALLS } from '../../../activities/clients/llm-protocol';
-import type { CallBehaviour, CompletionContext } from './behaviour';
-import { sampleRng, userText } from './completion';
+import { sampleRng, userText, type CallBehaviour, type CompletionContext } from './completion';
 import { passRateOf } from './problems';
 import { searchAgentBehaviour, type SearchAgentStep } from './search-agent';
 

@@ -1,7 +1,6 @@
 import { seededRng, type Rng } from '../../../activities/lib/rng';
 import type { SearchSyntax } from '../../../activities/tools/types';
-import type { CallBehaviour, CompletionContext } from './behaviour';
-import { sampleRng, userText } from './completion';
+import { sampleRng, userText, type CallBehaviour, type CompletionContext } from './completion';
 import { passRateOf } from './problems';
 
 /**

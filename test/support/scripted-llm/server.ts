@@ -4,7 +4,8 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { ZodError } from 'zod';
 import { CALL_HEADER } from '../../../activities/clients/llm-protocol';
 import { BodyError, closer, fieldPath, listen, readJson, sendJson } from '../http-json';
-import { BEHAVIOURS, type CallBehaviour } from './behaviour';
+import { BEHAVIOURS } from './behaviour';
+import type { CallBehaviour } from './completion';
 import { fingerprintOf, parseChatRequest, type ChatRequest } from './chat-request';
 import {
   applyPatch,

@@ -1,8 +1,7 @@
 import { SSP_CALLS } from '../../../activities/clients/llm-protocol';
 import { squadNormalize } from '../../../activities/scoring/cover-exact-match';
 import { BORN_IN, FOUNDED_BY, bridgeQuestion } from '../../fixtures/ssp/world';
-import type { CallBehaviour } from './behaviour';
-import { sampleRng, userText } from './completion';
+import { sampleRng, userText, type CallBehaviour } from './completion';
 import { passRateOf } from './problems';
 import { searchAgentBehaviour, type SearchAgentStep } from './search-agent';
 

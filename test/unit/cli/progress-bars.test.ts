@@ -1,5 +1,5 @@
 import { bar, renderStatus } from '../../../cli/progress-bars';
-import type { StatusSnapshot } from '../../../cli/status';
+import type { StatusSnapshot } from '../../../cli/status-snapshot';
 import type { IterationProgress, RunProgress } from '../../../workflows/messages';
 
 const run = (over: Partial<RunProgress> = {}): RunProgress => ({

@@ -7,7 +7,7 @@ import { LocalStore } from '../../../activities/clients/storage';
 import { putJson } from '../../../activities/clients/storage/codec';
 import { manifestKey, metricsKey } from '../../../activities/clients/storage/keys';
 import { loadManifests, PLOT_IDS, renderReport } from '../../../cli/report';
-import type { Manifest } from '../../../workflows/contracts';
+import type { Manifest } from '../../../contracts/selfplay';
 
 /** Chromium from Debian (`apt-get install chromium`; infra/local/test-all.sh installs it), or CHROMIUM. */
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';

@@ -1,4 +1,5 @@
-import { watchStatus, type StatusSnapshot } from '../../../cli/status';
+import { watchStatus } from '../../../cli/status';
+import type { StatusSnapshot } from '../../../cli/status-snapshot';
 import { waitFor } from '../../support/wait';
 
 describe('selfplay status --watch', () => {

@@ -11,8 +11,8 @@ import { commitActivities } from '../../../activities/stages/commit';
 import { RECIPES } from '../../../activities/recipes';
 import { loadWorkerEnv } from '../../../config/env';
 import { resolveRunConfig, type RunConfig } from '../../../config/schema';
-import type { IterationMetrics } from '../../../workflows/contracts';
-import type { LineageRecord } from '../../../workflows/lineage';
+import type { IterationMetrics } from '../../../contracts/selfplay';
+import type { LineageRecord } from '../../../contracts/lineage';
 
 const config = (): RunConfig => {
   const r = resolveRunConfig({ recipe: 'spice' });

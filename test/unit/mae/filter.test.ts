@@ -1,7 +1,7 @@
 import type { RunConfig } from '../../../config/schema';
 import { filterMae, filterMaeUnits, type MaeUnitRecords } from '../../../activities/recipes/mae/filter';
 import { alignUnits } from '../../../activities/recipes/align';
-import { judgeScore, type JudgeScore } from '../../../activities/scoring/judges/score';
+import { judgeScore, type JudgeScore } from '../../../activities/judges/score';
 import type { MaeState } from '../../../activities/recipes/mae/records';
 import { configFor } from '../../support/recipe-harness';
 

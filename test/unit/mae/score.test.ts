@@ -4,7 +4,7 @@ import {
   mapScore,
   NEUTRAL_SCORE,
   parseScore,
-} from '../../../activities/scoring/judges/score';
+} from '../../../activities/judges/score';
 import { scriptedCaller } from '../../support/recipe-harness';
 
 describe('score parsing: first parsable <score>, fraction then decimal then integer', () => {

@@ -1,5 +1,6 @@
 import { MAE_CALLS } from '../../../activities/clients/llm-protocol';
-import { BEHAVIOURS, type CompletionContext } from '../../support/scripted-llm/behaviour';
+import { BEHAVIOURS } from '../../support/scripted-llm/behaviour';
+import type { CompletionContext } from '../../support/scripted-llm/completion';
 import { DEFAULT_CONFIG } from '../../support/scripted-llm/config';
 import { recogniseTask } from '../../support/scripted-llm/problems';
 import type { ChatMessage } from '../../../activities/clients/trainer-contract';
@@ -10,7 +11,7 @@ import {
   solverMessages,
 } from '../../../activities/recipes/mae/prompts';
 import { answerForJudge, extractQuestion } from '../../../activities/recipes/mae/parse';
-import { parseScore } from '../../../activities/scoring/judges/score';
+import { parseScore } from '../../../activities/judges/score';
 import { formatReward } from '../../../activities/scoring/tags';
 
 const write = (call: string, messages: ChatMessage[], seed: number, settings = DEFAULT_CONFIG): string => {

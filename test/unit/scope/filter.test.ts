@@ -1,5 +1,5 @@
 import type { Trajectory, TrajectoryTurn } from '../../../activities/tools/types';
-import type { BinaryScore } from '../../../activities/scoring/judges/binary';
+import type { BinaryScore } from '../../../activities/judges/binary';
 import { groupAdvantages } from '../../../activities/scoring/advantages';
 import { filterScope } from '../../../activities/recipes/scope/filter';
 import { gateScope } from '../../../activities/recipes/scope/gate';

@@ -1,5 +1,5 @@
 import { extractAnswer, parseRubrics, parseTask } from '../../../activities/recipes/scope/parse';
-import { parseBinaryScore } from '../../../activities/scoring/judges/binary';
+import { parseBinaryScore } from '../../../activities/judges/binary';
 
 const LIMITS = { min: 3, max: 5 };
 const rubrics = (n: number): string =>

@@ -1,5 +1,5 @@
-import type { ChatRequest, LlmCaller } from '../../clients/inference';
-import { tagContents } from '../tags';
+import type { ChatRequest, LlmCaller } from '../clients/inference';
+import { tagContents } from '../scoring/tags';
 
 /**
  * A 1–10 score judge as a shared part (MAE §2.1): the judge model writes its analysis and then

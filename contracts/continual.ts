@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { RunConfig } from '../config/schema';
-import type { WeightSnapshot } from './contracts';
+import type { WeightSnapshot } from './selfplay';
 
 /**
  * Messages of nightly continual training (version 1): the `continualTraining` input, the activities'

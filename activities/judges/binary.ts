@@ -1,5 +1,5 @@
-import type { ChatRequest, LlmCaller } from '../../clients/inference';
-import { tagContents, withoutThink } from '../tags';
+import type { ChatRequest, LlmCaller } from '../clients/inference';
+import { tagContents, withoutThink } from '../scoring/tags';
 import type { ScoreFallback } from './score';
 
 /**

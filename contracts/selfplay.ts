@@ -256,7 +256,7 @@ export interface RunStart {
   resumedFrom?: { runId: string; iteration: number };
   /** Hash of the run's config (for the memo); the config of the last commit once there is one. */
   configHash?: string;
-  /** The run's lineages once it has rolled back (workflows/lineage.ts); absent: one lineage, the run id. */
+  /** The run's lineages once it has rolled back (contracts/lineage.ts); absent: one lineage, the run id. */
   lineages?: Lineage[];
 }
 
