@@ -5,8 +5,8 @@ The examples (`{"messages", "completion", "role"}` per JSONL line) are rendered 
 code, and are tokenized here exactly as the trainer tokenizes a training row (`chat.encode_prompt` and
 `chat.encode_completion`), so the warm start, the sampler and the RL steps all see the same token ids.
 
-The tokenizer is trained on the examples' own text with line-level pieces (a BPE may merge a whole prompt
-line into one token) and single digits: the recipes' long prompt templates shrink to a few hundred tokens,
+The tokenizer is trained on the examples' own text, split only around single digits (a BPE may then merge
+whole runs of a prompt template into one token): the recipes' long prompt templates shrink to a hundred tokens,
 which is what makes a CPU run affordable, while numbers stay digit by digit, as arithmetic needs. The result
 is an ordinary Hugging Face model directory that `serve --model` loads.
 """
@@ -19,14 +19,14 @@ import math
 import random
 import time
 from dataclasses import asdict, dataclass
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+
+import torch
 
 from .chat import encode_completion, encode_prompt
 from .tiny import CHAT_TEMPLATE, SPECIAL_TOKENS, build_model
-
-if TYPE_CHECKING:
-    import torch
+from .trainer import Trajectory, completion_scores
 
 log = logging.getLogger(__name__)
 
@@ -40,15 +40,8 @@ class WarmStartConfig:
     hidden_size: int = 128
     layers: int = 4
     heads: int = 4
-    vocab_size: int = 4096
+    vocab_size: int = 8192
     seed: int = 0
-
-
-@dataclass(frozen=True)
-class Example:
-    prompt: list[int]
-    completion: list[int]
-    role: str
 
 
 def read_examples(path: Path) -> list[dict]:
@@ -72,14 +65,13 @@ def read_examples(path: Path) -> list[dict]:
 
 
 def build_line_tokenizer(texts: list[str], vocab_size: int):
-    """A byte-level BPE over line pieces and single digits, with the Qwen-style chat template."""
-    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
+    """A byte-level BPE whose pieces are the text between single digits, with the Qwen-style chat template."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.Sequence(
         [
-            pre_tokenizers.Split(Regex(r"\n"), behavior="merged_with_previous"),
             pre_tokenizers.Digits(individual_digits=True),
             pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
         ]
@@ -104,45 +96,45 @@ def build_line_tokenizer(texts: list[str], vocab_size: int):
     return fast
 
 
-def encode_examples(tokenizer, rows: list[dict]) -> list[Example]:
-    return [
-        Example(
-            prompt=encode_prompt(tokenizer, row["messages"]),
-            completion=encode_completion(tokenizer, row["completion"]).ids,
-            role=str(row.get("role", "")),
-        )
-        for row in rows
-    ]
+def encode_examples(tokenizer, rows: list[dict]) -> list[Trajectory]:
+    """Each example as the trainer encodes a training row (every completion token in the loss)."""
+    out = []
+    for row in rows:
+        completion = encode_completion(tokenizer, row["completion"])
+        prompt = encode_prompt(tokenizer, row["messages"])
+        out.append(Trajectory(prompt, completion.ids, completion.in_loss, None, 0.0, str(row.get("role", ""))))
+    return out
 
 
-def sft_loss(model: torch.nn.Module, batch: list[Example], pad_id: int) -> tuple[torch.Tensor, list[float]]:
-    """Mean cross-entropy over the batch's completion tokens (EOS included); also each example's mean."""
-    import torch
+def role_batches(data: list[Trajectory], size: int, rng: random.Random) -> Iterator[list[Trajectory]]:
+    """Endless shuffled batches, each of one role: a role's examples have similar lengths, so a batch pads
+    little (a Challenger prompt is ten times a Reasoner's). Every example is seen once per epoch."""
+    by_role: dict[str, list[Trajectory]] = {}
+    for t in data:
+        by_role.setdefault(t.role, []).append(t)
+    while True:
+        epoch = []
+        for examples in by_role.values():
+            shuffled = rng.sample(examples, len(examples))
+            epoch += [shuffled[i : i + size] for i in range(0, len(shuffled), size)]
+        yield from rng.sample(epoch, len(epoch))
 
-    width = max(len(e.prompt) + len(e.completion) for e in batch)
-    ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
-    target = torch.full((len(batch), width), -100, dtype=torch.long)
-    attention = torch.zeros((len(batch), width), dtype=torch.long)
-    for i, e in enumerate(batch):
-        seq = e.prompt + e.completion
-        ids[i, : len(seq)] = torch.tensor(seq)
-        attention[i, : len(seq)] = 1
-        target[i, len(e.prompt) : len(seq)] = torch.tensor(e.completion)
-    logits = model(input_ids=ids, attention_mask=attention, use_cache=False).logits[:, :-1]
-    labels = target[:, 1:]
-    token_loss = torch.nn.functional.cross_entropy(
-        logits.reshape(-1, logits.shape[-1]), labels.reshape(-1), ignore_index=-100, reduction="none"
-    ).view(labels.shape)
-    counts = (labels != -100).sum(-1).clamp(min=1)
-    per_example = (token_loss.sum(-1) / counts).detach().tolist()
-    return token_loss.sum() / (labels != -100).sum(), per_example
+
+def sft_loss(model: torch.nn.Module, batch: list[Trajectory], pad_id: int) -> tuple[torch.Tensor, list[float]]:
+    """Mean negative log-likelihood of the batch's completion tokens (EOS included), scored by the trainer's
+    own `completion_scores` (left padding, logits only at completion positions); also each example's mean."""
+    logp, _ = completion_scores(model, batch, torch.device("cpu"), pad_id)
+    mask = torch.zeros_like(logp, dtype=torch.bool)
+    for i, t in enumerate(batch):
+        mask[i, logp.shape[1] - len(t.completion) :] = True
+    nll = torch.where(mask, -logp, 0.0)
+    per_example = (nll.sum(-1) / mask.sum(-1)).detach().tolist()
+    return nll.sum() / mask.sum(), per_example
 
 
 def warm_start(examples_path: Path, out_dir: Path, config: WarmStartConfig) -> dict:
     """Builds the tokenizer and model, trains `config.steps` steps, writes the model directory and a
     `warm-start.json` summary (config, final losses per role, seconds); returns the summary."""
-    import torch
-
     started = time.perf_counter()
     random.seed(config.seed)
     torch.manual_seed(config.seed)
@@ -158,19 +150,15 @@ def warm_start(examples_path: Path, out_dir: Path, config: WarmStartConfig) -> d
         hidden_size=config.hidden_size,
         layers=config.layers,
         heads=config.heads,
-        max_positions=max(len(e.prompt) + len(e.completion) for e in data) * 2,
+        max_positions=max(e.length for e in data) * 2,
         seed=config.seed,
     )
     model.train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=config.learning_rate, weight_decay=0.0)
-    rng = random.Random(config.seed)
-    order: list[int] = []
+    batches = role_batches(data, config.batch_size, random.Random(config.seed))
     recent: dict[str, list[float]] = {}
     for step in range(config.steps):
-        if len(order) < config.batch_size:
-            order += rng.sample(range(len(data)), len(data))
-        batch = [data[i] for i in order[: config.batch_size]]
-        del order[: config.batch_size]
+        batch = next(batches)
         lr = config.learning_rate * min(1.0, (step + 1) / max(1, config.warmup_steps))
         lr *= 0.5 * (1 + math.cos(math.pi * step / config.steps))
         for group in optimizer.param_groups:
@@ -184,7 +172,7 @@ def warm_start(examples_path: Path, out_dir: Path, config: WarmStartConfig) -> d
             recent.setdefault(e.role, []).append(value)
             del recent[e.role][:-200]
         if step % 50 == 0 or step == config.steps - 1:
-            log.info("warm start step %d/%d loss %.4f lr %.2e", step, config.steps, float(loss), lr)
+            log.info("warm start step %d/%d loss %.4f lr %.2e", step, config.steps, float(loss.detach()), lr)
     model.eval()
     out_dir.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out_dir)
@@ -194,8 +182,8 @@ def warm_start(examples_path: Path, out_dir: Path, config: WarmStartConfig) -> d
         "examples": len(data),
         "parameters": sum(p.numel() for p in model.parameters()),
         "vocabulary": len(tokenizer),
-        "meanPromptTokens": {
-            role: sum(len(e.prompt) for e in data if e.role == role) / max(1, sum(e.role == role for e in data))
+        "meanTokensByRole": {
+            role: sum(e.length for e in data if e.role == role) / sum(e.role == role for e in data)
             for role in sorted({e.role for e in data})
         },
         "finalLossByRole": {role: sum(v) / len(v) for role, v in sorted(recent.items())},
