@@ -1,5 +1,5 @@
 /**
- * SPICE preset (shared/specs/spice.md): B=128 documents, G=8 for both roles, N≤1024 Challenger attempts,
+ * SPICE preset (docs/recipes/spice.md): B=128 documents, G=8 for both roles, N≤1024 Challenger attempts,
  * ρ=−0.1, temperature 1.0, Dr.GRPO with PPO-clip, lr 1e-6 constant, β=0.
  * Values the paper leaves open follow Oat's Dr.GRPO defaults (ε=0.2, top_p=1, 3000-token generations).
  */
