@@ -21,7 +21,9 @@ export const MAX_SHARDS = 64;
 const probability = z.number().min(0).max(1);
 
 const endpoint = z.strictObject({
+  /** An OpenAI-compatible server's base URL (e.g. http://vllm:8000/v1); default: SELFPLAY_INFERENCE_URL. */
   baseUrl: z.url().optional(),
+  /** The model name to ask for; `{policy}` and `{version}` are filled in per request. Default: SELFPLAY_INFERENCE_MODEL. */
   model: z.string().min(1).optional(),
   /** Whether the server honours `n` (vLLM and SGLang do); otherwise n requests are sent. */
   supportsN: z.boolean().optional(),
@@ -29,16 +31,19 @@ const endpoint = z.strictObject({
   frozen: z.boolean().optional(),
 });
 
-const runConfig = z
+export const runConfig = z
   .strictObject({
+    /** The recipe: which preset fills the defaults and which roles, prompts and rewards run. */
     recipe: z.enum(['spice', 'spell', 'mae', 'ssp', 'scope']),
     /** Storage prefix and child-workflow ids; defaults to the workflow id. */
     runId: id.optional(),
+    /** Every random choice derives from (seed, iteration, stage, unit), so a retried activity repeats itself. */
     seed: z
       .number()
       .int()
       .min(0)
       .max(2 ** 31 - 1),
+    /** Iterations (training steps of every policy) the run makes before it completes. */
     iterations: positiveInt.max(1_000_000),
     /** B: documents per iteration. */
     batchSize: positiveInt.max(100_000),
@@ -47,8 +52,11 @@ const runConfig = z
     /** Documents per shard; shards flow through propose → gate → solve → judge independently. */
     shardSize: positiveInt.max(10_000),
     corpus: z.strictObject({
+      /** JSONL documents `{"id","text",...}` per line, a local path or s3://bucket/key (`.gz` read as gzip). */
       uri: z.string().min(1),
+      /** Documents are cut into segments of at most this many characters (at paragraphs, sentences, then words). */
       maxSegmentChars: positiveInt,
+      /** Documents longer than this are skipped as oversized (and counted). */
       maxDocumentChars: positiveInt,
       /**
        * A stored JSON array of document ids the plan must not use (path or s3://), e.g. the documents a
@@ -56,21 +64,27 @@ const runConfig = z
        */
       excludeDocIds: z.string().min(1).optional(),
     }),
+    /** Decoding of every role unless a recipe section sets its own. */
     sampling: z.strictObject({
       temperature: z.number().min(0).max(5),
       topP: z.number().gt(0).max(1),
+      /** Most tokens a completion may generate. */
       maxTokens: positiveInt.max(1_000_000),
     }),
     inference: z.strictObject({
       /** Endpoint for every role unless a role overrides it; unset fields come from the worker environment. */
       default: endpoint,
+      /** Per-role endpoints by role name (e.g. `judge`), each field falling back to `default`. */
       roles: z.record(z.string(), endpoint),
+      /** Deadline of one completion request. */
       requestTimeoutSeconds: z.number().positive(),
+      /** Retries of a request after a timeout, a 5xx, a 429 or a connection reset, with backoff. */
       maxRetries: z.number().int().min(0).max(20),
     }),
     training: z.strictObject({
       /** The one trained policy's name, when `policies` is not given: it trains every role. */
       policy: id,
+      /** The training kernel of `policy`; default: SELFPLAY_TRAINER_URL on the trainer workers. */
       trainerUrl: z.url().optional(),
       /**
        * Several independently trained policies (SCOPE's Challenger and Solver): each trains the rows of its
@@ -85,14 +99,23 @@ const runConfig = z
           }),
         )
         .optional(),
+      /** How a group's rewards become advantages (`activities/scoring/advantages.ts`). */
       estimator: z.enum(['dr_grpo', 'grpo', 'rloo', 'reinforce', 'reinforce_pp']),
+      /** The policy loss the kernel computes per token; sent with every step. */
       loss: z.strictObject({
+        /** PPO's clipped ratio objective, or plain REINFORCE (advantage × log-probability). */
         type: z.enum(['ppo_clip', 'reinforce']),
+        /** How token losses are summed: over a constant (Dr.GRPO), per token of the batch, or per sequence. */
         normalization: z.enum(['dr_grpo', 'token_mean', 'sequence_mean']),
+        /** Dr.GRPO's constant divisor, the generation budget in tokens. */
         normalizerConstant: z.number().positive(),
+        /** ε below 1 of the PPO ratio clip. */
         clipLow: probability,
+        /** ε above 1 of the PPO ratio clip (larger than clipLow: "clip-higher"). */
         clipHigh: z.number().min(0),
+        /** β of the k3 KL penalty to the frozen reference model; 0 keeps no reference. */
         klCoef: z.number().min(0),
+        /** Entropy bonus per loss token; the entropy is measured and reported either way. */
         entropyCoef: z.number().min(0),
       }),
       /** Save the kernel's full state (weights, optimizer, RNG, applied keys) with every iteration's commit. */
@@ -102,11 +125,14 @@ const runConfig = z
        * advantage. A loop whose held-out accuracy still rises with it on is not learning from its rewards.
        */
       negateAdvantages: z.boolean(),
+      /** AdamW on the kernel. */
       optimizer: z.strictObject({
         /** 0 is allowed as a negative control: a run that learns at learning rate 0 measures noise. */
         learningRate: z.number().min(0).max(1),
+        /** `warmup_constant` rises linearly to the rate over `warmupSteps` steps, then stays. */
         schedule: z.enum(['constant', 'warmup_constant']),
         warmupSteps: z.number().int().min(0),
+        /** Gradients are clipped to this global norm. */
         maxGradNorm: z.number().positive(),
         weightDecay: z.number().min(0),
       }),
@@ -124,7 +150,9 @@ const runConfig = z
     retrieval: z.strictObject({
       /** Where the built index lives: a local directory or s3://bucket/prefix. */
       index: z.string().min(1).optional(),
+      /** The index's kind; must match the built index. */
       kind: z.enum(['bm25', 'dense']),
+      /** Passages returned per search. */
       topK: positiveInt.max(100),
       /** Each passage is cut to this many tokens. */
       passageTokens: positiveInt.max(100_000),
@@ -143,8 +171,11 @@ const runConfig = z
      */
     weightSync: z.strictObject({
       engine: z.enum(['none', 'kernel', 'vllm', 'sglang']),
+      /** Every server to bring to the version (each replica behind a load balancer); empty: the roles' base URLs. */
       servers: z.array(z.url()),
+      /** Loads sent to one server before it counts as failed. */
       attempts: z.number().int().min(1).max(100),
+      /** Deadline of one server's whole sync (version reads, snapshot copy, loads). */
       timeoutSeconds: z.number().positive(),
     }),
     /** Where the judge stage runs: rule verifiers on the orchestrator pool, LLM judges on the rollout pool. */
@@ -158,9 +189,11 @@ const runConfig = z
     timeouts: z.strictObject({
       /** Per attempt of a rollout shard (propose, solve, LLM judges). */
       rolloutShardMinutes: z.number().positive(),
+      /** Per attempt of a training step. */
       trainStepMinutes: z.number().positive(),
       /** A worker that stops heartbeating for this long is presumed dead and its shard is retried elsewhere. */
       heartbeatSeconds: z.number().positive(),
+      /** Attempts of any activity before the iteration fails (non-retryable errors fail at once). */
       activityMaxAttempts: z.number().int().min(1).max(1000),
     }),
     /** The parent continues-as-new after this many iterations (or sooner when Temporal suggests it). */

@@ -13,7 +13,7 @@ export const SPICE_CALLS = {
   reason: 'spice.reasoner',
 } as const;
 
-/** The SPELL calls (shared/specs/spell.md): one policy as questioner, responder and verifier. */
+/** The SPELL calls (docs/recipes/spell.md): one policy as questioner, responder and verifier. */
 export const SPELL_CALLS = {
   questioner: 'spell.questioner',
   /** The responder with the documents replaced by "Empty": the grounding filter. */
@@ -22,7 +22,7 @@ export const SPELL_CALLS = {
   verifier: 'spell.verifier',
 } as const;
 
-/** The MAE calls (shared/specs/mae.md): one policy as proposer, solver and judge. */
+/** The MAE calls (docs/recipes/mae.md): one policy as proposer, solver and judge. */
 export const MAE_CALLS = {
   proposer: 'mae.proposer',
   judgeQuestion: 'mae.judge_question',
@@ -30,7 +30,7 @@ export const MAE_CALLS = {
   judgeAnswer: 'mae.judge_answer',
 } as const;
 
-/** The SSP calls (shared/specs/ssp.md): one policy as proposer and solver; the verifier and judge are helpers. */
+/** The SSP calls (docs/recipes/ssp.md): one policy as proposer and solver; the verifier and judge are helpers. */
 export const SSP_CALLS = {
   /** One assistant turn of the proposer's search trajectory. */
   proposer: 'ssp.proposer',
@@ -50,7 +50,7 @@ export const EVAL_CALLS = {
 } as const;
 
 /**
- * The SCOPE calls (shared/specs/scope.md): the Challenger's and the Solver's search trajectories (one request
+ * The SCOPE calls (docs/recipes/scope.md): the Challenger's and the Solver's search trajectories (one request
  * per turn), and the frozen judge's two quality gates, rubric writing and per-rubric grading.
  */
 export const SCOPE_CALLS = {

@@ -1,5 +1,5 @@
 /**
- * MAE preset (shared/specs/mae.md): one policy as Proposer, Solver and Judge; B = 128 per role, 5 Solver
+ * MAE preset (docs/recipes/mae.md): one policy as Proposer, Solver and Judge; B = 128 per role, 5 Solver
  * answers per proposed question, the 0.7 quality gate, ⅓/⅓/⅓ and ½/½ rewards, Task-Relative REINFORCE++
  * (advantages whitened per role over the batch), lr 1e-6, T = 1.0, top-p 1.0, no KL (§2.5, Table 3).
  */

@@ -1,5 +1,5 @@
 /**
- * SCOPE preset (shared/specs/scope.md): a Challenger that searches the corpus from a source document and
+ * SCOPE preset (docs/recipes/scope.md): a Challenger that searches the corpus from a source document and
  * writes a long-form task, a Solver that answers it through multi-turn search without the document, and a
  * frozen judge (the base model M0) that gates tasks, writes 3–5 rubrics and grades every rollout against
  * each rubric. G = 8 for both roles, GRPO (group z-scores), PPO-clip ε = 0.2 with a k3 KL to M0 at

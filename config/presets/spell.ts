@@ -1,5 +1,5 @@
 /**
- * SPELL preset (shared/specs/spell.md): one policy as questioner, responder and verifier over document
+ * SPELL preset (docs/recipes/spell.md): one policy as questioner, responder and verifier over document
  * clusters; G=8 responses and 8 verifier votes, history memory L=3 with m=5 new documents, a Gaussian
  * questioner reward (σ = 0.5/3), role-specific sampling (N=128 responder groups, 1:1 questioner negatives,
  * verifier groups at 0.125 of the responder trajectories), one on-policy token-mean step, β=0, lr 2e-6.

@@ -1,5 +1,5 @@
 /**
- * SPICE preset (shared/specs/spice.md): B=128 documents, G=8 for both roles, N≤1024 Challenger attempts,
+ * SPICE preset (docs/recipes/spice.md): B=128 documents, G=8 for both roles, N≤1024 Challenger attempts,
  * ρ=−0.1, temperature 1.0, Dr.GRPO with PPO-clip, lr 1e-6 constant, β=0.
  * Values the paper leaves open follow Oat's Dr.GRPO defaults (ε=0.2, top_p=1, 3000-token generations).
  */
@@ -9,14 +9,21 @@ const positiveInt = z.number().int().positive();
 
 /** The `spice` section of a run config. */
 export const spiceParams = z.strictObject({
+  /** N: Challenger attempts per document, in rounds of G, before the document counts as without a valid task. */
   maxAttempts: positiveInt.max(100_000),
+  /** ρ: the Challenger's reward for an invalid task. */
   invalidPenalty: z.number().max(0),
+  /** The Challenger's reward for a valid task: the paper's Gaussian, or the baselines' curricula (ablations). */
   challengerReward: z.enum(['gaussian', 'absolute_zero', 'threshold', 'r_zero']),
+  /** τ: the width of the Gaussian reward around the target variance. */
   tau: z.number().positive(),
+  /** σ²_opt: the variance of the Reasoner's 0/1 outcomes the Gaussian rewards most (0.25: a 50% pass rate). */
   targetVariance: z.number().positive().max(0.25),
   /** mixed: the type-selection call decides; mcq / free_form force one format. */
   taskFormats: z.enum(['mixed', 'mcq', 'free_form']),
+  /** The Reasoner's prompt: a Qwen chat with a system message, or OctoThinker's plain preamble. */
   reasonerTemplate: z.enum(['qwen', 'octothinker']),
+  /** Tries of the type-selection call (MCQ or free form) before falling back to MCQ, counted in the metrics. */
   typeSelectionAttempts: positiveInt.max(10),
   /** Zero-advantage rows add nothing under Dr.GRPO's constant normaliser; dropping them only saves compute. */
   dropZeroAdvantage: z.boolean(),

@@ -1,5 +1,5 @@
 /**
- * SSP preset (shared/specs/ssp.md): one policy as a proposer that searches backwards from a ground-truth
+ * SSP preset (docs/recipes/ssp.md): one policy as a proposer that searches backwards from a ground-truth
  * answer to write a question, and a solver that answers it with multi-turn search (n = 5, ≤ 10 turns).
  * Questions must pass a rule filter and RAG verification (the proposer's own retrieved documents plus 4
  * noise blocks, answered once without search); invalid slots are filled from a replay pool reset every 10

@@ -68,12 +68,46 @@ stop_pid() {
   echo "$name stopped"
 }
 
-# ensure_node_modules: installs the locked versions when node_modules is missing or older than the lockfile.
-# `npm install` rather than `npm ci`: npm 11 writes lockfiles without other platforms' optional packages
-# (@swc/core-darwin-*, ...) and then `npm ci` refuses them as out of sync; `npm install` keeps the locked
-# versions and installs the same tree.
+# Node.js 22 LTS is the supported runtime (package.json "engines"). ensure_node puts it first on PATH for this
+# script and everything it starts: the node already on PATH when it is new enough, else the pinned release from
+# the npm registry's node-<os>-<arch> package (the official binary, checked against the registry's integrity
+# hash by `npm pack`), unpacked once into .tools/node. A machine with an older Node and npm needs nothing else.
+NODE_VERSION="${SELFPLAY_NODE_VERSION:-22.23.3}"
+NODE_DIR="${SELFPLAY_TOOLS_DIR:-$REPO_ROOT/.tools}/node"
+
+node_is_supported() {
+  command -v node >/dev/null && [ "$(node -p 'process.versions.node.split(".")[0]')" -ge 22 ]
+}
+
+ensure_node() {
+  [ -x "$NODE_DIR/bin/node" ] && export PATH="$NODE_DIR/bin:$PATH"
+  node_is_supported && return
+  if ! command -v npm >/dev/null; then
+    echo "Node.js 22 or newer is needed (and npm, to fetch it): install it from https://nodejs.org and rerun" >&2
+    exit 1
+  fi
+  local os arch tmp
+  case "$(uname -s)" in Linux) os=linux ;; Darwin) os=darwin ;; *) os=unsupported ;; esac
+  case "$(uname -m)" in x86_64 | amd64) arch=x64 ;; aarch64 | arm64) arch=arm64 ;; *) arch=unsupported ;; esac
+  echo "== Node.js $(node --version) is older than 22: fetching node-$os-$arch@$NODE_VERSION into $NODE_DIR"
+  tmp="$(mktemp -d)"
+  if ! (cd "$tmp" && npm pack --silent "node-$os-$arch@$NODE_VERSION" >/dev/null); then
+    rm -rf "$tmp"
+    echo "node-$os-$arch@$NODE_VERSION is not on the npm registry: install Node.js 22 or newer yourself and rerun" >&2
+    exit 1
+  fi
+  rm -rf "$NODE_DIR" && mkdir -p "$NODE_DIR"
+  tar -xzf "$tmp"/node-*.tgz -C "$NODE_DIR" --strip-components=1 package/bin package/LICENSE
+  rm -rf "$tmp"
+  export PATH="$NODE_DIR/bin:$PATH"
+  node_is_supported
+}
+
+# ensure_node_modules: a clean install of the locked versions (`npm ci`) when node_modules is missing or older
+# than the lockfile. The lockfile holds every platform's optional packages (@swc/core-darwin-arm64, ...), so
+# `npm ci` accepts it on any machine.
 ensure_node_modules() {
   if [ ! -f "$REPO_ROOT/node_modules/.package-lock.json" ] || [ "$REPO_ROOT/package-lock.json" -nt "$REPO_ROOT/node_modules/.package-lock.json" ]; then
-    (cd "$REPO_ROOT" && npm install --no-audit --no-fund)
+    (cd "$REPO_ROOT" && npm ci --no-audit --no-fund)
   fi
 }

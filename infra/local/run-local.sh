@@ -10,8 +10,9 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$REPO_ROOT"
 
+ensure_node
 ensure_node_modules
-bash infra/local/tools.sh
+bash infra/local/tools.sh temporal
 bash infra/local/temporal.sh start
 export TEMPORAL_ADDRESS="${TEMPORAL_ADDRESS:-${TEMPORAL_IP:-127.0.0.1}:${TEMPORAL_PORT:-7233}}"
 export SELFPLAY_STORAGE="${SELFPLAY_STORAGE:-$STATE_DIR/storage}"

@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# Runs every test on a fresh clone: installs the npm packages (when the lockfile changed), builds the Go tools
-# (Temporal CLI, MinIO) into .tools/ once, creates the kernel's Python environment, installs Chromium (apt) when
-# missing, type-checks, lints, then runs pytest (the kernel) and jest. The integration tests start their own Temporal dev server and MinIO
-# unless TEMPORAL_ADDRESS / S3_ENDPOINT name running ones.
+# Runs every test on a fresh clone: runs on Node.js 22 (fetched into .tools/node when the node on PATH is
+# older), installs the npm packages with `npm ci` (when the lockfile changed), builds the Go tools (Temporal CLI,
+# MinIO) into .tools/ once, creates the kernel's Python environment, installs Chromium (apt) when missing,
+# type-checks, lints, then runs pytest (the kernel) and jest. The integration tests start their own Temporal dev
+# server and MinIO unless TEMPORAL_ADDRESS / S3_ENDPOINT name running ones.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$REPO_ROOT"
 
+ensure_node
 ensure_node_modules
-bash infra/local/tools.sh
+bash infra/local/tools.sh temporal minio
 bash infra/kernels/setup.sh
 # Headless Chromium, from Debian, for the browser tests: the report (test/unit/cli/report.test.ts) and the Temporal
 # Web UI (test/integration/web-ui.test.ts, driven by playwright-core from package.json, which downloads no browser).

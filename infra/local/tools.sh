@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
-# Builds the Go-built tools of the local stack and the integration tests into ${SELFPLAY_TOOLS_DIR:-.tools}/bin
-# (git-ignored): the Temporal CLI (dev server + Web UI) and MinIO (S3-compatible storage). Needs only Go and the
-# module proxy; GOTOOLCHAIN=auto fetches a newer Go when a tool needs one. Skips tools already built.
+# Builds Go-built tools into ${SELFPLAY_TOOLS_DIR:-.tools}/bin (git-ignored), each at an exact version:
+#   bash infra/local/tools.sh [temporal] [minio]     (no argument: both)
+# temporal: the Temporal CLI (dev server + Web UI), for the local stack and the tests; minio: S3-compatible
+# storage, for the integration tests only (a local run stores to a directory). Needs only Go and the module
+# proxy; GOTOOLCHAIN=auto fetches a newer Go when a tool needs one. Skips tools already built.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 # v1.5.1 is the newest Temporal CLI tag whose go.mod has no `replace` directive, which `go install` rejects.
 TEMPORAL_CLI_VERSION="${TEMPORAL_CLI_VERSION:-v1.5.1}"
-MINIO_VERSION="${MINIO_VERSION:-latest}"
+# MinIO publishes RELEASE.* tags, which are not semantic versions, so the module proxy serves no tagged release;
+# this pseudo-version names one commit (2026-02-12), so every build of this repository builds the same server.
+MINIO_VERSION="${MINIO_VERSION:-v0.0.0-20260212201848-7aac2a2c5b7c}"
 
 if ! command -v go >/dev/null; then
   echo "tools.sh: Go is not installed; install Go 1.21 or newer from https://go.dev/dl/ and rerun" >&2
@@ -26,5 +30,12 @@ build() {
   echo "$name: built $TOOLS_BIN/$name"
 }
 
-build temporal "github.com/temporalio/cli/cmd/temporal@$TEMPORAL_CLI_VERSION"
-build minio "github.com/minio/minio@$MINIO_VERSION"
+tools=("$@")
+[ ${#tools[@]} -gt 0 ] || tools=(temporal minio)
+for tool in "${tools[@]}"; do
+  case "$tool" in
+    temporal) build temporal "github.com/temporalio/cli/cmd/temporal@$TEMPORAL_CLI_VERSION" ;;
+    minio) build minio "github.com/minio/minio@$MINIO_VERSION" ;;
+    *) echo "tools.sh: unknown tool '$tool' (temporal, minio)" >&2 && exit 1 ;;
+  esac
+done

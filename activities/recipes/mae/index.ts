@@ -8,7 +8,7 @@ import { filterMae } from './filter';
 import type { MaeGated, MaeJudged, MaePlanUnit, MaeProposal, MaeSolved, MaeState } from './records';
 
 /**
- * MAE (shared/specs/mae.md): one policy as Proposer, Solver and Judge, a question pool D grown through the
+ * MAE (docs/recipes/mae.md): one policy as Proposer, Solver and Judge, a question pool D grown through the
  * Judge's quality gate and a pair pool P, kept as the recipe state. Stages: plan draws each unit's
  * reference, Solver question and Judge pair from the committed pools; propose writes and quality-scores a
  * question; gate applies the 0.7 threshold; solve answers; judge scores and trains the Judge; filter rewards

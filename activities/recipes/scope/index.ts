@@ -8,7 +8,7 @@ import { filterScope } from './filter';
 import type { ScopeGated, ScopeJudged, ScopeProposal, ScopeSolved, ScopeUnit } from './records';
 
 /**
- * SCOPE (shared/specs/scope.md): a Challenger searches from a source document and writes a task, a Solver
+ * SCOPE (docs/recipes/scope.md): a Challenger searches from a source document and writes a task, a Solver
  * answers it by searching without the document, a frozen judge gates, writes rubrics and grades.
  * Stages: plan = (document, task type, search budget); propose = G Challenger trajectories, the judge's
  * gates and rubrics; gate = verdicts and Solver prompts; solve = G Solver trajectories per valid task;

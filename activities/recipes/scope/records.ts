@@ -5,7 +5,7 @@ import type { ScopeTaskType } from '../../../config/presets/scope';
 import type { PlanUnit, Unit } from '../types';
 
 /**
- * SCOPE's records (shared/specs/scope.md): the plan unit, one record per stage, all plain JSON. A unit is
+ * SCOPE's records (docs/recipes/scope.md): the plan unit, one record per stage, all plain JSON. A unit is
  * one source document; its G Challenger rollouts are G candidate tasks, each gated, given rubrics, solved
  * G times and graded per rubric.
  */

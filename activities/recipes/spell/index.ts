@@ -9,7 +9,7 @@ import { hasSpread, scoreResponses } from './rewards';
 import type { SpellGated, SpellJudged, SpellProposal, SpellSolved, SpellState, SpellUnit } from './records';
 
 /**
- * SPELL (shared/specs/spell.md): one policy questions, responds and verifies over document clusters.
+ * SPELL (docs/recipes/spell.md): one policy questions, responds and verifies over document clusters.
  * Stages: plan = (cluster, task) items with the questioner's context from the committed history;
  * propose = questioner + the no-document grounding probe; gate = the probe's verdicts and the responder
  * prompt; solve = G responses; judge = rule check + G verifier votes per response (LLM: rollout pool);

@@ -7,7 +7,7 @@ import { judgeSpice } from './judge';
 import { filterSpice } from './filter';
 import type { SpiceGated, SpiceJudged, SpiceProposal, SpiceSolved } from './records';
 
-/** SPICE (shared/specs/spice.md): a Challenger grounded in documents, a Reasoner without them. */
+/** SPICE (docs/recipes/spice.md): a Challenger grounded in documents, a Reasoner without them. */
 export const spiceRecipe: Recipe<
   SpiceProposal,
   SpiceGated,

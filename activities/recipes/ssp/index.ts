@@ -8,7 +8,7 @@ import { filterSsp } from './filter';
 import type { SspGated, SspJudged, SspProposal, SspSolved, SspState, SspUnit } from './records';
 
 /**
- * SSP (shared/specs/ssp.md): one policy proposes search questions from ground-truth answers and solves them
+ * SSP (docs/recipes/ssp.md): one policy proposes search questions from ground-truth answers and solves them
  * with search. Stages: plan = B answers from D; propose = one proposer search trajectory per answer;
  * gate = rule filter, RAG materials with in-shard noise, replacement draws from the replay pool;
  * solve = RAG verification, then n solver search trajectories on the verified (or replay) problem;

@@ -1,7 +1,7 @@
 import type { ChatMessage } from '../../clients/trainer-contract';
 import type { PlanUnit, Unit } from '../types';
 
-/** SSP's records (shared/specs/ssp.md): the plan unit, one record per stage, and the replay pool; plain JSON. */
+/** SSP's records (docs/recipes/ssp.md): the plan unit, one record per stage, and the replay pool; plain JSON. */
 
 export const PROPOSER = 'proposer';
 export const SOLVER = 'solver';
