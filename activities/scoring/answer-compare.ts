@@ -37,8 +37,10 @@ type Of<K extends Kind> = Extract<Answer, { kind: K }>;
 
 export function sameAnswer(a: Answer, b: Answer): boolean {
   if (a.kind === 'relation' || b.kind === 'relation') return sameRelational(a, b);
-  if (a.kind === 'list' && a.items.length === 1 && a.brackets === 'none') return sameAnswer(a.items[0] as Answer, b);
-  if (b.kind === 'list' && b.items.length === 1 && b.brackets === 'none') return sameAnswer(a, b.items[0] as Answer);
+  if (a.kind === 'list' && a.items.length === 1 && a.brackets === 'none')
+    return sameAnswer(a.items[0] as Answer, b);
+  if (b.kind === 'list' && b.items.length === 1 && b.brackets === 'none')
+    return sameAnswer(a, b.items[0] as Answer);
   if (a.kind === 'expr' && b.kind === 'expr') return sameExpression(a, b);
   if (a.kind === 'list' && b.kind === 'list') return sameList(a, b);
   if (isSetLike(a) && isSetLike(b)) return sameSet(asUnion(a), asUnion(b));
@@ -51,7 +53,8 @@ export function sameAnswer(a: Answer, b: Answer): boolean {
 function sameRelational(a: Answer, b: Answer): boolean {
   if (a.kind === 'relation' && b.kind === 'relation') {
     if (sameRelation(a, b)) return true;
-    if (a.label !== undefined && a.label === b.label && a.value && b.value) return sameAnswer(a.value, b.value);
+    if (a.label !== undefined && a.label === b.label && a.value && b.value)
+      return sameAnswer(a.value, b.value);
     return a.set !== undefined && b.set !== undefined && sameAnswer(a.set, b.set);
   }
   const [r, other] = (a.kind === 'relation' ? [a, b] : [b, a]) as [Of<'relation'>, Answer];
@@ -180,7 +183,10 @@ function closeConstants(a: Expr, b: Expr, complex: boolean): boolean {
   const y = numericValueAt(b, {}, complex);
   if (Number.isNaN(x.re) || Number.isNaN(y.re)) return false;
   const distance = Math.hypot(x.re - y.re, x.im - y.im);
-  return distance <= CONSTANT_TOLERANCE * Math.max(Math.hypot(x.re, x.im), Math.hypot(y.re, y.im), 1e-300) || distance === 0;
+  return (
+    distance <= CONSTANT_TOLERANCE * Math.max(Math.hypot(x.re, x.im), Math.hypot(y.re, y.im), 1e-300) ||
+    distance === 0
+  );
 }
 
 /**
@@ -236,7 +242,8 @@ type Oriented = { op: '<' | '<=' | '=' | '!='; difference: Expr };
 
 /** `a > b` → `b − a < 0`: every relation as `difference op 0` with op one of <, ≤, =, ≠. */
 function orient(lhs: Expr, op: RelationOp, rhs: Expr): Oriented {
-  if (op === '>' || op === '>=') return { op: op === '>' ? '<' : '<=', difference: { op: 'sub', a: rhs, b: lhs } };
+  if (op === '>' || op === '>=')
+    return { op: op === '>' ? '<' : '<=', difference: { op: 'sub', a: rhs, b: lhs } };
   return { op, difference: { op: 'sub', a: lhs, b: rhs } };
 }
 

@@ -97,7 +97,8 @@ function read(source: string, depth: number): Answer | undefined {
   const s = source.trim();
   if (s === '' || depth > MAX_NESTING) return undefined;
   const next = (t: string): Answer | undefined => read(t, depth + 1);
-  if (/^\\(?:text\w*|mathrm|mbox|operatorname)\s*\{[^{}]*\}$/.test(s)) return { kind: 'text', text: plainText(s) };
+  if (/^\\(?:text\w*|mathrm|mbox|operatorname)\s*\{[^{}]*\}$/.test(s))
+    return { kind: 'text', text: plainText(s) };
   const matrix = readMatrix(s, next);
   if (matrix) return matrix;
 
@@ -137,7 +138,11 @@ function text(s: string): Answer {
   return { kind: 'text', text: plainText(s) };
 }
 
-function list(parts: string[], brackets: Brackets, next: (t: string) => Answer | undefined): Answer | undefined {
+function list(
+  parts: string[],
+  brackets: Brackets,
+  next: (t: string) => Answer | undefined,
+): Answer | undefined {
   if (parts.length > MAX_ITEMS) return undefined;
   const items: Answer[] = [];
   for (const part of parts) {
@@ -168,7 +173,9 @@ function readPlusMinus(s: string, next: (t: string) => Answer | undefined): Answ
   const variant = (sign: string): string => `${s.slice(0, at)}${sign}${s.slice(at + m[0].length)}`;
   const values = [variant(minusFirst ? '-' : '+'), variant(minusFirst ? '+' : '-')].map(next);
   if (values.some((v) => v === undefined)) return text(s);
-  const items = (values as Answer[]).flatMap((v) => (v.kind === 'list' && v.brackets === 'none' ? v.items : [v]));
+  const items = (values as Answer[]).flatMap((v) =>
+    v.kind === 'list' && v.brackets === 'none' ? v.items : [v],
+  );
   return { kind: 'list', items, brackets: 'none' };
 }
 
@@ -188,13 +195,20 @@ function readBracketed(s: string, next: (t: string) => Answer | undefined): Answ
   if (open === '{') return list(parts, 'none', next);
   if (parts.length === 2 && (open === '[' || close === ']')) {
     const [lo, hi] = parts.map(expressionOf);
-    if (lo && hi) return { kind: 'interval', lo: { expr: lo, closed: open === '[' }, hi: { expr: hi, closed: close === ']' } };
+    if (lo && hi)
+      return {
+        kind: 'interval',
+        lo: { expr: lo, closed: open === '[' },
+        hi: { expr: hi, closed: close === ']' },
+      };
   }
   return list(parts, parts.length === 2 && open === '(' && close === ')' ? 'pair' : 'tuple', next);
 }
 
 function readMatrix(s: string, next: (t: string) => Answer | undefined): Answer | undefined {
-  const m = /^[([]?\s*\\begin\{([a-zA-Z]*matrix|array)\}(?:\{[^{}]*\})?([\s\S]*)\\end\{\1\}\s*[)\]]?$/.exec(s);
+  const m = /^[([]?\s*\\begin\{([a-zA-Z]*matrix|array)\}(?:\{[^{}]*\})?([\s\S]*)\\end\{\1\}\s*[)\]]?$/.exec(
+    s,
+  );
   if (!m) return undefined;
   const rows = splitTopLevel(m[2] as string, ['\\\\'])
     .parts.filter((row) => row.trim() !== '')
@@ -212,8 +226,10 @@ function readRelation(parts: string[], found: string[], next: (t: string) => Ans
   const last = parts[parts.length - 1] as string;
   if (ops.every((op) => op === '=')) {
     if (isLabel(first)) Object.assign(relation, { label: labelKey(first), value: next(last) });
-    else if (parts.length === 2 && isLabel(last)) Object.assign(relation, { label: labelKey(last), value: next(first) });
-    else if (sides.every((e) => e !== undefined && freeVariables(e).length === 0)) relation.value = next(last);
+    else if (parts.length === 2 && isLabel(last))
+      Object.assign(relation, { label: labelKey(last), value: next(first) });
+    else if (sides.every((e) => e !== undefined && freeVariables(e).length === 0))
+      relation.value = next(last);
     return relation;
   }
   const set = describedSet(parts, ops, sides);
@@ -227,7 +243,11 @@ const isUpper = (op: RelationOp): boolean => op === '<' || op === '<=';
 const isLower = (op: RelationOp): boolean => op === '>' || op === '>=';
 
 /** `x < 3` → (−∞, 3); `5 \ge x` → (−∞, 5]; `-2 \le x < 7` → [−2, 7); `1 \le |z| \le 2` → [−2, −1] ∪ [1, 2]. */
-function describedSet(parts: string[], ops: RelationOp[], sides: Array<Expr | undefined>): Answer | undefined {
+function describedSet(
+  parts: string[],
+  ops: RelationOp[],
+  sides: Array<Expr | undefined>,
+): Answer | undefined {
   const constant = (e: Expr | undefined): e is Expr => e !== undefined && freeVariables(e).length === 0;
   if (ops.length === 1) {
     let [op, name, bound] = [ops[0] as RelationOp, parts[0] as string, sides[1]];
@@ -237,7 +257,11 @@ function describedSet(parts: string[], ops: RelationOp[], sides: Array<Expr | un
     }
     if (!isLabel(name) || !constant(bound) || op === '=' || op === '!=') return undefined;
     return isUpper(op)
-      ? { kind: 'interval', lo: { expr: MINUS_INFINITY, closed: false }, hi: { expr: bound, closed: op === '<=' } }
+      ? {
+          kind: 'interval',
+          lo: { expr: MINUS_INFINITY, closed: false },
+          hi: { expr: bound, closed: op === '<=' },
+        }
       : { kind: 'interval', lo: { expr: bound, closed: op === '>=' }, hi: { expr: INFINITY, closed: false } };
   }
   if (ops.length !== 2) return undefined;
@@ -247,8 +271,16 @@ function describedSet(parts: string[], ops: RelationOp[], sides: Array<Expr | un
   if (!constant(a) || !constant(b)) return undefined;
   let lo: Endpoint;
   let hi: Endpoint;
-  if (isUpper(op1) && isUpper(op2)) [lo, hi] = [{ expr: a, closed: op1 === '<=' }, { expr: b, closed: op2 === '<=' }];
-  else if (isLower(op1) && isLower(op2)) [lo, hi] = [{ expr: b, closed: op2 === '>=' }, { expr: a, closed: op1 === '>=' }];
+  if (isUpper(op1) && isUpper(op2))
+    [lo, hi] = [
+      { expr: a, closed: op1 === '<=' },
+      { expr: b, closed: op2 === '<=' },
+    ];
+  else if (isLower(op1) && isLower(op2))
+    [lo, hi] = [
+      { expr: b, closed: op2 === '>=' },
+      { expr: a, closed: op1 === '>=' },
+    ];
   else return undefined;
   const absolute = /^\|(.+)\|$/.exec(middle);
   if (absolute && isLabel(absolute[1] as string)) return absoluteValueSet(lo, hi);
@@ -261,7 +293,13 @@ function absoluteValueSet(lo: Endpoint, hi: Endpoint): Answer {
   const low = exactSign(lo.expr);
   if (low === undefined || low <= 0) return { kind: 'interval', lo: negHi, hi };
   const negLo: Endpoint = { expr: { op: 'neg', a: lo.expr }, closed: lo.closed };
-  return { kind: 'union', parts: [{ kind: 'interval', lo: negHi, hi: negLo }, { kind: 'interval', lo, hi }] };
+  return {
+    kind: 'union',
+    parts: [
+      { kind: 'interval', lo: negHi, hi: negLo },
+      { kind: 'interval', lo, hi },
+    ],
+  };
 }
 
 function exactSign(e: Expr): number | undefined {
@@ -278,7 +316,14 @@ function exactSign(e: Expr): number | undefined {
 }
 
 function flip(op: RelationOp): RelationOp {
-  const flipped: Record<RelationOp, RelationOp> = { '<': '>', '<=': '>=', '>': '<', '>=': '<=', '=': '=', '!=': '!=' };
+  const flipped: Record<RelationOp, RelationOp> = {
+    '<': '>',
+    '<=': '>=',
+    '>': '<',
+    '>=': '<=',
+    '=': '=',
+    '!=': '!=',
+  };
   return flipped[op];
 }
 

@@ -14,7 +14,7 @@ const ESCAPED_COMMANDS =
 const MATH_WORDS = new Set(['and', 'or', 'pi', 'sin', 'cos', 'tan', 'log', 'ln', 'exp', 'sqrt', 'abs']);
 
 export function normalizeAnswer(text: string): string {
-  let s = text.replace(new RegExp(String.raw`\\\\(?=(?:${ESCAPED_COMMANDS})(?![A-Za-z]))`, 'g'), '\\');
+  let s = text.replace(new RegExp(String.raw`(?<!\\)\\\\(?=(?:${ESCAPED_COMMANDS})(?![A-Za-z]))`, 'g'), '\\');
   s = s
     .replace(/\\\$/g, '')
     .replace(/\$/g, ' ')
@@ -30,7 +30,10 @@ export function normalizeAnswer(text: string): string {
     .replace(/(^|[\s)\]}])(?:and|or)(?=[\s([{]|$)/g, '$1,')
     .replace(/\s*,(?:\s*,)+/g, ',')
     .replace(/\s*\\?%/g, '\\%')
-    .replace(/\s*(?:\\text(?:rm|bf|normal)?\s*\{\s*(?:percent|percentage|pct)\s*\}|\b(?:percent|percentage|pct)\b)/g, '\\%')
+    .replace(
+      /\s*(?:\\text(?:rm|bf|normal)?\s*\{\s*(?:percent|percentage|pct)\s*\}|\b(?:percent|percentage|pct)\b)/g,
+      '\\%',
+    )
     .replace(/\\+$/, '')
     .trim()
     .replace(/^,|[.,;]+$/g, '')
@@ -63,7 +66,7 @@ export function withoutPercent(normalized: string): string {
  */
 export function plainText(normalized: string): string {
   let s = normalized;
-  for (let previous = ''; previous !== s; ) {
+  for (let previous = ''; previous !== s;) {
     previous = s;
     s = s.replace(/\\(?:text\w*|mathrm|mathbf|mathit|mbox|operatorname)\s*\{([^{}]*)\}/g, '$1');
   }

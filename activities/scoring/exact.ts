@@ -63,8 +63,10 @@ export function parseDecimal(text: string): Rational | undefined {
   return exponent >= 0 ? rational(n * 10n ** BigInt(exponent)) : rational(n, 10n ** BigInt(-exponent));
 }
 
-export const add = (a: Rational, b: Rational): Rational | undefined => rational(a.n * b.d + b.n * a.d, a.d * b.d);
-export const sub = (a: Rational, b: Rational): Rational | undefined => rational(a.n * b.d - b.n * a.d, a.d * b.d);
+export const add = (a: Rational, b: Rational): Rational | undefined =>
+  rational(a.n * b.d + b.n * a.d, a.d * b.d);
+export const sub = (a: Rational, b: Rational): Rational | undefined =>
+  rational(a.n * b.d - b.n * a.d, a.d * b.d);
 export const mul = (a: Rational, b: Rational): Rational | undefined => rational(a.n * b.n, a.d * b.d);
 export const div = (a: Rational, b: Rational): Rational | undefined => rational(a.n * b.d, a.d * b.n);
 export const neg = (a: Rational): Rational => ({ n: -a.n, d: a.d });

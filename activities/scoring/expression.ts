@@ -57,7 +57,8 @@ type Token = { kind: 'num' | 'name' | 'sym'; text: string };
 
 function tokenize(source: string): Token[] {
   const tokens: Token[] = [];
-  const pattern = /\s*(?:(\d+(?:\.\d*)?(?:e[+-]?\d+)?|\.\d+(?:e[+-]?\d+)?)|([A-Za-z_][A-Za-z0-9_]*)|(\*\*|[-+*/^!(),]))/y;
+  const pattern =
+    /\s*(?:(\d+(?:\.\d*)?(?:e[+-]?\d+)?|\.\d+(?:e[+-]?\d+)?)|([A-Za-z_][A-Za-z0-9_]*)|(\*\*|[-+*/^!(),]))/y;
   let at = 0;
   while (at < source.length) {
     if (/^\s*$/.test(source.slice(at))) break;

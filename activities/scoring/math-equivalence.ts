@@ -85,7 +85,9 @@ function hasText(answer: Answer): boolean {
     case 'matrix':
       return answer.rows.some((row) => row.some(hasText));
     case 'relation':
-      return answer.sides.some((s) => s === undefined) && (answer.value === undefined || hasText(answer.value));
+      return (
+        answer.sides.some((s) => s === undefined) && (answer.value === undefined || hasText(answer.value))
+      );
     default:
       return false;
   }
