@@ -17,7 +17,19 @@ export interface Complex {
 /** Products longer than this (`\binom{x}{k}` at large k, `n!`) use log-gamma instead of a loop. */
 const MAX_PRODUCT_TERMS = 1000;
 
+/** Exact values already computed: sets compare items pairwise, and each item's value is needed many times. */
+const exactValues = new WeakMap<Expr, Q.Rational | null>();
+
 export function exactValue(expr: Expr): Q.Rational | undefined {
+  let value = exactValues.get(expr);
+  if (value === undefined) {
+    value = computeExact(expr) ?? null;
+    exactValues.set(expr, value);
+  }
+  return value ?? undefined;
+}
+
+function computeExact(expr: Expr): Q.Rational | undefined {
   switch (expr.op) {
     case 'num':
       return Q.parseDecimal(expr.text);
