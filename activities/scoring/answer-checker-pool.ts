@@ -74,7 +74,7 @@ interface Slot {
 export class AnswerCheckerPool {
   readonly timeoutMs: number;
   readonly maxInputChars: number;
-  private readonly size: number;
+  readonly size: number;
   private readonly slots: Slot[] = [];
   private readonly queue: Job[] = [];
   private nextId = 0;

@@ -67,30 +67,12 @@ export function numericallyEquivalent(predicted: string, gold: string): boolean 
   return checkEquivalence(predicted, gold, true) === 'equivalent';
 }
 
-/** Whether the text is a math answer this module can compare: no part of it reads only as text. */
+/** Whether the text is one formula: an expression or an equation of expressions (not a list or text). */
 export function isParsableMath(text: string): boolean {
   if (text.length > MAX_ANSWER_CHARS) return false;
   const answer = readAnswer(normalizeAnswer(text));
-  return answer !== undefined && !hasText(answer);
-}
-
-function hasText(answer: Answer): boolean {
-  switch (answer.kind) {
-    case 'text':
-      return true;
-    case 'list':
-      return answer.items.some(hasText);
-    case 'union':
-      return answer.parts.some(hasText);
-    case 'matrix':
-      return answer.rows.some((row) => row.some(hasText));
-    case 'relation':
-      return (
-        answer.sides.some((s) => s === undefined) && (answer.value === undefined || hasText(answer.value))
-      );
-    default:
-      return false;
-  }
+  if (answer?.kind === 'relation') return answer.sides.every((side) => side !== undefined);
+  return answer?.kind === 'expr';
 }
 
 /** The value of an answer that is a plain number (`42`, `1{,}000`, `\frac{84}{2}`), or undefined. */
