@@ -178,7 +178,7 @@ function power(a: Complex, exponent: Expr, b: Complex, complex: boolean): Comple
   if (isReal(a) && isReal(b)) {
     if (a.re === 0 && b.re < 0) return NAN;
     if (a.re >= 0 || Number.isInteger(b.re)) return real(Math.pow(a.re, b.re));
-    const q = exactValue(exponent);
+    const q = literalFraction(exponent);
     if (q && q.d % 2n === 1n) {
       const magnitude = Math.pow(-a.re, b.re);
       return real(q.n % 2n === 0n ? magnitude : -magnitude);
@@ -192,6 +192,18 @@ function power(a: Complex, exponent: Expr, b: Complex, complex: boolean): Comple
     return b.re < 0 ? divide(real(1), result) : result;
   }
   return exp(multiply(b, log(a)));
+}
+
+/** An exponent written as a fraction of integers (`2/3`, `-1/3`, `0.5`), read exactly; cheap by design. */
+function literalFraction(e: Expr): Q.Rational | undefined {
+  if (e.op === 'num') return Q.parseDecimal(e.text);
+  if (e.op === 'neg') {
+    const a = literalFraction(e.a);
+    return a && Q.neg(a);
+  }
+  if (e.op !== 'div' || e.a.op !== 'num' || e.b.op !== 'num') return undefined;
+  const [a, b] = [Q.parseDecimal(e.a.text), Q.parseDecimal(e.b.text)];
+  return a && b && Q.div(a, b);
 }
 
 function realOnly(z: Complex, f: (x: number) => number): Complex {

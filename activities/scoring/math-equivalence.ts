@@ -9,8 +9,7 @@
  * exact.ts, but a check still runs in the answer-checker pool (answer-checker-pool.ts) under a hard time
  * limit; only the gate's quick type checks (isParsableMath, numericValue) run inline.
  */
-import * as Q from './exact';
-import { exactValue, numericValueAt } from './evaluate';
+import { numericValueAt } from './evaluate';
 import { freeVariables } from './expression';
 import { hasPercent, normalizeAnswer, plainText, withoutPercent } from './answer-text';
 import { readAnswer, type Answer } from './answer-structure';
@@ -75,14 +74,15 @@ export function isParsableMath(text: string): boolean {
   return answer?.kind === 'expr';
 }
 
-/** The value of an answer that is a plain number (`42`, `1{,}000`, `\frac{84}{2}`), or undefined. */
+/**
+ * The value of an answer that is a plain number (`42`, `1{,}000`, `\frac{84}{2}`), or undefined. A double,
+ * without the exact BigInt arithmetic, so the inline gate checks stay cheap for any input.
+ */
 export function numericValue(text: string): number | undefined {
   if (text.length > MAX_ANSWER_CHARS) return undefined;
   const answer = readAnswer(normalizeAnswer(text));
   const number = answer && numberOf(answer);
   if (number === undefined) return undefined;
-  const exact = exactValue(number.expr);
-  if (exact) return Q.toNumber(exact);
   const value = numericValueAt(number.expr, {}, false);
   return Number.isNaN(value.re) ? undefined : value.re;
 }
