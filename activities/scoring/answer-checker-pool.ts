@@ -43,7 +43,7 @@ export interface VerdictMessage {
   ms: number;
 }
 
-export interface PoolOptions {
+interface PoolOptions {
   workers?: number;
   timeoutMs?: number;
   maxInputChars?: number;
@@ -51,7 +51,7 @@ export interface PoolOptions {
 
 export const DEFAULT_TIMEOUT_MS = 2000;
 /** A whole solution text may be checked (the CLI takes its last `\boxed{}`); more than this is not one. */
-export const DEFAULT_MAX_INPUT_CHARS = 100_000;
+const DEFAULT_MAX_INPUT_CHARS = 100_000;
 
 const checksTotal = metrics.counter(
   'selfplay_answer_checks_total',

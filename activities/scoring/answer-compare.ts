@@ -156,7 +156,7 @@ function sameRatio(a: Answer, b: Answer): boolean {
   return x !== undefined && y !== undefined && sameExpression(x, y);
 }
 
-export function sameExpression(a: Of<'expr'>, b: Of<'expr'>): boolean {
+function sameExpression(a: Of<'expr'>, b: Of<'expr'>): boolean {
   const variables = [...new Set([...freeVariables(a.expr), ...freeVariables(b.expr)])].sort();
   if (variables.length === 0) return sameConstant(a, b);
   const complex = mentionsImaginaryUnit(a.expr) || mentionsImaginaryUnit(b.expr);
@@ -169,11 +169,7 @@ export function sameConstant(a: Of<'expr'>, b: Of<'expr'>): boolean {
   if (a.decimal && !b.decimal) return decimalMatches(a, b, qb);
   if (b.decimal && !a.decimal) return decimalMatches(b, a, qa);
   if (qa && qb) return Q.equals(qa, qb);
-  if (qa || qb) {
-    // One side exact and the other not: equal only as doubles, and never for huge values.
-    const complex = mentionsImaginaryUnit(a.expr) || mentionsImaginaryUnit(b.expr);
-    return closeConstants(a.expr, b.expr, complex);
-  }
+  // At least one side is not exact (irrational, complex or too large): as doubles, never for overflowed values.
   const complex = mentionsImaginaryUnit(a.expr) || mentionsImaginaryUnit(b.expr);
   return closeConstants(a.expr, b.expr, complex);
 }

@@ -116,7 +116,7 @@ function read(source: string, depth: number): Answer | undefined {
   const union = splitTopLevel(s, ['\\cup', '∪']);
   if (union.parts.length > 1) {
     const parts = union.parts.map(next);
-    return parts.every((p) => p !== undefined) ? { kind: 'union', parts: parts as Answer[] } : text(s);
+    return parts.every((p) => p !== undefined) ? { kind: 'union', parts } : text(s);
   }
   const member = splitTopLevel(s, ['\\in', '∈']);
   if (member.parts.length === 2 && isLabel(member.parts[0] as string)) return next(member.parts[1] as string);
@@ -191,7 +191,7 @@ function readBracketed(s: string, next: (t: string) => Answer | undefined): Answ
   const { open, close, inner } = enclosed;
   const parts = splitTopLevel(inner, [',', ';']).parts;
   if (open === '\\{') return list(parts, 'set', next) ?? { kind: 'list', items: [], brackets: 'set' };
-  if (parts.length === 1) return open === '\\{' ? undefined : next(inner);
+  if (parts.length === 1) return next(inner);
   if (open === '{') return list(parts, 'none', next);
   if (parts.length === 2 && (open === '[' || close === ']')) {
     const [lo, hi] = parts.map(expressionOf);
@@ -331,7 +331,7 @@ function flip(op: RelationOp): RelationOp {
  * A side that names rather than computes: letters, names with subscripts (`a_{37}`, `V_1`), function
  * notation `f(x)`, `|AB|`, `A:B`, `\frac{NO}{BO}`, `(p, q)`, and no numbers or arithmetic signs.
  */
-export function isLabel(side: string): boolean {
+function isLabel(side: string): boolean {
   const t = side.replace(/_\{[^{}]*\}|_[A-Za-z0-9]/g, '').replace(/\s/g, '');
   return /[A-Za-z]/.test(t) && /^[A-Za-z\\{}()|:,'/^]*$/.test(t) && !/\\(?:infty|pi)(?![A-Za-z])/.test(t);
 }
@@ -367,7 +367,7 @@ function readExpression(s: string): Answer | undefined {
 }
 
 /** LaTeX first, then the plain syntax (`log(8, 2)`, `x^2 + 2*x`). */
-export function expressionOf(text: string): Expr | undefined {
+function expressionOf(text: string): Expr | undefined {
   for (const source of [() => latexToMathjs(text), () => text]) {
     try {
       return parseExpression(source());
@@ -417,7 +417,7 @@ function* scan(s: string): Generator<{ token: string; at: number }> {
 }
 
 /** Splits at the given tokens where they stand outside every bracket; `found` lists the ones split at. */
-export function splitTopLevel(s: string, tokens: readonly string[]): { parts: string[]; found: string[] } {
+function splitTopLevel(s: string, tokens: readonly string[]): { parts: string[]; found: string[] } {
   const wanted = new Set(tokens);
   const parts: string[] = [];
   const found: string[] = [];

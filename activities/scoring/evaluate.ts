@@ -310,37 +310,3 @@ function gamma(x: number): number {
   if (x < 0.5) return Math.PI / (Math.sin(Math.PI * x) * gamma(1 - x));
   return Math.exp(logGamma(x));
 }
-
-/** log|value| of a huge exact-looking constant, for comparing magnitudes that overflow doubles. */
-export function logMagnitude(expr: Expr): number | undefined {
-  switch (expr.op) {
-    case 'num': {
-      const v = Number(expr.text);
-      return v === 0 ? undefined : Math.log(Math.abs(v));
-    }
-    case 'neg':
-      return logMagnitude(expr.a);
-    case 'mul':
-    case 'div': {
-      const a = logMagnitude(expr.a);
-      const b = logMagnitude(expr.b);
-      return a === undefined || b === undefined ? undefined : expr.op === 'mul' ? a + b : a - b;
-    }
-    case 'pow': {
-      const a = logMagnitude(expr.a);
-      const b = numericValueAt(expr.b, {}, false);
-      return a === undefined || Number.isNaN(b.re) ? undefined : a * b.re;
-    }
-    case 'fact': {
-      const n = numericValueAt(expr.a, {}, false).re;
-      return n >= 0 ? logGamma(n + 1) : undefined;
-    }
-    case 'call': {
-      if (expr.fn !== 'combinations') return undefined;
-      const [n, k] = expr.args.map((a) => numericValueAt(a, {}, false).re) as [number, number];
-      return n >= k && k >= 0 ? logGamma(n + 1) - logGamma(k + 1) - logGamma(n - k + 1) : undefined;
-    }
-    default:
-      return undefined;
-  }
-}

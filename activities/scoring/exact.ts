@@ -5,7 +5,7 @@
  */
 
 /** The longest numerator or denominator kept exact, in decimal digits (1000! has 2568). */
-export const MAX_DIGITS = 20000;
+const MAX_DIGITS = 20000;
 /** Bits for MAX_DIGITS digits (log2(10) ≈ 3.33); sizes are checked in bits, which is cheap. */
 const MAX_BITS = Math.ceil(MAX_DIGITS * 3.33);
 /** The largest n whose n! is computed exactly (5000! has 16326 digits). */
@@ -18,8 +18,8 @@ export interface Rational {
   d: bigint;
 }
 
-export const ZERO: Rational = { n: 0n, d: 1n };
-export const ONE: Rational = { n: 1n, d: 1n };
+const ZERO: Rational = { n: 0n, d: 1n };
+const ONE: Rational = { n: 1n, d: 1n };
 
 const abs = (x: bigint): bigint => (x < 0n ? -x : x);
 
@@ -45,10 +45,6 @@ export function rational(n: bigint, d: bigint = 1n): Rational | undefined {
   const g = gcd(n, d);
   const r = { n: (sign * n) / (g === 0n ? 1n : g), d: (sign * d) / (g === 0n ? 1n : g) };
   return fits(r.n) && fits(r.d) ? r : undefined;
-}
-
-export function fromInteger(value: number): Rational | undefined {
-  return Number.isSafeInteger(value) ? { n: BigInt(value), d: 1n } : undefined;
 }
 
 /** A decimal literal (`12`, `-0.125`, `6.02e23`) exactly; undefined for anything else. */

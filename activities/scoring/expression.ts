@@ -13,12 +13,12 @@ export type Expr =
   | { op: 'fact'; a: Expr }
   | { op: 'call'; fn: string; args: Expr[] };
 
-export class ExpressionError extends Error {
+class ExpressionError extends Error {
   override readonly name = 'ExpressionError';
 }
 
 /** Function names and how many arguments each takes. */
-export const FUNCTIONS: ReadonlyMap<string, readonly number[]> = new Map([
+const FUNCTIONS: ReadonlyMap<string, readonly number[]> = new Map([
   ...[
     'sqrt',
     'cbrt',
@@ -48,7 +48,7 @@ export const FUNCTIONS: ReadonlyMap<string, readonly number[]> = new Map([
 ]);
 
 /** Names that are constants rather than free variables. */
-export const CONSTANTS = new Set(['pi', 'e', 'i', 'Infinity']);
+const CONSTANTS = new Set(['pi', 'e', 'i', 'Infinity']);
 
 /** Deeper nesting is not an answer; refusing it bounds the recursion. */
 const MAX_DEPTH = 200;
