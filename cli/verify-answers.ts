@@ -7,6 +7,7 @@ import {
   type CheckResult,
 } from '../activities/scoring/answer-checker-pool';
 import { ANSWER_KINDS, type AnswerKind } from '../activities/scoring/verifiers';
+import { jsonlRows } from '../activities/lib/jsonl-rows';
 
 export const VERIFY_USAGE = `  verify-answers FILE.jsonl [--kind expression|integer|mcq|string] [--timeout-ms N] [--out FILE.jsonl]
                     grade {"gold", "pred"} lines with exactly the judge stage's answer checker (either side may
@@ -63,20 +64,13 @@ export async function verifyAnswersCommand(
 export function parseAnswerPairs(text: string): AnswerPair[] {
   const pairs: AnswerPair[] = [];
   const problems: string[] = [];
-  text.split('\n').forEach((raw, i) => {
-    if (raw.trim() === '') return;
-    let row: unknown;
-    try {
-      row = JSON.parse(raw);
-    } catch {
-      problems.push(`line ${i + 1}: not JSON`);
-      return;
-    }
-    const { gold, pred } = (row ?? {}) as Record<string, unknown>;
-    const text = (v: unknown): v is string | number => typeof v === 'string' || typeof v === 'number';
-    if (!text(gold) || !text(pred)) problems.push(`line ${i + 1}: expected {"gold": "...", "pred": "..."}`);
-    else pairs.push({ line: i + 1, gold: String(gold), pred: String(pred) });
-  });
+  const isText = (v: unknown): v is string | number => typeof v === 'string' || typeof v === 'number';
+  for (const { line, row } of jsonlRows(text, problems)) {
+    const { gold, pred } = row;
+    if (!isText(gold) || !isText(pred))
+      problems.push(`line ${line}: expected {"gold": "...", "pred": "..."}`);
+    else pairs.push({ line, gold: String(gold), pred: String(pred) });
+  }
   if (problems.length > 0) throw new Error(problems.join('; '));
   if (pairs.length === 0) throw new Error('no {"gold", "pred"} lines');
   return pairs;

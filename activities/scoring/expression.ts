@@ -195,43 +195,34 @@ class Parser {
   }
 }
 
+/** Every name the expression uses, constants included. */
+function namesIn(expr: Expr, names = new Set<string>()): Set<string> {
+  switch (expr.op) {
+    case 'num':
+      break;
+    case 'sym':
+      names.add(expr.name);
+      break;
+    case 'neg':
+    case 'fact':
+      namesIn(expr.a, names);
+      break;
+    case 'call':
+      for (const arg of expr.args) namesIn(arg, names);
+      break;
+    default:
+      namesIn(expr.a, names);
+      namesIn(expr.b, names);
+  }
+  return names;
+}
+
 /** The free variables of an expression, sorted. */
 export function freeVariables(expr: Expr): string[] {
-  const names = new Set<string>();
-  const visit = (e: Expr): void => {
-    switch (e.op) {
-      case 'num':
-        return;
-      case 'sym':
-        if (!CONSTANTS.has(e.name)) names.add(e.name);
-        return;
-      case 'neg':
-      case 'fact':
-        return visit(e.a);
-      case 'call':
-        return e.args.forEach(visit);
-      default:
-        visit(e.a);
-        visit(e.b);
-    }
-  };
-  visit(expr);
-  return [...names].sort();
+  return [...namesIn(expr)].filter((name) => !CONSTANTS.has(name)).sort();
 }
 
 /** Whether the expression names the imaginary unit, so it is evaluated over the complex numbers. */
 export function mentionsImaginaryUnit(expr: Expr): boolean {
-  switch (expr.op) {
-    case 'num':
-      return false;
-    case 'sym':
-      return expr.name === 'i';
-    case 'neg':
-    case 'fact':
-      return mentionsImaginaryUnit(expr.a);
-    case 'call':
-      return expr.args.some(mentionsImaginaryUnit);
-    default:
-      return mentionsImaginaryUnit(expr.a) || mentionsImaginaryUnit(expr.b);
-  }
+  return namesIn(expr).has('i');
 }
