@@ -63,6 +63,7 @@ const VALUE_FLAGS = new Set([
   '--iterations',
   '--eval',
   '--catchup-window',
+  '--timeout-ms',
 ]);
 /** Flags that stand alone. */
 const SWITCHES = new Set(['--wait', '--watch', '--help']);

@@ -12,6 +12,7 @@ import { paramsFromAssignments, sendControl, type Control } from './controls';
 import { loadManifests, renderReport } from './report';
 import { committedState, storeFromEnv } from './state';
 import { INDEX_USAGE, indexCommand } from './index-command';
+import { VERIFY_USAGE, verifyAnswersCommand } from './verify-answers';
 import { forkRun, sendRollback } from './lineage';
 import {
   controlSchedule,
@@ -48,6 +49,7 @@ const USAGE = `selfplay <command>
                     one self-contained HTML page (inline SVG plots, a table) from every committed manifest;
                     default FILE: {RUN_ID}-report.html
 ${INDEX_USAGE}
+${VERIFY_USAGE}
   schedule create --lineage NAME --cron "0 2 * * *" --iterations K --eval FILE.jsonl
                   [--recipe NAME] [--config FILE.json|.yaml] [--set key=value]... [--catchup-window 1h]
                     nightly continual training: each job resumes the lineage's promoted checkpoint, trains K
@@ -75,6 +77,9 @@ async function main(argv: string[]): Promise<void> {
   if (command === 'report' && positionals[0]) return report(positionals[0], flags.get('--out')?.[0]);
   if (command === 'index') {
     return indexCommand(positionals, flags).catch((err: unknown) => asUsageError(err));
+  }
+  if (command === 'verify-answers') {
+    return verifyAnswersCommand(positionals, flags).catch((err: unknown) => asUsageError(err));
   }
   if (command === 'schedule' && positionals[0]) return schedule(positionals[0], positionals[1], flags);
   throw new UsageError(USAGE);

@@ -1,6 +1,8 @@
 import { extractLastBoxed } from '../scoring/boxed';
 import { isParsableMath, numericValue } from '../scoring/math-equivalence';
-import { verifyAnswer, type AnswerKind } from '../scoring/verifiers';
+import { ANSWER_KINDS, type AnswerKind } from '../scoring/verifiers';
+import type { AnswerChecker } from '../scoring/answer-checker-pool';
+import { jsonlRows } from '../lib/jsonl-rows';
 
 /**
  * Held-out evaluation as data: the JSONL set, each answer's verdict by the recipes' rule verifiers (the last
@@ -26,38 +28,28 @@ export interface EvalVerdict {
   completion: string;
 }
 
-const KINDS: readonly AnswerKind[] = ['mcq', 'integer', 'expression', 'string'];
-
 /** `{"question", "answer"[, "id", "kind"]}` per line; blank lines skipped; every bad line is named. */
 export function parseEvalSet(text: string): EvalItem[] {
   const items: EvalItem[] = [];
   const problems: string[] = [];
-  text.split('\n').forEach((line, i) => {
-    if (line.trim() === '') return;
-    let row: unknown;
-    try {
-      row = JSON.parse(line);
-    } catch {
-      problems.push(`line ${i + 1}: not JSON`);
-      return;
-    }
-    const { question, answer, id, kind } = (row ?? {}) as Record<string, unknown>;
+  for (const { line, row } of jsonlRows(text, problems)) {
+    const { question, answer, id, kind } = row;
     if (typeof question !== 'string' || question.trim() === '')
-      problems.push(`line ${i + 1}: "question" must be a non-empty string`);
+      problems.push(`line ${line}: "question" must be a non-empty string`);
     else if (typeof answer !== 'string' && typeof answer !== 'number')
-      problems.push(`line ${i + 1}: "answer" must be a string or a number`);
-    else if (kind !== undefined && !KINDS.includes(kind as AnswerKind))
-      problems.push(`line ${i + 1}: "kind" must be one of ${KINDS.join(', ')}`);
+      problems.push(`line ${line}: "answer" must be a string or a number`);
+    else if (kind !== undefined && !ANSWER_KINDS.includes(kind as AnswerKind))
+      problems.push(`line ${line}: "kind" must be one of ${ANSWER_KINDS.join(', ')}`);
     else {
       const gold = String(answer);
       items.push({
-        id: typeof id === 'string' || typeof id === 'number' ? String(id) : String(i + 1),
+        id: typeof id === 'string' || typeof id === 'number' ? String(id) : String(line),
         question,
         answer: gold,
         kind: (kind as AnswerKind | undefined) ?? answerKindOf(gold),
       });
     }
-  });
+  }
   if (problems.length > 0) throw new Error(problems.join('; '));
   if (items.length === 0) throw new Error('no evaluation items');
   return items;
@@ -79,16 +71,17 @@ export function answerKindOf(gold: string): AnswerKind {
 export const evalPrompt = (question: string): string =>
   `${question}\n\nPlease reason step by step, and put your final answer within \\boxed{}.`;
 
-export function judgeEvalAnswer(item: EvalItem, completion: string): EvalVerdict {
+/** The verdict for one completion; the check runs in `check` (the answer-checker pool) under its time limit. */
+export async function judgeEvalAnswer(
+  item: EvalItem,
+  completion: string,
+  check: AnswerChecker,
+): Promise<EvalVerdict> {
   const extracted = extractLastBoxed(completion) ?? null;
-  return {
-    id: item.id,
-    kind: item.kind,
-    gold: item.answer,
-    extracted,
-    correct: extracted !== null && verifyAnswer(item.kind, extracted, item.answer),
-    completion,
-  };
+  const correct =
+    extracted !== null &&
+    (await check({ kind: item.kind, predicted: extracted, gold: item.answer })).verdict === 'equivalent';
+  return { id: item.id, kind: item.kind, gold: item.answer, extracted, correct, completion };
 }
 
 /** Share of correct verdicts; an empty set scores 0. */

@@ -19,6 +19,7 @@ import {
   type EvalVerdict,
 } from './eval-scoring';
 import { evalResultsKey } from './keys';
+import { sharedAnswerChecker } from '../scoring/answer-checker-pool';
 
 /**
  * The role whose endpoint answers held-out questions: `inference.roles.eval` when the config sets one,
@@ -78,7 +79,7 @@ export function evaluationActivities(deps: ActivityDeps) {
                 maxTokens: config.sampling.maxTokens,
                 signal,
               });
-              return judgeEvalAnswer(item, sample?.content ?? '');
+              return judgeEvalAnswer(item, sample?.content ?? '', sharedAnswerChecker());
             }),
           );
         },

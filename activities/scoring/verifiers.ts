@@ -1,25 +1,33 @@
 /**
  * Reasoner answer checking per answer kind (§2.2): MCQ letters, integers by value, expressions by
  * mathematical equivalence, short strings by normalised exact match. A missing answer is never correct.
+ * Judge stages run checkAnswer in the answer-checker pool (answer-checker-pool.ts), under a time limit.
  */
-import { mathEquivalent, numericallyEquivalent } from './math-equivalence';
+import { checkEquivalence, type EquivalenceVerdict } from './math-equivalence';
 
 export type AnswerKind = 'mcq' | 'integer' | 'expression' | 'string';
+export const ANSWER_KINDS: readonly AnswerKind[] = ['mcq', 'integer', 'expression', 'string'];
 
-export function verifyAnswer(kind: AnswerKind, predicted: string | undefined, gold: string): boolean {
-  if (predicted === undefined || predicted.trim() === '') return false;
+export function checkAnswer(
+  kind: AnswerKind,
+  predicted: string | undefined,
+  gold: string,
+): EquivalenceVerdict {
+  if (predicted === undefined || predicted.trim() === '') return 'unparsable';
   switch (kind) {
     case 'mcq': {
       const letter = extractChoiceLetter(predicted);
-      return letter !== undefined && letter === extractChoiceLetter(gold);
+      if (letter === undefined) return 'unparsable';
+      return letter === extractChoiceLetter(gold) ? 'equivalent' : 'different';
     }
     case 'integer':
-      return numericallyEquivalent(predicted, gold);
+      return checkEquivalence(predicted, gold, true);
     case 'expression':
-      return mathEquivalent(predicted, gold);
+      return checkEquivalence(predicted, gold);
     case 'string': {
       const normalized = normalizeStringAnswer(predicted);
-      return normalized !== '' && normalized === normalizeStringAnswer(gold);
+      if (normalized === '') return 'unparsable';
+      return normalized === normalizeStringAnswer(gold) ? 'equivalent' : 'different';
     }
   }
 }

@@ -4,6 +4,7 @@ import { proposeSpice } from './propose';
 import { gateSpice } from './gate';
 import { solveSpice } from './solve';
 import { judgeSpice } from './judge';
+import { sharedAnswerChecker } from '../../scoring/answer-checker-pool';
 import { filterSpice } from './filter';
 import type { SpiceGated, SpiceJudged, SpiceProposal, SpiceSolved } from './records';
 
@@ -21,7 +22,7 @@ export const spiceRecipe: Recipe<
   propose: proposeSpice,
   gate: (_ctx, plan, proposals) => Promise.resolve(gateSpice(plan, proposals)),
   solve: solveSpice,
-  judge: (_ctx, gated, solved) => Promise.resolve(judgeSpice(gated, solved)),
+  judge: (_ctx, gated, solved) => judgeSpice(gated, solved, sharedAnswerChecker()),
   filter: filterSpice,
   summarize(stage, records): Record<string, number> {
     switch (stage) {

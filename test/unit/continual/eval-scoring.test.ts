@@ -5,6 +5,7 @@ import {
   scoreOf,
   type EvalItem,
 } from '../../../activities/continual/eval-scoring';
+import { inlineAnswerChecker as check } from '../../support/answer-checker';
 
 const item = (answer: string, kind = answerKindOf(answer)): EvalItem => ({
   id: 'q',
@@ -27,19 +28,23 @@ describe('held-out evaluation scoring', () => {
     expect(answerKindOf('New York')).toBe('string');
   });
 
-  test('the last boxed answer is judged by math equivalence or normalised match; a missing box is wrong', () => {
+  test('the last boxed answer is judged by math equivalence or normalised match; a missing box is wrong', async () => {
     expect(
-      judgeEvalAnswer(item('8x^2 + 10x - 3'), 'so \\boxed{2} no, \\boxed{10*x + 8*x^2 - 3}'),
+      await judgeEvalAnswer(item('8x^2 + 10x - 3'), 'so \\boxed{2} no, \\boxed{10*x + 8*x^2 - 3}', check),
     ).toMatchObject({
       kind: 'expression',
       extracted: '10*x + 8*x^2 - 3',
       correct: true,
     });
-    expect(judgeEvalAnswer(item('8x^2 + 10x - 3'), '\\boxed{8x^2 + 11x - 3}').correct).toBe(false);
-    expect(judgeEvalAnswer(item('0.5'), 'the answer is \\boxed{\\frac{1}{2}}').correct).toBe(true);
-    expect(judgeEvalAnswer(item('B'), '\\boxed{(B)}').correct).toBe(true);
-    expect(judgeEvalAnswer(item('The Nile'), '\\boxed{nile}').correct).toBe(true);
-    expect(judgeEvalAnswer(item('439'), 'The final answer is 439.')).toMatchObject({
+    expect((await judgeEvalAnswer(item('8x^2 + 10x - 3'), '\\boxed{8x^2 + 11x - 3}', check)).correct).toBe(
+      false,
+    );
+    expect((await judgeEvalAnswer(item('0.5'), 'the answer is \\boxed{\\frac{1}{2}}', check)).correct).toBe(
+      true,
+    );
+    expect((await judgeEvalAnswer(item('B'), '\\boxed{(B)}', check)).correct).toBe(true);
+    expect((await judgeEvalAnswer(item('The Nile'), '\\boxed{nile}', check)).correct).toBe(true);
+    expect(await judgeEvalAnswer(item('439'), 'The final answer is 439.', check)).toMatchObject({
       extracted: null,
       correct: false,
     });

@@ -1,10 +1,14 @@
 import {
+  checkAnswer,
   extractChoiceLetter,
   normalizeStringAnswer,
-  verifyAnswer,
+  type AnswerKind,
 } from '../../../activities/scoring/verifiers';
 
-describe('verifyAnswer: mcq', () => {
+const verifyAnswer = (kind: AnswerKind, predicted: string | undefined, gold: string): boolean =>
+  checkAnswer(kind, predicted, gold) === 'equivalent';
+
+describe('checkAnswer: mcq', () => {
   it.each(['B', 'b', '(B)', 'B)', 'B.', 'B:', 'B) 42 meters', '\\text{B}', '\\textbf{(B)}', '**B**', ' B '])(
     'accepts %j for gold B',
     (predicted) => {
@@ -16,8 +20,10 @@ describe('verifyAnswer: mcq', () => {
     expect(verifyAnswer('mcq', predicted, 'B')).toBe(false);
   });
 
-  it('rejects a missing answer', () => {
-    expect(verifyAnswer('mcq', undefined, 'B')).toBe(false);
+  it('calls a missing answer or one without a letter unparsable, a wrong letter different', () => {
+    expect(checkAnswer('mcq', undefined, 'B')).toBe('unparsable');
+    expect(checkAnswer('mcq', 'Both', 'B')).toBe('unparsable');
+    expect(checkAnswer('mcq', 'A', 'B')).toBe('different');
   });
 
   it('reads the letter of lettered forms', () => {
@@ -26,7 +32,7 @@ describe('verifyAnswer: mcq', () => {
   });
 });
 
-describe('verifyAnswer: integer', () => {
+describe('checkAnswer: integer', () => {
   it.each([
     ['1,000', '1000'],
     ['42.0', '42'],
@@ -45,14 +51,14 @@ describe('verifyAnswer: integer', () => {
   });
 });
 
-describe('verifyAnswer: expression', () => {
+describe('checkAnswer: expression', () => {
   it('uses mathematical equivalence', () => {
     expect(verifyAnswer('expression', '(x-1)(x+1)', 'x^2 - 1')).toBe(true);
     expect(verifyAnswer('expression', '(x-1)^2', 'x^2 - 1')).toBe(false);
   });
 });
 
-describe('verifyAnswer: string', () => {
+describe('checkAnswer: string', () => {
   it.each([
     ['newton', 'Newton'],
     ['\\text{Paris}', 'Paris'],

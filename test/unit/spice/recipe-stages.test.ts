@@ -4,6 +4,7 @@ import type { PlanDocument } from '../../../activities/recipes/types';
 import { proposeSpice } from '../../../activities/recipes/spice/propose';
 import { gateSpice } from '../../../activities/recipes/spice/gate';
 import { judgeSpice } from '../../../activities/recipes/spice/judge';
+import { inlineAnswerChecker } from '../../support/answer-checker';
 import { filterSpice } from '../../../activities/recipes/spice/filter';
 import type {
   SpiceGated,
@@ -88,7 +89,7 @@ describe('SPICE gate, judge and filter', () => {
     expect(gated[1]!.verdicts[0]).toEqual({ valid: false, reason: 'duplicate' });
   });
 
-  test('rewards and Dr.GRPO advantages follow the spec for one document', () => {
+  test('rewards and Dr.GRPO advantages follow the spec for one document', async () => {
     const cfg = config();
     // Four Challenger trajectories: two valid tasks (k = 2 and k = 4 of G=4 correct), two invalid.
     const p = proposal(0, [VALID_MCQ, VALID_MCQ, INVALID, INVALID]);
@@ -110,7 +111,7 @@ describe('SPICE gate, judge and filter', () => {
         },
       ],
     };
-    const judge: SpiceJudged = judgeSpice(gate, solve);
+    const judge: SpiceJudged = await judgeSpice(gate, solve, inlineAnswerChecker);
     expect(judge.tasks.map((t) => t.correct)).toEqual([
       [true, true, false, false],
       [true, true, true, true],
