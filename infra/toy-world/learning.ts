@@ -8,7 +8,7 @@ import { Client, Connection } from '@temporalio/client';
 import { getJson } from '../../activities/clients/storage/codec';
 import { manifestKey } from '../../activities/clients/storage/keys';
 import { openStore } from '../../activities/clients/storage';
-import type { Manifest } from '../../workflows/contracts';
+import type { Manifest } from '../../contracts/selfplay';
 import { selfPlayRun } from '../../workflows';
 import { queueNames } from '../../workers/pools';
 import type { ToyWorld } from './prepare';
