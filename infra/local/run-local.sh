@@ -3,8 +3,8 @@
 #   npm run local [-- --set iterations=5 ...]      (extra arguments go to `selfplay start`)
 # Starts the Temporal dev server (SQLite in .selfplay/, Web UI on :8233), storage in .selfplay/storage, the
 # training kernel (infra/kernels) serving the policy for sampling and training, and a worker serving all
-# three pools; then runs SPICE and prints each commit.
-#   SELFPLAY_MODEL=NAME_OR_PATH     the model (default: a tiny model built locally, with random weights)
+# three pools; then runs SPICE, prints each commit (held-out accuracy, valid tasks, rewards) and writes the report.
+#   SELFPLAY_MODEL=NAME_OR_PATH     the model (default: the toy world's small model, warm-started here)
 #   SELFPLAY_LOCAL_ENGINE=scripted  sample from the scripted LLM server and record training steps instead
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -44,6 +44,7 @@ start_json() {
 
 POLICY=local
 RUN_ARGS=(--set iterations=3 --set "training.policy=$POLICY")
+# The toy world's run config sets its own policy and iterations (infra/toy-world/run-config.ts).
 if [ "${SELFPLAY_LOCAL_ENGINE:-kernel}" = scripted ]; then
   echo "== MODEL IS SIMULATED: answers come from the scripted LLM server (test/support/scripted-llm) and"
   echo "   training steps are recorded, not applied (SELFPLAY_LOCAL_ENGINE=scripted)."
@@ -56,27 +57,31 @@ else
   KERNEL_PY="$REPO_ROOT/infra/kernels/.venv/bin/python"
   MODEL="${SELFPLAY_MODEL:-}"
   if [ -z "$MODEL" ]; then
-    MODEL="$STATE_DIR/tiny-model"
-    [ -f "$MODEL/config.json" ] || "$KERNEL_PY" -m selfplay_kernel tiny-model "$MODEL" >>"$LOG_DIR/kernel.log" 2>&1
-    echo "== MODEL: a TINY model built locally with random weights ($MODEL): real sampling and real training"
-    echo "   steps, but its answers are noise and no task it writes is valid. Set SELFPLAY_MODEL to a model name"
-    echo "   (e.g. Qwen/Qwen3-0.6B, on a machine that can download it) or a local path for a meaningful run."
-    # Random outputs give every group equal rewards, so Dr.GRPO advantages are 0; REINFORCE still updates.
-    RUN_ARGS+=(--set training.estimator=reinforce --set training.optimizer.learningRate=0.001)
+    echo "== MODEL: the TOY WORLD (infra/toy-world): depot logs whose sums the Challenger turns into questions"
+    echo "   and the Reasoner learns to compute, with a small model built here and warm-started by supervised"
+    echo "   training (a few minutes the first time, then cached in $STATE_DIR/toy-world). Set SELFPLAY_MODEL to a"
+    echo "   model name (e.g. Qwen/Qwen3-0.6B, on a machine that can download it) or a local path for a real run."
+    WORLD="$("${NODE_TS[@]}" infra/toy-world/prepare.ts --run-config "$STATE_DIR/toy-world-run.json")"
+    MODEL="$(node -e 'console.log(JSON.parse(process.argv[1]).model)' "$WORLD")"
+    POLICY="$(node -e 'console.log(require(process.argv[1]).training.policy)' "$STATE_DIR/toy-world-run.json")"
+    RUN_ARGS=(--config "$STATE_DIR/toy-world-run.json")
   else
     echo "== MODEL: $MODEL"
+    RUN_ARGS+=(--set batchSize=4 --set shardSize=2 --set groupSize=4 --set sampling.maxTokens=64
+      --set spice.maxAttempts=4 --set spice.typeSelectionAttempts=1 --set weightSync.engine=kernel
+      --set corpus.maxSegmentChars=1500 --set inference.requestTimeoutSeconds=300)
   fi
   start_json kernel "$LOG_DIR/kernel.log" KERNEL_URL "$KERNEL_PY" -m selfplay_kernel serve --model "$MODEL" --policy "$POLICY" --port 0
   echo "   kernel at $KERNEL_URL (log $LOG_DIR/kernel.log)"
   export SELFPLAY_INFERENCE_URL="$KERNEL_URL/v1" SELFPLAY_INFERENCE_MODEL="$POLICY" SELFPLAY_TRAINER_URL="$KERNEL_URL"
-  RUN_ARGS+=(--set batchSize=4 --set shardSize=2 --set groupSize=4 --set sampling.maxTokens=64
-    --set spice.maxAttempts=4 --set spice.typeSelectionAttempts=1 --set weightSync.engine=kernel
-    --set corpus.maxSegmentChars=1500 --set inference.requestTimeoutSeconds=300)
 fi
 
 "${NODE_TS[@]}" workers/main.ts >>"$LOG_DIR/worker.log" 2>&1 &
 pids+=($!)
 
-"${NODE_TS[@]}" cli/main.ts start --recipe spice "${RUN_ARGS[@]}" --wait "$@"
-echo "artifacts: $SELFPLAY_STORAGE/runs/   Web UI: http://${TEMPORAL_IP:-127.0.0.1}:${TEMPORAL_UI_PORT:-8233}"
+RUN_ID="local-$(date +%Y%m%d-%H%M%S)"
+"${NODE_TS[@]}" cli/main.ts start --recipe spice --id "$RUN_ID" "${RUN_ARGS[@]}" --wait "$@"
+mkdir -p "$STATE_DIR/reports"
+"${NODE_TS[@]}" cli/main.ts report "$RUN_ID" --out "$STATE_DIR/reports/$RUN_ID.html"
+echo "artifacts: $SELFPLAY_STORAGE/runs/$RUN_ID/   Web UI: http://${TEMPORAL_IP:-127.0.0.1}:${TEMPORAL_UI_PORT:-8233}"
 echo "the Temporal dev server keeps running; stop it with: bash infra/local/temporal.sh stop"

@@ -1,25 +1,27 @@
 /**
- * One toy-world SPICE run on a kernel of its own, read back as a learning curve: the held-out accuracy the
- * run's evaluation committed at version 0 and after every step, with the valid-task rate, the mean rewards
- * and the Reasoner pass rates per iteration. Shared by the learning test, its controls and
- * `npm run bench -- learning`.
+ * A toy-world run read back from its manifests and batches as a learning curve: the held-out accuracy its
+ * evaluation committed at version 0 and after every step, with the valid-task rate, the mean rewards, the
+ * Reasoner pass rates and the kinds of task the Challenger wrote, per iteration. Shared by the learning
+ * test, its controls and `npm run bench -- learning`.
  */
-import { Client, Connection } from '@temporalio/client';
-import { getJson } from '../../activities/clients/storage/codec';
-import { manifestKey } from '../../activities/clients/storage/keys';
+import { getJson, getJsonl } from '../../activities/clients/storage/codec';
+import { batchKey, manifestKey } from '../../activities/clients/storage/keys';
+import type { TrainingRow } from '../../activities/clients/trainer-contract';
 import { openStore } from '../../activities/clients/storage';
 import type { Manifest } from '../../contracts/selfplay';
-import { selfPlayRun } from '../../workflows';
-import { queueNames } from '../../workers/pools';
-import type { ToyWorld } from './prepare';
-import { TOY_WORLD_BENCHMARK, toyWorldRunConfig } from './run-config';
+import { TOY_WORLD_BENCHMARK, TOY_WORLD_POLICY } from './run-config';
+import { sumKindOf, type SumKind } from './world';
 
 export interface IterationPoint {
   iteration: number;
+  /** Held-out accuracy of the version this iteration committed. */
   heldOutAccuracy: number;
   validTaskRate: number;
   meanRewardByRole: Record<string, number>;
-  seconds: number;
+  /** passRateHistogram[k]: tasks whose G Reasoner answers had k correct. */
+  passRateHistogram: number[];
+  /** Shares of the kinds among the valid tasks the Challenger wrote (one_plus_one, ...). */
+  taskKinds: Partial<Record<SumKind, number>>;
 }
 
 export interface LearningCurve {
@@ -27,37 +29,9 @@ export interface LearningCurve {
   /** Held-out accuracy of the warm-started model (version 0). */
   startAccuracy: number;
   points: IterationPoint[];
+  /** Held-out accuracy after the last iteration minus at the start, in percentage points. */
+  gainPoints: number;
 }
-
-export interface LearningRunOptions {
-  runId: string;
-  world: ToyWorld;
-  /** Where the run's storage lives (a directory or s3://bucket/prefix). */
-  storageUri: string;
-  temporalAddress: string;
-  queuePrefix: string;
-  /** Config fields over the toy world's run config (iterations, seed, learning rate, controls). */
-  overrides: (base: Record<string, unknown>) => Record<string, unknown>;
-}
-
-/** Runs the workflow to its end (the caller has started a worker and a kernel) and reads its curve. */
-export async function runLearningCurve(options: LearningRunOptions): Promise<LearningCurve> {
-  const pools = queueNames(options.queuePrefix);
-  const config = options.overrides({ ...toyWorldRunConfig(options.world), pools });
-  const connection = await Connection.connect({ address: options.temporalAddress });
-  try {
-    const outcome = await new Client({ connection }).workflow.execute(selfPlayRun, {
-      workflowId: options.runId,
-      taskQueue: pools.orchestrator,
-      args: [config],
-    });
-    return await readLearningCurve(options.storageUri, options.runId, outcome.lastCommitted);
-  } finally {
-    await connection.close();
-  }
-}
-
-const accuracyMetric = `eval.${TOY_WORLD_BENCHMARK}.accuracy`;
 
 export async function readLearningCurve(
   storageUri: string,
@@ -70,20 +44,34 @@ export async function readLearningCurve(
   for (let iteration = 1; iteration <= iterations; iteration++) {
     const manifest = await getJson<Manifest>(store, manifestKey(runId, iteration));
     if (!manifest) throw new Error(`${runId}: iteration ${iteration} has no manifest`);
-    const metrics = manifest.metrics as unknown as Record<string, unknown>;
-    const accuracy = metrics[accuracyMetric];
-    if (typeof accuracy !== 'number')
-      throw new Error(`${runId}: iteration ${iteration} has no ${accuracyMetric}`);
-    const start = metrics[`${accuracyMetric}.start`];
-    if (iteration === 1 && typeof start === 'number') startAccuracy = start;
+    const { recipe, eval: evaluated, evalAtStart } = manifest.metrics;
+    const accuracy = evaluated?.benchmarks[TOY_WORLD_BENCHMARK]?.accuracy;
+    if (accuracy === undefined) throw new Error(`${runId}: iteration ${iteration} has no held-out accuracy`);
+    startAccuracy ??= evalAtStart?.benchmarks[TOY_WORLD_BENCHMARK]?.accuracy;
+    const rows = (await getJsonl<TrainingRow>(store, batchKey(runId, iteration, TOY_WORLD_POLICY))) ?? [];
     points.push({
       iteration,
       heldOutAccuracy: accuracy,
-      validTaskRate: Number(metrics['validTaskRate'] ?? NaN),
-      meanRewardByRole: (metrics['meanRewardByRole'] ?? {}) as Record<string, number>,
-      seconds: Number(metrics['seconds'] ?? NaN),
+      validTaskRate: recipe.validTaskRate,
+      meanRewardByRole: recipe.meanRewardByRole,
+      passRateHistogram: recipe.passRateHistogram,
+      taskKinds: taskKindShares(rows),
     });
   }
   if (startAccuracy === undefined) throw new Error(`${runId}: no held-out accuracy at version 0`);
-  return { runId, startAccuracy, points };
+  const last = points[points.length - 1]?.heldOutAccuracy ?? startAccuracy;
+  return { runId, startAccuracy, points, gainPoints: 100 * (last - startAccuracy) };
+}
+
+/** The kinds of the sums the Challenger's rows ask for, among those that parse as a world question. */
+function taskKindShares(rows: readonly TrainingRow[]): Partial<Record<SumKind, number>> {
+  const kinds = rows
+    .filter((r) => r.role === 'challenger')
+    .flatMap((r) => {
+      const kind = sumKindOf(r.completion);
+      return kind ? [kind] : [];
+    });
+  const shares: Partial<Record<SumKind, number>> = {};
+  for (const kind of kinds) shares[kind] = (shares[kind] ?? 0) + 1 / kinds.length;
+  return shares;
 }

@@ -4,15 +4,17 @@
  * settings reuses the model, and a changed prompt template or world gives a new folder rather than a stale
  * model.
  *
- *   node --import tsx infra/toy-world/prepare.ts [--dir .selfplay/toy-world] [--steps N]
+ *   node --import tsx infra/toy-world/prepare.ts [--dir .selfplay/toy-world] [--steps N] [--run-config FILE]
  *
- * prints one JSON line: `{"dir", "corpus", "heldOut", "model", "warmStart"}`.
+ * prints one JSON line: `{"dir", "corpus", "heldOut", "model", "warmStart"}`; `--run-config` also writes the
+ * toy world's SPICE run config (run-config.ts) to FILE, for `selfplay start --config FILE`.
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { toyWorldRunConfig } from './run-config';
 import { corpus, heldOut, warmStartExamples } from './world';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -105,11 +107,15 @@ function flag(args: string[], name: string): string | undefined {
 if (require.main === module) {
   const args = process.argv.slice(2);
   const steps = flag(args, '--steps');
+  const runConfig = flag(args, '--run-config');
   prepareToyWorld({
     ...(flag(args, '--dir') ? { dir: path.resolve(flag(args, '--dir') as string) } : {}),
     ...(steps ? { warmStartSteps: Number(steps) } : {}),
   }).then(
-    (world) => console.log(JSON.stringify(world)),
+    (world) => {
+      if (runConfig) writeFileSync(runConfig, JSON.stringify(toyWorldRunConfig(world), null, 2) + '\n');
+      console.log(JSON.stringify(world));
+    },
     (err: unknown) => {
       console.error(err instanceof Error ? err.message : err);
       process.exit(1);

@@ -11,12 +11,11 @@
  *   as the mean correctness of 4 samples per item at the sampling temperature (a pass@1 estimate: the
  *   policy as it plays, not its greedy mode).
  */
-import type { ToyWorld } from './prepare';
-
 export const TOY_WORLD_POLICY = 'toy';
 export const TOY_WORLD_BENCHMARK = 'toy-heldout';
 
-export function toyWorldRunConfig(world: Pick<ToyWorld, 'corpus' | 'heldOut'>): Record<string, unknown> {
+/** The run config for a world's files: its corpus and its held-out set (paths or URIs). */
+export function toyWorldRunConfig(world: { corpus: string; heldOut: string }): Record<string, unknown> {
   const maxTokens = 48;
   return {
     recipe: 'spice',

@@ -137,6 +137,15 @@ function operands(rng: Rng, kind: SumKind): [number, number] {
   }
 }
 
+/** The kind of the sum a text asks for (`What is 37 + 48?`), by the digits of its operands. */
+export function sumKindOf(text: string): SumKind | undefined {
+  const match = /What is (\d{1,2}) \+ (\d{1,2})\?/.exec(text);
+  if (!match) return undefined;
+  const digits = [match[1], match[2]].map((n) => (n as string).length).sort();
+  if (digits[1] === 1) return 'one_plus_one';
+  return digits[0] === 1 ? 'two_plus_one' : 'two_plus_two';
+}
+
 /** What a competent Challenger writes for one task (SPICE's free-form format, Integer answer). */
 export function challengerCompletion(task: SumTask): string {
   return JSON.stringify({ question: task.question, answer: task.answer, answer_type: 'Integer' });

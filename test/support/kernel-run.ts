@@ -38,12 +38,15 @@ export async function withKernelRun<T>(
     model: string | ((policy: string) => string);
     name: string;
     policies: (runId: string) => string[];
+    /** Where the run stores its artifacts (default: a prefix of the test bucket, SELFPLAY_TEST_BUCKET). */
+    storageUri?: (runId: string) => string;
   },
   body: (run: KernelRun) => Promise<T>,
 ): Promise<T> {
   const runId = uniqueId(options.name);
   const prefix = uniqueId('kq');
-  const storageUri = `s3://${process.env.SELFPLAY_TEST_BUCKET as string}/${runId}`;
+  const storageUri =
+    options.storageUri?.(runId) ?? `s3://${process.env.SELFPLAY_TEST_BUCKET as string}/${runId}`;
   const address = process.env.TEMPORAL_ADDRESS as string;
   const names = options.policies(runId);
   const started = await Promise.allSettled(
