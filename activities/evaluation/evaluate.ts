@@ -1,0 +1,151 @@
+import { setMaxListeners } from 'node:events';
+import { Context } from '@temporalio/activity';
+import type { BenchmarkSpec } from '../../config/evaluation';
+import { endpointFor } from '../../config/env';
+import type {
+  BenchmarkResult,
+  EvalResult,
+  EvaluateCheckpointInput,
+} from '../../workflows/evaluation-contracts';
+import type { InferenceEndpoint } from '../clients/inference';
+import { EVAL_CALLS } from '../clients/llm-protocol';
+import type { AnswerKind } from '../scoring/verifiers';
+import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
+import { heartbeatWhile } from '../lib/heartbeat';
+import { seedOf } from '../lib/rng';
+import type { ActivityDeps } from '../stages/deps';
+import { runStoredUnits } from '../stages/shard-units';
+import { ensureServersAt } from '../stages/sync';
+import { loadBenchmark, selectItems } from './benchmarks';
+import { recordEvalMetrics } from './eval-metrics';
+import { evalFolder, evalItemKey, evalItemsPrefix, evalResultsKey, selectionName } from './keys';
+import { evalMessages } from './prompt';
+import { benchmarkScore, judgeSample, type SampleVerdict } from './scoring';
+
+/**
+ * The role whose endpoint answers held-out questions: `inference.roles.eval` when the config sets one,
+ * otherwise the default endpoint, with `{policy}` and `{version}` in its model name filled in.
+ */
+export const EVAL_ROLE = 'eval';
+
+/** One item's samples, as stored under `…/items/item-000017.json.gz` and in the results file. */
+export interface ItemVerdicts {
+  /** The item's place among the file's items. */
+  unit: number;
+  id: string;
+  kind: AnswerKind;
+  gold: string;
+  samples: Array<SampleVerdict & { completion: string; finishReason: string }>;
+}
+
+/**
+ * Held-out evaluation of one committed version on the rollout pool, next to the inference servers: brings
+ * the servers to its snapshot when the run syncs weights, asks each benchmark item n times in the recipe
+ * Reasoner's format (activities/evaluation/prompt.ts), judges every sample with the recipes' verifiers and
+ * stores each item the moment its samples are judged, so a retried attempt samples only the missing items.
+ * Returns each benchmark's accuracy, pass@k and maj@k, and feeds the worker's Prometheus gauges.
+ */
+export function benchmarkActivities(deps: ActivityDeps) {
+  return {
+    async evaluateBenchmarks(input: EvaluateCheckpointInput): Promise<EvalResult> {
+      const { config, policy, committed } = input;
+      const signal = Context.current().cancellationSignal;
+      // Every concurrent request of the evaluation listens on the activity's one cancellation signal.
+      setMaxListeners(0, signal);
+      if (config.weightSync.engine !== 'none') {
+        const { snapshot } = committed;
+        if (!snapshot) {
+          throw nonRetryable(
+            NON_RETRYABLE.invalidInput,
+            `version ${committed.version} of policy "${policy}" has no sampler snapshot to load with weightSync.engine "${config.weightSync.engine}"`,
+          );
+        }
+        await heartbeatWhile(
+          () => ({ syncing: committed.version }),
+          (s) => ensureServersAt(deps, config, snapshot, s),
+        );
+      }
+      const llm = deps.inference.endpoint(
+        endpointFor(EVAL_ROLE, config, deps.env, { [policy]: committed.version }),
+      );
+      const scored = await Promise.all(
+        config.evaluation.benchmarks.map(
+          async (spec) => [spec.name, await evaluateOne(deps, input, spec, llm, signal)] as const,
+        ),
+      );
+      const result: EvalResult = {
+        policy,
+        version: committed.version,
+        benchmarks: Object.fromEntries(scored),
+      };
+      recordEvalMetrics(config.recipe, result);
+      return result;
+    },
+  };
+}
+
+async function evaluateOne(
+  deps: ActivityDeps,
+  input: EvaluateCheckpointInput,
+  spec: BenchmarkSpec,
+  llm: InferenceEndpoint,
+  signal: AbortSignal,
+): Promise<BenchmarkResult> {
+  const { config, policy, committed } = input;
+  const e = config.evaluation;
+  const benchmark = await loadBenchmark(spec.uri, spec.format, `benchmark "${spec.name}" (${spec.uri})`);
+  const sampling = {
+    n: e.n,
+    temperature: e.temperature,
+    topP: e.topP,
+    maxTokens: e.maxTokens ?? config.sampling.maxTokens,
+  };
+  const folder = evalFolder({
+    runId: input.runId,
+    policy,
+    version: committed.version,
+    benchmark: spec.name,
+    // The prompt around a placeholder question: what the template makes of any question.
+    settings: {
+      uri: spec.uri,
+      format: benchmark.format,
+      prompt: evalMessages('{question}', e.template, config),
+      seed: e.seed,
+      model: llm.settings.model,
+      ...sampling,
+    },
+  });
+  const out = await runStoredUnits({
+    store: deps.store,
+    key: evalResultsKey(folder, selectionName(spec.limit, spec.subsetSeed)),
+    partsPrefix: evalItemsPrefix(folder),
+    partKey: (unit) => evalItemKey(folder, unit),
+    inputs: selectItems(benchmark.items, spec).map((item) => ({ ...item, unit: item.index })),
+    work: async (item): Promise<ItemVerdicts> => {
+      const samples = await llm.chat({
+        role: EVAL_ROLE,
+        call: EVAL_CALLS.answer,
+        messages: evalMessages(item.question, e.template, config),
+        seed: seedOf(e.seed, 'eval', spec.name, item.index),
+        ...sampling,
+        signal,
+      });
+      return {
+        unit: item.unit,
+        id: item.id,
+        kind: item.kind,
+        gold: item.answer,
+        samples: samples.map((s) => ({
+          ...judgeSample(item, s.content),
+          completion: s.content,
+          finishReason: s.finishReason,
+        })),
+      };
+    },
+    details: (done, total) => ({ benchmark: spec.name, done, total }),
+  });
+  const score = benchmarkScore(
+    out.records.map((r) => ({ answer: r.gold, kind: r.kind, samples: r.samples })),
+  );
+  return { format: benchmark.format, ...score, reusedItems: out.reusedUnits, resultsKey: out.key };
+}
