@@ -63,6 +63,13 @@ const VALUE_FLAGS = new Set([
   '--iterations',
   '--eval',
   '--catchup-window',
+  '--bench',
+  '--n',
+  '--temperature',
+  '--top-p',
+  '--max-tokens',
+  '--subset-seed',
+  '--template',
 ]);
 /** Flags that stand alone. */
 const SWITCHES = new Set(['--wait', '--watch', '--help']);
