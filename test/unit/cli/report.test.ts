@@ -8,6 +8,7 @@ import { putJson } from '../../../activities/clients/storage/codec';
 import { manifestKey, metricsKey } from '../../../activities/clients/storage/keys';
 import { loadManifests, PLOT_IDS, renderReport } from '../../../cli/report';
 import type { Manifest } from '../../../workflows/contracts';
+import type { BenchmarkResult } from '../../../workflows/evaluation-contracts';
 
 /** Chromium from Debian (`apt-get install chromium`; infra/local/test-all.sh installs it), or CHROMIUM. */
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
@@ -102,13 +103,13 @@ describe('selfplay report', () => {
 
   test('held-out accuracy: a line per benchmark from the start, and accuracy, pass@n and maj@n columns', async () => {
     const manifests = await loadManifests(store, runId);
-    const result = (accuracy: number, n: number, version: number) => ({
+    const result = (accuracy: number, n: number, version: number): BenchmarkResult => ({
       format: 'gsm8k',
       items: 10,
       n,
       accuracy,
-      passAtK: n > 1 ? { '1': accuracy, [String(n)]: accuracy + 0.2 } : {},
-      majAtK: n > 1 ? { '1': accuracy, [String(n)]: accuracy + 0.1 } : {},
+      passAtK: n > 1 ? { 1: accuracy, [n]: accuracy + 0.2 } : {},
+      majAtK: n > 1 ? { 1: accuracy, [n]: accuracy + 0.1 } : {},
       noAnswer: 0,
       reusedItems: 0,
       resultsKey: `runs/r/eval/policy/v${version}/x.jsonl.gz`,
