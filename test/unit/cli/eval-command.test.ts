@@ -95,7 +95,7 @@ describe('selfplay eval', () => {
   });
 
   test('the config comes from --recipe/--config, else from the run, whose absence says what to do', async () => {
-    const fromRun = jest.fn(async () => ({ recipe: 'mae' }));
+    const fromRun = jest.fn(() => Promise.resolve({ recipe: 'mae' }));
     expect(await evalBaseConfig({ recipe: 'spice' }, fromRun, 'r')).toEqual({ recipe: 'spice' });
     expect(fromRun).not.toHaveBeenCalled();
     expect(await evalBaseConfig({}, fromRun, 'r')).toEqual({ recipe: 'mae' });

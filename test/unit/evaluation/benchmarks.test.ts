@@ -185,7 +185,7 @@ describe('loading', () => {
     await expect(loadBenchmark(missing, undefined, 'benchmark "x" (nope)')).rejects.toMatchObject({
       nonRetryable: true,
       type: 'InvalidInput',
-      message: expect.stringContaining(`benchmark "x" (nope): no object at ${missing}`),
+      message: expect.stringContaining(`benchmark "x" (nope): no object at ${missing}`) as unknown,
     });
     const bad = path.join(dir, 'bad.jsonl');
     writeFileSync(bad, '{"question":"q","answer":"1"}\n{"question":""}\n');
@@ -195,7 +195,7 @@ describe('loading', () => {
     });
     await expect(loadBenchmark('http://example.com/x.jsonl', undefined, 'web')).rejects.toMatchObject({
       nonRetryable: true,
-      message: expect.stringContaining('web: unsupported storage URI'),
+      message: expect.stringContaining('web: unsupported storage URI') as unknown,
     });
   });
 });
