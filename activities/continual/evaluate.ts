@@ -1,17 +1,15 @@
 import { policyNames } from '../../config/policies';
 import type { EvaluateInput, EvaluationScore } from '../../workflows/continual-contracts';
 import type { ActivityDeps } from '../stages/deps';
-import { ensureServersAt } from '../stages/sync';
 import { runStoredUnits } from '../stages/shard-units';
 import { endpointFor } from '../../config/env';
 import { EVAL_CALLS } from '../clients/llm-protocol';
 import { reasonerMessages } from '../recipes/spice/prompts';
 import type { AnswerKind } from '../scoring/verifiers';
-import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
 import { heartbeatWhile } from '../lib/heartbeat';
 import { seedOf } from '../lib/rng';
 import { loadBenchmark } from '../evaluation/benchmarks';
-import { EVAL_ROLE } from '../evaluation/evaluate';
+import { ensureServing, EVAL_ROLE } from '../evaluation/evaluate';
 import { judgeSample, type SampleVerdict } from '../evaluation/scoring';
 import { evalItemKey, evalItemsPrefix } from '../evaluation/keys';
 import { getJsonl } from '../clients/storage/codec';
@@ -60,15 +58,7 @@ export function evaluationActivities(deps: ActivityDeps) {
       const { records } = await heartbeatWhile(
         () => ({ label, version: checkpoint.policyVersion }),
         async (signal) => {
-          if (config.weightSync.engine !== 'none') {
-            if (!checkpoint.snapshot) {
-              throw nonRetryable(
-                NON_RETRYABLE.invalidInput,
-                `version ${checkpoint.policyVersion} has no sampler snapshot to load with weightSync.engine "${config.weightSync.engine}"`,
-              );
-            }
-            await ensureServersAt(deps, config, checkpoint.snapshot, signal);
-          }
+          await ensureServing(deps, config, checkpoint.policyVersion, checkpoint.snapshot, signal);
           const llm = deps.inference.endpoint(
             // A lineage trains one policy (see jobs.ts): the version is that policy's.
             endpointFor(EVAL_ROLE, config, deps.env, {

@@ -2,6 +2,8 @@ import { setMaxListeners } from 'node:events';
 import { Context } from '@temporalio/activity';
 import type { BenchmarkSpec } from '../../config/evaluation';
 import { endpointFor } from '../../config/env';
+import type { RunConfig } from '../../config/schema';
+import type { WeightSnapshot } from '../../workflows/contracts';
 import type {
   BenchmarkResult,
   EvalResult,
@@ -16,7 +18,7 @@ import { seedOf } from '../lib/rng';
 import type { ActivityDeps } from '../stages/deps';
 import { runStoredUnits } from '../stages/shard-units';
 import { ensureServersAt } from '../stages/sync';
-import { loadBenchmark, selectItems } from './benchmarks';
+import { loadBenchmark, selectItems, type Benchmark } from './benchmarks';
 import { recordEvalMetrics } from './eval-metrics';
 import { evalFolder, evalItemKey, evalItemsPrefix, evalResultsKey, selectionName } from './keys';
 import { evalMessages } from './prompt';
@@ -52,25 +54,24 @@ export function benchmarkActivities(deps: ActivityDeps) {
       const signal = Context.current().cancellationSignal;
       // Every concurrent request of the evaluation listens on the activity's one cancellation signal.
       setMaxListeners(0, signal);
-      if (config.weightSync.engine !== 'none') {
-        const { snapshot } = committed;
-        if (!snapshot) {
-          throw nonRetryable(
-            NON_RETRYABLE.invalidInput,
-            `version ${committed.version} of policy "${policy}" has no sampler snapshot to load with weightSync.engine "${config.weightSync.engine}"`,
-          );
-        }
-        await heartbeatWhile(
-          () => ({ syncing: committed.version }),
-          (s) => ensureServersAt(deps, config, snapshot, s),
-        );
-      }
+      // Every file first: a bad one fails the evaluation before anything is sampled.
+      const benchmarks = await Promise.all(
+        config.evaluation.benchmarks.map(async (spec) => ({
+          spec,
+          benchmark: await loadBenchmark(spec.uri, spec.format, `benchmark "${spec.name}" (${spec.uri})`),
+        })),
+      );
+      await heartbeatWhile(
+        () => ({ syncing: committed.version }),
+        (s) => ensureServing(deps, config, committed.version, committed.snapshot, s),
+      );
       const llm = deps.inference.endpoint(
         endpointFor(EVAL_ROLE, config, deps.env, { [policy]: committed.version }),
       );
       const scored = await Promise.all(
-        config.evaluation.benchmarks.map(
-          async (spec) => [spec.name, await evaluateOne(deps, input, spec, llm, signal)] as const,
+        benchmarks.map(
+          async ({ spec, benchmark }) =>
+            [spec.name, await evaluateOne(deps, input, spec, benchmark, llm, signal)] as const,
         ),
       );
       const result: EvalResult = {
@@ -84,16 +85,38 @@ export function benchmarkActivities(deps: ActivityDeps) {
   };
 }
 
+/**
+ * With weight sync, brings the inference servers to the evaluated version's snapshot (verified); a version
+ * without one (the base weights, which no commit published) cannot be served that way.
+ */
+export async function ensureServing(
+  deps: ActivityDeps,
+  config: RunConfig,
+  version: number,
+  snapshot: WeightSnapshot | undefined,
+  signal: AbortSignal,
+): Promise<void> {
+  if (config.weightSync.engine === 'none') return;
+  if (!snapshot) {
+    throw nonRetryable(
+      NON_RETRYABLE.invalidInput,
+      `version ${version} has no sampler snapshot to load with weightSync.engine "${config.weightSync.engine}"; ` +
+        'evaluate it from a server that serves it, with weightSync.engine "none" and its endpoint',
+    );
+  }
+  await ensureServersAt(deps, config, snapshot, signal);
+}
+
 async function evaluateOne(
   deps: ActivityDeps,
   input: EvaluateCheckpointInput,
   spec: BenchmarkSpec,
+  benchmark: Benchmark,
   llm: InferenceEndpoint,
   signal: AbortSignal,
 ): Promise<BenchmarkResult> {
   const { config, policy, committed } = input;
   const e = config.evaluation;
-  const benchmark = await loadBenchmark(spec.uri, spec.format, `benchmark "${spec.name}" (${spec.uri})`);
   const sampling = {
     n: e.n,
     temperature: e.temperature,
