@@ -9,6 +9,8 @@ import { indexActivities } from './stages/index-build';
 import { lineageActivities } from './stages/lineage';
 import { lineageJobActivities } from './continual/jobs';
 import { evaluationActivities } from './continual/evaluate';
+import { benchmarkActivities } from './evaluation/evaluate';
+import { checkpointActivities } from './evaluation/checkpoint';
 
 export type { ActivityDeps } from './stages/deps';
 
@@ -25,6 +27,8 @@ export function createActivities(deps: ActivityDeps) {
     ...lineageActivities(deps),
     ...lineageJobActivities(deps),
     ...evaluationActivities(deps),
+    ...benchmarkActivities(deps),
+    ...checkpointActivities(deps),
   };
 }
 

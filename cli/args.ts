@@ -64,6 +64,13 @@ const VALUE_FLAGS = new Set([
   '--eval',
   '--catchup-window',
   '--timeout-ms',
+  '--bench',
+  '--n',
+  '--temperature',
+  '--top-p',
+  '--max-tokens',
+  '--subset-seed',
+  '--template',
 ]);
 /** Flags that stand alone. */
 const SWITCHES = new Set(['--wait', '--watch', '--help']);

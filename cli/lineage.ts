@@ -110,7 +110,7 @@ export async function forkRun(
 }
 
 /** The input config of the run's current execution, from its history's first event. */
-async function runInput(client: Client, runId: string): Promise<Record<string, unknown>> {
+export async function runInput(client: Client, runId: string): Promise<Record<string, unknown>> {
   const history = await client.workflow.getHandle(runId).fetchHistory();
   const payload = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
   if (!payload) throw new Error('its history has no input');

@@ -13,7 +13,8 @@ import { loadManifests, renderReport } from './report';
 import { committedState, storeFromEnv } from './state';
 import { INDEX_USAGE, indexCommand } from './index-command';
 import { VERIFY_USAGE, verifyAnswersCommand } from './verify-answers';
-import { forkRun, sendRollback } from './lineage';
+import { forkRun, runInput, sendRollback } from './lineage';
+import { EVAL_USAGE, evalBaseConfig, evalRequest, renderEvalOutcome, runEvaluation } from './eval-command';
 import {
   controlSchedule,
   createSchedule,
@@ -48,6 +49,7 @@ const USAGE = `selfplay <command>
   report RUN_ID [--out FILE.html]
                     one self-contained HTML page (inline SVG plots, a table) from every committed manifest;
                     default FILE: {RUN_ID}-report.html
+${EVAL_USAGE}
 ${INDEX_USAGE}
 ${VERIFY_USAGE}
   schedule create --lineage NAME --cron "0 2 * * *" --iterations K --eval FILE.jsonl
@@ -75,6 +77,7 @@ async function main(argv: string[]): Promise<void> {
   if (command === 'fork' && positionals[0]) return fork(positionals[0], flags);
   if (command === 'state' && positionals[0]) return state(positionals[0], flags.get('--iteration')?.[0]);
   if (command === 'report' && positionals[0]) return report(positionals[0], flags.get('--out')?.[0]);
+  if (command === 'eval' && positionals[0]) return evaluate(positionals[0], flags);
   if (command === 'index') {
     return indexCommand(positionals, flags).catch((err: unknown) => asUsageError(err));
   }
@@ -184,6 +187,36 @@ async function report(runId: string, out: string | undefined): Promise<void> {
   const file = out ?? `${runId.replace(/[^A-Za-z0-9._-]/g, '_')}-report.html`;
   writeFileSync(file, renderReport(runId, manifests));
   console.log(`wrote ${file}: ${manifests.length} committed iterations of run ${runId}`);
+}
+
+async function evaluate(runId: string, flags: Map<string, string[]>): Promise<void> {
+  const flag = (name: string): string | undefined => flags.get(name)?.[0];
+  const c = await client();
+  const base = await evalBaseConfig(
+    { file: flag('--config'), recipe: flag('--recipe') },
+    () => runInput(c, runId),
+    runId,
+  ).catch(asUsageError);
+  const request = asUsage(() =>
+    evalRequest(
+      runId,
+      {
+        bench: flags.get('--bench') ?? [],
+        iteration: flag('--iteration'),
+        n: flag('--n'),
+        temperature: flag('--temperature'),
+        topP: flag('--top-p'),
+        maxTokens: flag('--max-tokens'),
+        limit: flag('--limit'),
+        subsetSeed: flag('--subset-seed'),
+        template: flag('--template'),
+        set: flags.get('--set') ?? [],
+      },
+      base,
+    ),
+  );
+  const outcome = await runEvaluation(c, request).catch(asUsageError);
+  console.log(renderEvalOutcome(outcome));
 }
 
 async function control(command: Control, runId: string, assignments: string[]): Promise<void> {

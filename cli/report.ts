@@ -3,6 +3,7 @@ import { runPrefix } from '../activities/clients/storage/keys';
 import { versionsOf, versionsText, type Manifest, type StageName } from '../contracts/selfplay';
 import { escapeXml, lineChart, stackedBarChart } from './report-svg';
 import { keptManifests } from './lineage';
+import { evalAccuracySeries, evalColumns } from './report-eval';
 import { readManifest } from '../activities/stages/manifest';
 
 /** The ids of the report's plots (tests and readers look them up). */
@@ -12,6 +13,7 @@ export const PLOT_IDS = {
   validTasks: 'plot-valid-task-rate',
   entropy: 'plot-entropy',
   stages: 'plot-stage-time',
+  eval: 'plot-eval-accuracy',
 } as const;
 
 const STAGE_ORDER: StageName[] = [
@@ -138,6 +140,16 @@ export function renderReport(
     stacks: stageNames.map((s) => ({ name: s, values: manifests.map((m) => wall(m, s)) })),
   });
 
+  const heldOut = lineChart({
+    id: PLOT_IDS.eval,
+    title: 'Held-out accuracy per benchmark',
+    xLabel: 'iteration',
+    yLabel: 'accuracy',
+    yDomain: [0, 1],
+    series: evalAccuracySeries(manifests),
+  });
+  const evals = evalColumns(manifests);
+
   const cell = (v: unknown, digits = 3): string =>
     typeof v === 'number' && Number.isFinite(v)
       ? escapeXml(Number.isInteger(v) ? String(v) : v.toFixed(digits))
@@ -153,6 +165,7 @@ export function renderReport(
     ...roles.map((r) => `rows: ${r}`),
     'zero-advantage',
     ...(rounds ? ['rounds'] : []),
+    ...evals.map((c) => c.header),
     'stage seconds',
   ];
   const rows = manifests.map((m) => {
@@ -167,6 +180,7 @@ export function renderReport(
       ...roles.map((role) => cell(r?.rowsByRole?.[role])),
       cell(r?.zeroAdvantageFraction),
       ...(rounds ? [cell(m.metrics?.rounds)] : []),
+      ...evals.map((c) => cell(c.value(m))),
       cell(totalSeconds, 1),
     ];
   });
@@ -204,6 +218,7 @@ ${passRate}
 ${validTasks}
 ${entropy}
 ${stages}
+${heldOut}
 </div>
 ${table}
 </body>

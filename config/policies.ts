@@ -45,6 +45,18 @@ export function trainedPolicyOf(config: RunConfig, role: string): string {
   return spec.name;
 }
 
+/** The policy held-out evaluation scores: the one playing role "eval" (every role, in a one-policy run). */
+export function evaluatedPolicy(config: RunConfig): string {
+  const spec = policyForRole(config, 'eval');
+  if (!spec) {
+    throw nonRetryable(
+      NON_RETRYABLE.invalidConfig,
+      `no policy plays role "eval": add "eval" to the roles of the policy to evaluate, one of training.policies (${policyNames(config).join(', ')})`,
+    );
+  }
+  return spec.name;
+}
+
 export function policySpec(config: RunConfig, name: string): PolicySpec {
   const spec = policySpecs(config).find((p) => p.name === name);
   if (!spec) {

@@ -4,6 +4,7 @@ import { SPELL_DEFAULTS, spellParams, spellPreset } from './presets/spell';
 import { MAE_DEFAULTS, maeParams, maePreset } from './presets/mae';
 import { SSP_DEFAULTS, sspParams, sspPreset } from './presets/ssp';
 import { SCOPE_DEFAULTS, scopeParams, scopePreset } from './presets/scope';
+import { EVALUATION_DEFAULTS, evaluationOn, evaluationParams } from './evaluation';
 
 /**
  * The run configuration: ONE plain-JSON object, the only argument of `selfPlayRun`, so a run can be started
@@ -196,6 +197,8 @@ export const runConfig = z
       /** Attempts of any activity before the iteration fails (non-retryable errors fail at once). */
       activityMaxAttempts: z.number().int().min(1).max(1000),
     }),
+    /** Held-out accuracy on benchmark files, every K iterations and at the start (config/evaluation.ts). */
+    evaluation: evaluationParams,
     /** The parent continues-as-new after this many iterations (or sooner when Temporal suggests it). */
     continueAsNewEvery: positiveInt.max(1000),
     /** Continue a run from its last (or a given) committed iteration: `"runId"` or `{runId, iteration}`. */
@@ -208,6 +211,11 @@ export const runConfig = z
     path: ['training', 'policies'],
     message: 'a role is trained by one policy only; list each role under one policy',
   })
+  .refine((c) => !evaluationOn(c.evaluation) || evaluatedPolicyKnown(c.training.policies), {
+    path: ['evaluation'],
+    message:
+      'with several training.policies, add "eval" to the roles of the policy to evaluate (its endpoint and versions answer the benchmarks)',
+  })
   .refine((c) => Math.ceil(c.batchSize / c.shardSize) <= MAX_SHARDS, {
     path: ['shardSize'],
     message: `batchSize / shardSize must give at most ${MAX_SHARDS} shards, so an iteration's history stays small; raise shardSize`,
@@ -218,6 +226,10 @@ export type RunConfig = z.output<typeof runConfig>;
 function policyRolesAreDisjoint(policies: Record<string, { roles: string[] }> | undefined): boolean {
   const roles = Object.values(policies ?? {}).flatMap((p) => p.roles);
   return new Set(roles).size === roles.length;
+}
+/** Whether some policy plays role "eval", the one held-out evaluation scores (config/policies.ts `evaluatedPolicy`). */
+function evaluatedPolicyKnown(policies: Record<string, { roles: string[] }> | undefined): boolean {
+  return policies === undefined || Object.values(policies).some((p) => p.roles.includes('eval'));
 }
 export type RecipeName = RunConfig['recipe'];
 export const RECIPES = ['spice', 'spell', 'mae', 'ssp', 'scope'] as const satisfies readonly RecipeName[];
@@ -245,6 +257,7 @@ const commonDefaults = {
   ssp: SSP_DEFAULTS,
   scope: SCOPE_DEFAULTS,
   retrieval: { kind: 'bm25', topK: 3, passageTokens: 500 },
+  evaluation: EVALUATION_DEFAULTS,
 };
 
 const presets: Record<RecipeName, object> = {

@@ -1,5 +1,6 @@
 import type { RunConfig } from '../config/schema';
 import type { Lineage } from './lineage';
+import type { EvalResult } from './evaluation';
 
 /**
  * Messages that cross the workflow boundary, version 2 (version 1 carried one policy's version and refs at
@@ -9,7 +10,18 @@ import type { Lineage } from './lineage';
  */
 
 export type StageName =
-  'sync' | 'plan' | 'propose' | 'gate' | 'solve' | 'judge' | 'filter' | 'update' | 'commit';
+  | 'sync'
+  | 'plan'
+  | 'propose'
+  | 'gate'
+  | 'solve'
+  | 'judge'
+  | 'filter'
+  | 'update'
+  /** Held-out evaluation of the new commit, and of the version the run starts from (config `evaluation`). */
+  | 'eval'
+  | 'evalStart'
+  | 'commit';
 
 /** A published sampler snapshot of one policy version (written by the kernel's publish). */
 export interface WeightSnapshot {
@@ -51,6 +63,8 @@ export interface IterationInput {
   policies: PolicySet;
   /** Key of the recipe's persistent state as committed by the previous iteration, if any. */
   recipeStateKey?: string;
+  /** Also evaluate the version the iteration starts from: the run's first iteration with `evaluation.atStart`. */
+  evaluateStart?: boolean;
 }
 
 export interface PlanResult {
@@ -179,6 +193,10 @@ export interface IterationMetrics {
   reusedUnits: number;
   /** Rounds planned, for a recipe that gathers rounds. */
   rounds?: number;
+  /** Held-out accuracy of the committed version, when the iteration evaluated it (`evaluation.every`). */
+  eval?: EvalResult;
+  /** Held-out accuracy of the version the run started from (`evaluation.atStart`, its first iteration). */
+  evalAtStart?: EvalResult;
 }
 
 export interface CommitInput {

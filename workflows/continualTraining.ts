@@ -1,4 +1,4 @@
-import { ApplicationFailure, executeChild, workflowInfo } from '@temporalio/workflow';
+import { executeChild, workflowInfo } from '@temporalio/workflow';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { resolveRunConfig, type RunConfig } from '../config/schema';
 import { poolActivities } from './activity-options';
@@ -11,6 +11,7 @@ import {
 } from '../contracts/continual';
 import { jobRunId, shouldPromote } from './continual-rules';
 import { selfPlayRun } from './selfPlayRun';
+import { invalidInput } from './invalid-input';
 
 /** Set by the server on every workflow a schedule starts: the action's scheduled time. */
 const SCHEDULED_START = defineSearchAttributeKey('TemporalScheduledStartTime', SearchAttributeType.DATETIME);
@@ -131,11 +132,4 @@ function jobConfig(
   return { input, config: resolved.config };
 }
 
-function invalid(problems: string[]): ApplicationFailure {
-  return ApplicationFailure.create({
-    type: 'InvalidInput',
-    nonRetryable: true,
-    message: `invalid continualTraining input:\n- ${problems.join('\n- ')}`,
-    details: [problems],
-  });
-}
+const invalid = (problems: string[]) => invalidInput('continualTraining', problems);

@@ -64,11 +64,15 @@ export function configForContinuation(config: RunConfig): Record<string, unknown
 /**
  * The config an iteration and its activities get: the run's without the other recipes' sections, which the
  * resolved config carries with their defaults (≈ 1.8 KB of the ≈ 3.3 KB every activity input repeats in the
- * iteration's history; SPELL's rounds multiply those inputs). Still typed as a RunConfig: only a recipe's own
- * modules read its section (activities/recipes/{recipe}/), so nothing reads what is left out.
+ * iteration's history; SPELL's rounds multiply those inputs), and without an `evaluation` section that names
+ * no benchmark. Still typed as a RunConfig: only a recipe's own modules read its section
+ * (activities/recipes/{recipe}/), and only the evaluation activity, never called without benchmarks, reads
+ * `evaluation`, so nothing reads what is left out.
  */
 export function iterationConfig(config: RunConfig): RunConfig {
-  return withoutOtherRecipes(config) as RunConfig;
+  const own = withoutOtherRecipes(config);
+  if (config.evaluation.benchmarks.length === 0) delete own.evaluation;
+  return own as RunConfig;
 }
 
 function withoutOtherRecipes(config: RunConfig): Partial<RunConfig> {

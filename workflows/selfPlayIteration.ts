@@ -13,7 +13,10 @@ import {
   type StageTiming,
 } from '../contracts/selfplay';
 import { condition, setHandler } from '@temporalio/workflow';
+import { evaluatesAfter } from '../config/evaluation';
+import { evaluatedPolicy } from '../config/policies';
 import { poolActivities } from './activity-options';
+import type { EvalResult } from '../contracts/evaluation';
 import {
   CONTROL_DESCRIPTIONS,
   iterationPausedSignal,
@@ -63,6 +66,18 @@ export async function selfPlayIteration(input: IterationInput): Promise<Iteratio
   );
   const snapshots = names.flatMap((policy) => prepared[policy]?.snapshot ?? []);
   const sampling = snapshots.length > 0 ? { snapshots } : {};
+
+  // Held-out evaluation (config `evaluation`): of the version the run starts from, beside this iteration's
+  // stages, and of the new commit before it is committed, so the manifest holds the accuracy.
+  const evaluate = (stage: 'eval' | 'evalStart', at: PolicySet): Promise<EvalResult> => {
+    const policy = evaluatedPolicy(config);
+    return timer.time(stage, () =>
+      pools.rollout.evaluateBenchmarks({ runId, config, policy, committed: at[policy] as PolicyCommit }),
+    );
+  };
+  const evalAtStart = input.evaluateStart ? evaluate('evalStart', prepared) : undefined;
+  // Its failure fails the iteration where it is awaited, not as an unhandled rejection before that.
+  void evalAtStart?.catch(() => undefined);
 
   const planRound = (round?: PlanRound): Promise<PlanResult> =>
     timer.time('plan', () =>
@@ -125,6 +140,10 @@ export async function selfPlayIteration(input: IterationInput): Promise<Iteratio
     ),
   );
   const policies: PolicySet = Object.fromEntries(updates.map((u) => [u.policy, u.committed]));
+  const evaluated = evaluatesAfter(config.evaluation, iteration, config.iterations)
+    ? await evaluate('eval', policies)
+    : undefined;
+  const startScore = await evalAtStart;
 
   const stageResults: ShardStageResult[] = shardResults.flat();
   const metrics: IterationMetrics = {
@@ -133,6 +152,8 @@ export async function selfPlayIteration(input: IterationInput): Promise<Iteratio
     stages: timer.timings(),
     reusedUnits: stageResults.reduce((sum, r) => sum + r.reusedUnits, 0),
     ...(gather ? { rounds: plans.length } : {}),
+    ...(evaluated ? { eval: evaluated } : {}),
+    ...(startScore ? { evalAtStart: startScore } : {}),
   };
   const recipeStateKey = filtered.recipeStateKey ?? input.recipeStateKey;
   const batchKeys = Object.values(filtered.batches).map((b) => b.key);

@@ -342,6 +342,8 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
   };
 
   let sinceStart = 0;
+  /** The iteration this run starts with (not a continuation's): where `evaluation.atStart` scores its start. */
+  const firstIteration = carry ? undefined : start.nextIteration;
   for (;;) {
     // A paused run starts no new iteration; a stop requested meanwhile completes it at once.
     await condition(() => !rollingBack && (!progress.paused || progress.stopRequested));
@@ -355,6 +357,7 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
       iteration: n,
       config: iterationConfig(config),
       ...committed,
+      ...(config.evaluation.atStart && n === firstIteration ? { evaluateStart: true } : {}),
     };
     iterationScope = new CancellationScope();
     const result = await iterationScope

@@ -44,7 +44,7 @@ export const SSP_CALLS = {
   judge: 'ssp.judge',
 } as const;
 
-/** Held-out evaluation of a lineage's checkpoints (continual training): one greedy answer per question. */
+/** Held-out evaluation (benchmarks, in a run or by `selfplay eval`; a lineage's checkpoints): n answers per question. */
 export const EVAL_CALLS = {
   answer: 'eval.answer',
 } as const;

@@ -1,77 +1,83 @@
 import { policyNames } from '../../config/policies';
-import { gunzipSync } from 'node:zlib';
 import type { EvaluateInput, EvaluationScore } from '../../contracts/continual';
 import type { ActivityDeps } from '../stages/deps';
-import { ensureServersAt } from '../stages/sync';
+import { runStoredUnits } from '../stages/shard-units';
 import { endpointFor } from '../../config/env';
-import { readObjectAtUri } from '../clients/storage';
-import { getJsonl, putJsonl } from '../clients/storage/codec';
 import { EVAL_CALLS } from '../clients/llm-protocol';
-import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
+import { reasonerMessages } from '../recipes/spice/prompts';
+import type { AnswerKind } from '../scoring/verifiers';
 import { heartbeatWhile } from '../lib/heartbeat';
 import { seedOf } from '../lib/rng';
-import {
-  evalPrompt,
-  judgeEvalAnswer,
-  parseEvalSet,
-  scoreOf,
-  type EvalItem,
-  type EvalVerdict,
-} from './eval-scoring';
-import { evalResultsKey } from './keys';
+import { loadBenchmark } from '../evaluation/benchmarks';
+import { ensureServing, EVAL_ROLE } from '../evaluation/evaluate';
 import { sharedAnswerChecker } from '../scoring/answer-checker-pool';
+import { judgeSample, type SampleVerdict } from '../evaluation/scoring';
+import { evalItemKey, evalItemsPrefix } from '../evaluation/keys';
+import { getJsonl } from '../clients/storage/codec';
+import { evalResultsKey } from './keys';
 
-/**
- * The role whose endpoint answers held-out questions: `inference.roles.eval` when the config sets one,
- * otherwise the default endpoint, with `{version}` in its model name filled in.
- */
-export const EVAL_ROLE = 'eval';
+/** One held-out item's verdict, a line of `eval-{label}-v{N}.jsonl.gz`. */
+export interface EvalVerdict extends SampleVerdict {
+  /** The item's place in the set (its key while the evaluation runs). */
+  unit: number;
+  id: string;
+  kind: AnswerKind;
+  gold: string;
+  completion: string;
+}
 
 /**
  * Scores one checkpoint on the held-out set, on the rollout pool (next to the inference servers): brings the
  * servers to its snapshot when the run syncs weights, samples one greedy answer per question from the policy
- * at that version, judges each with the recipes' verifiers and stores every verdict. A retry finds the stored
- * verdicts and does not sample again.
+ * at that version, judges each with the recipes' verifiers and stores every verdict as it comes (a benchmark
+ * file of any format in activities/evaluation/benchmarks.ts). A retry finds the stored verdicts and samples
+ * only the missing ones.
  */
 export function evaluationActivities(deps: ActivityDeps) {
   return {
     async evaluatePolicy(input: EvaluateInput): Promise<EvaluationScore> {
       const { config, checkpoint, label } = input;
       const resultsKey = evalResultsKey(input.lineage, input.jobId, label, checkpoint.policyVersion);
-      const score = (verdicts: readonly EvalVerdict[]): EvaluationScore => ({
-        label,
-        policyVersion: checkpoint.policyVersion,
-        ...scoreOf(verdicts),
-        resultsKey,
-      });
+      const score = (verdicts: readonly EvalVerdict[]): EvaluationScore => {
+        const correct = verdicts.filter((v) => v.correct).length;
+        const total = verdicts.length;
+        return {
+          label,
+          policyVersion: checkpoint.policyVersion,
+          correct,
+          total,
+          score: total ? correct / total : 0,
+          resultsKey,
+        };
+      };
+      // A finished evaluation needs neither the set nor the servers.
       const stored = await getJsonl<EvalVerdict>(deps.store, resultsKey);
       if (stored) return score(stored);
 
-      const items = await loadEvalSet(input.evalUri);
-      const verdicts = await heartbeatWhile(
+      const { items } = await loadBenchmark(input.evalUri, undefined, `held-out set ${input.evalUri}`);
+      const folder = resultsKey.replace(/\.jsonl\.gz$/, '');
+      const { records } = await heartbeatWhile(
         () => ({ label, version: checkpoint.policyVersion }),
         async (signal) => {
-          if (config.weightSync.engine !== 'none') {
-            if (!checkpoint.snapshot) {
-              throw nonRetryable(
-                NON_RETRYABLE.invalidInput,
-                `version ${checkpoint.policyVersion} has no sampler snapshot to load with weightSync.engine "${config.weightSync.engine}"`,
-              );
-            }
-            await ensureServersAt(deps, config, checkpoint.snapshot, signal);
-          }
+          await ensureServing(deps, config, checkpoint.policyVersion, checkpoint.snapshot, signal);
           const llm = deps.inference.endpoint(
             // A lineage trains one policy (see jobs.ts): the version is that policy's.
             endpointFor(EVAL_ROLE, config, deps.env, {
               [policyNames(config)[0] ?? '']: checkpoint.policyVersion,
             }),
           );
-          return Promise.all(
-            items.map(async (item: EvalItem) => {
+          return runStoredUnits({
+            store: deps.store,
+            key: resultsKey,
+            partsPrefix: evalItemsPrefix(folder),
+            partKey: (unit) => evalItemKey(folder, unit),
+            inputs: items.map((item) => ({ ...item, unit: item.index })),
+            work: async (item): Promise<EvalVerdict> => {
               const [sample] = await llm.chat({
                 role: EVAL_ROLE,
                 call: EVAL_CALLS.answer,
-                messages: [{ role: 'user', content: evalPrompt(item.question) }],
+                // The user turn of the Qwen Reasoner prompt, as lineages have always been scored.
+                messages: reasonerMessages(item.question, 'qwen').filter((m) => m.role === 'user'),
                 n: 1,
                 seed: seedOf('eval', item.id),
                 temperature: 0,
@@ -79,25 +85,21 @@ export function evaluationActivities(deps: ActivityDeps) {
                 maxTokens: config.sampling.maxTokens,
                 signal,
               });
-              return judgeEvalAnswer(item, sample?.content ?? '', sharedAnswerChecker());
-            }),
-          );
+              const completion = sample?.content ?? '';
+              return {
+                unit: item.unit,
+                id: item.id,
+                kind: item.kind,
+                gold: item.answer,
+                ...(await judgeSample(item, completion, sharedAnswerChecker())),
+                completion,
+              };
+            },
+            details: (done, total) => ({ label, version: checkpoint.policyVersion, done, total }),
+          });
         },
       );
-      await putJsonl(deps.store, resultsKey, verdicts);
-      return score(verdicts);
+      return score(records);
     },
   };
-}
-
-async function loadEvalSet(uri: string): Promise<EvalItem[]> {
-  try {
-    const bytes = await readObjectAtUri(uri);
-    return parseEvalSet((uri.endsWith('.gz') ? gunzipSync(bytes) : bytes).toString('utf8'));
-  } catch (err) {
-    throw nonRetryable(
-      NON_RETRYABLE.invalidInput,
-      `held-out set ${uri}: ${err instanceof Error ? err.message : String(err)}`,
-    );
-  }
 }

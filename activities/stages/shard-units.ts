@@ -32,21 +32,52 @@ export interface ShardUnitsResult<O> {
 export async function runShardUnits<I extends Unit, O extends Unit>(
   spec: ShardUnitsSpec<I, O>,
 ): Promise<ShardUnitsResult<O>> {
-  const { store, runId, iteration, stage, shard, inputs } = spec;
+  const { runId, iteration, stage, shard } = spec;
   const key = shardKey(runId, iteration, stage, shard);
+  return runStoredUnits({
+    store: spec.store,
+    key,
+    partsPrefix: `${key.replace(/\.jsonl\.gz$/, '')}/`,
+    partKey: (unit) => unitKey(runId, iteration, stage, shard, unit),
+    inputs: spec.inputs,
+    work: spec.work,
+    details: (done, total) => ({ stage, shard, done, total }),
+  });
+}
+
+/**
+ * The same guarantee for any set of units: each finished unit at `partKey(unit)`, under `partsPrefix` (one
+ * listing finds them all), and the whole `key` written last, in input order. Held-out evaluation stores
+ * each benchmark item this way.
+ */
+export interface StoredUnitsSpec<I extends Unit, O> {
+  store: ObjectStore;
+  key: string;
+  partsPrefix: string;
+  partKey: (unit: number) => string;
+  inputs: readonly I[];
+  work: (input: I) => Promise<O>;
+  /** The heartbeat's details after each unit. */
+  details: (done: number, total: number) => Record<string, unknown>;
+}
+
+export async function runStoredUnits<I extends Unit, O>(
+  spec: StoredUnitsSpec<I, O>,
+): Promise<ShardUnitsResult<O>> {
+  const { store, key, inputs } = spec;
   const done = await getJsonl<O>(store, key);
   if (done) return { key, records: done, reusedUnits: done.length };
 
-  const partKeys = new Set(await store.list(`${key.replace(/\.jsonl\.gz$/, '')}/`));
+  const partKeys = new Set(await store.list(spec.partsPrefix));
   const results = new Map<number, O>();
   let reusedUnits = 0;
-  const progress = () => ({ stage, shard, done: results.size, total: inputs.length });
+  const progress = () => spec.details(results.size, inputs.length);
   const heartbeat = (): void => Context.current().heartbeat(progress());
   // Beat when a unit finishes and on a clock: one unit can outlast the heartbeat timeout.
   await heartbeatWhile(progress, () =>
     Promise.all(
       inputs.map(async (input) => {
-        const partKey = unitKey(runId, iteration, stage, shard, input.unit);
+        const partKey = spec.partKey(input.unit);
         const saved = partKeys.has(partKey) ? await getJson<O>(store, partKey) : undefined;
         if (saved) {
           reusedUnits++;

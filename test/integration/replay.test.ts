@@ -77,7 +77,7 @@ describe('workflow replay', () => {
     });
   };
 
-  test("histories of this version's runs replay on it: controls, rollback, continue-as-new, rounds, two policies", async () => {
+  test("histories of this version's runs replay on it: controls, rollback, continue-as-new, rounds, two policies, evaluation", async () => {
     const spice = uniqueId('replay-spice');
     const spell = uniqueId('replay-spell');
     const two = uniqueId('replay-two');
@@ -127,7 +127,16 @@ describe('workflow replay', () => {
             iterations: 1,
             batchSize: 4,
             training: {
-              policies: { [`${two}-c`]: { roles: ['challenger'] }, [`${two}-r`]: { roles: ['reasoner'] } },
+              policies: {
+                [`${two}-c`]: { roles: ['challenger'] },
+                [`${two}-r`]: { roles: ['reasoner', 'eval'] },
+              },
+            },
+            // Held-out evaluation of the start and of the commit, beside and after the stages.
+            evaluation: {
+              every: 1,
+              atStart: true,
+              benchmarks: [{ name: 'heldout', uri: 'test/fixtures/eval/heldout.jsonl' }],
             },
           }),
         ],
@@ -141,6 +150,12 @@ describe('workflow replay', () => {
     // The parent continued as new at least once; the rollback's lineage ran its own children.
     expect(spiceHistories.filter((h) => h.workflowId === spice).length).toBeGreaterThanOrEqual(2);
     expect(spiceHistories.filter((h) => h.workflowId.startsWith(`${spice}.r1/`)).length).toBe(3);
+    // The two-policy iteration evaluated its start and its commit.
+    const evaluations = twoHistories
+      .filter((h) => h.workflowId === `${two}/iter-000001`)
+      .flatMap((h) => h.history.events ?? [])
+      .filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'evaluateBenchmarks');
+    expect(evaluations).toHaveLength(2);
     const histories = [...spiceHistories, ...spellHistories, ...twoHistories];
     expect(await replay(histories)).toEqual([]);
     record(histories);

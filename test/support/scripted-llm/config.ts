@@ -28,7 +28,8 @@ export interface BehaviourSettings {
   /**
    * Held-out evaluation answers (`eval.answer`): a question is answered right with probability
    * base + perVersion × v (clamped to [0, 1]), v being the version in the model name (`...-v{v}`, 0 without
-   * one); each question's draw is fixed, so a higher probability never loses a question a lower one won.
+   * one); each question's draw (each sample's, at a temperature above 0) is fixed, so a higher probability
+   * never loses a question a lower one won.
    */
   evalSkill: { base: number; perVersion: number };
 }

@@ -8,6 +8,7 @@ import { putJson } from '../../../activities/clients/storage/codec';
 import { manifestKey, metricsKey } from '../../../activities/clients/storage/keys';
 import { loadManifests, PLOT_IDS, renderReport } from '../../../cli/report';
 import type { Manifest } from '../../../contracts/selfplay';
+import type { BenchmarkResult } from '../../../contracts/evaluation';
 
 /** Chromium from Debian (`apt-get install chromium`; infra/local/test-all.sh installs it), or CHROMIUM. */
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
@@ -98,6 +99,54 @@ describe('selfplay report', () => {
     const html = renderReport(runId, manifests, 'now');
     expect(html).toContain('<th>zero-advantage</th><th>rounds</th><th>stage seconds</th>');
     expect(html).toMatch(/<td>0\.300<\/td><td>3<\/td><td>[\d.]+<\/td><\/tr>/);
+  });
+
+  test('held-out accuracy: a line per benchmark from the start, and accuracy, pass@n and maj@n columns', async () => {
+    const manifests = await loadManifests(store, runId);
+    const result = (accuracy: number, n: number, version: number): BenchmarkResult => ({
+      format: 'gsm8k',
+      items: 10,
+      n,
+      accuracy,
+      passAtK: n > 1 ? { 1: accuracy, [n]: accuracy + 0.2 } : {},
+      majAtK: n > 1 ? { 1: accuracy, [n]: accuracy + 0.1 } : {},
+      noAnswer: 0,
+      reusedItems: 0,
+      resultsKey: `runs/r/eval/policy/v${version}/x.jsonl.gz`,
+    });
+    manifests[0]!.metrics.evalAtStart = {
+      policy: 'policy',
+      version: 0,
+      benchmarks: { gsm8k: result(0.25, 4, 0), amc: result(0.5, 1, 0) },
+    };
+    manifests[1]!.metrics.eval = { policy: 'policy', version: 2, benchmarks: { gsm8k: result(0.375, 4, 2) } };
+    manifests[3]!.metrics.eval = {
+      policy: 'policy',
+      version: 4,
+      benchmarks: { gsm8k: result(0.5, 4, 4), amc: result(0.75, 1, 4) },
+    };
+    const html = renderReport(runId, manifests, 'now');
+    const plot = html.slice(html.indexOf(`<svg id="${PLOT_IDS.eval}"`));
+    const svg = plot.slice(0, plot.indexOf('</svg>'));
+    expect(svg).not.toContain('no data');
+    const dots = (name: string): string[] => {
+      const group = svg.slice(svg.indexOf(`<g class="series" data-name="${name}">`));
+      return [...group.slice(0, group.indexOf('</g>')).matchAll(/<title>([^<]+)<\/title>/g)].map(
+        (m) => m[1]!,
+      );
+    };
+    expect(dots('gsm8k')).toEqual(['gsm8k @ 0: 0.25', 'gsm8k @ 2: 0.375', 'gsm8k @ 4: 0.5']);
+    expect(dots('amc')).toEqual(['amc @ 0: 0.5', 'amc @ 4: 0.75']);
+    expect(html).toContain(
+      '<th>accuracy: gsm8k</th><th>pass@4: gsm8k</th><th>maj@4: gsm8k</th><th>accuracy: amc</th><th>stage seconds</th>',
+    );
+    // Iteration 4's row: its own evaluation; iteration 1's: none (the start's is drawn at 0, not in its row).
+    expect(html).toMatch(
+      /<td>0\.500<\/td><td>0\.700<\/td><td>0\.600<\/td><td>0\.750<\/td><td>[\d.]+<\/td><\/tr>/,
+    );
+    expect(html).toMatch(
+      /<tr><td>1<\/td>(<td>[^<]*<\/td>)*<td>–<\/td><td>–<\/td><td>–<\/td><td>–<\/td><td>[\d.]+<\/td><\/tr>/,
+    );
   });
 
   test('an empty run still renders (every plot says "no data")', () => {
