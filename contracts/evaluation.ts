@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import { RUN_ID, type RunConfig } from '../config/schema';
+import type { EvalResult } from './eval-result';
 import type { PolicyCommit } from './selfplay';
+
+export type { BenchmarkResult, EvalResult } from './eval-result';
 
 /**
  * Messages of held-out evaluation (version 1): the evaluation activity's input and result, which a run's
@@ -15,33 +18,6 @@ export interface EvaluateCheckpointInput {
   /** The evaluated policy (config/policies.ts `evaluatedPolicy`) as committed: its version and snapshot. */
   policy: string;
   committed: PolicyCommit;
-}
-
-/** One benchmark's scores (activities/evaluation/scoring.ts). */
-export interface BenchmarkResult {
-  format: string;
-  items: number;
-  /** Samples per item. */
-  n: number;
-  /** Mean over items of the share of correct samples (the pass@1 estimate). */
-  accuracy: number;
-  /** Unbiased pass@k by k (k = 1, 2, 4, ..., n; empty when n = 1). */
-  passAtK: Record<string, number>;
-  /** Majority vote of the first k samples is correct, by k (the same k). */
-  majAtK: Record<string, number>;
-  /** Share of samples without a `\boxed{}` answer. */
-  noAnswer: number;
-  /** Items whose verdicts were read back from storage instead of sampled (a retried or repeated evaluation). */
-  reusedItems: number;
-  /** The per-item verdicts, JSONL: `runs/{runId}/eval/{policy}/v{N}/{benchmark}-{settings}/results-….jsonl.gz`. */
-  resultsKey: string;
-}
-
-/** An evaluation of one policy version: what a manifest's `metrics.eval` holds. */
-export interface EvalResult {
-  policy: string;
-  version: number;
-  benchmarks: Record<string, BenchmarkResult>;
 }
 
 /** Where `evaluateCheckpoint` found the version to evaluate. */

@@ -1,6 +1,6 @@
 import type { RunConfig } from '../config/schema';
 import type { Lineage } from './lineage';
-import type { EvalResult } from './evaluation';
+import type { EvalResult } from './eval-result';
 
 /**
  * Messages that cross the workflow boundary, version 2 (version 1 carried one policy's version and refs at
