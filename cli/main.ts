@@ -138,8 +138,13 @@ async function start(flags: Map<string, string[]>, wait: boolean): Promise<void>
       const rewards = Object.entries(it.meanRewardByRole)
         .map(([role, r]) => `${role} ${r.toFixed(3)}`)
         .join(', ');
+      for (const [name, accuracy] of Object.entries(it.startAccuracy ?? {}))
+        console.log(`held-out ${name} at the start: ${percent(accuracy)}`);
+      const heldOut = Object.entries(it.heldOutAccuracy ?? {})
+        .map(([name, accuracy]) => `held-out ${name} ${percent(accuracy)}, `)
+        .join('');
       console.log(
-        `iteration ${it.iteration} committed: valid tasks ${(100 * it.validTaskRate).toFixed(1)}%, mean reward ${rewards}, ${it.rows} training rows, ${it.seconds.toFixed(1)} s`,
+        `iteration ${it.iteration} committed: ${heldOut}valid tasks ${percent(it.validTaskRate)}, mean reward ${rewards}, ${it.rows} training rows, ${it.seconds.toFixed(1)} s`,
       );
     }
   }
@@ -148,6 +153,8 @@ async function start(flags: Map<string, string[]>, wait: boolean): Promise<void>
     `run ${runId} completed: ${outcome.lastCommitted} iterations committed, ${versionsText(outcome.versions)}`,
   );
 }
+
+const percent = (share: number): string => `${(100 * share).toFixed(1)}%`;
 
 async function list(flags: Map<string, string[]>): Promise<void> {
   const options = asUsage(() => listOptions(flags));

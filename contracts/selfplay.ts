@@ -250,6 +250,10 @@ export interface IterationSummary {
   zeroAdvantageFraction: number;
   rows: number;
   seconds: number;
+  /** Held-out accuracy by benchmark of the version this iteration committed, when it was evaluated. */
+  heldOutAccuracy?: Record<string, number>;
+  /** Held-out accuracy by benchmark of the version the run started from (`evaluation.atStart`). */
+  startAccuracy?: Record<string, number>;
 }
 
 /** What a committed manifest says; written by `commit`, read on resume. */

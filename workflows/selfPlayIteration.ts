@@ -183,9 +183,14 @@ export async function selfPlayIteration(input: IterationInput): Promise<Iteratio
       zeroAdvantageFraction: filtered.metrics.zeroAdvantageFraction,
       rows: filtered.rows,
       seconds: (Date.now() - started) / 1000,
+      ...(evaluated ? { heldOutAccuracy: accuracyByBenchmark(evaluated) } : {}),
+      ...(startScore ? { startAccuracy: accuracyByBenchmark(startScore) } : {}),
     },
   };
 }
+
+const accuracyByBenchmark = (result: EvalResult): Record<string, number> =>
+  Object.fromEntries(Object.entries(result.benchmarks).map(([name, b]) => [name, b.accuracy]));
 
 const recipeState = (input: IterationInput): { recipeStateKey?: string } =>
   input.recipeStateKey ? { recipeStateKey: input.recipeStateKey } : {};
