@@ -7,7 +7,7 @@ import { startTemporalDevServer } from '../test/support/temporal-server';
 import { CONTROLS, runToyWorld, withControl, type Control } from '../test/support/toy-world-run';
 
 /**
- * `npm run bench -- learning [--iterations K] [--seeds 0,1,2] [--control lr0|flipped]`: the toy world's warm
+ * `npm run bench -- learning [--iterations K] [--seeds 0,1,2] [--control lr0|flipped] [--warm-start-steps N]`: the toy world's warm
  * start (cached after the first run), then one SPICE run of K iterations per seed on a local stack (a Temporal
  * dev server, storage in a temporary directory, the kernel, a worker process). Prints the held-out accuracy
  * per iteration, the wall time per iteration, the gain per seed with its mean and spread over seeds, and
@@ -25,7 +25,8 @@ export async function main(args: string[]): Promise<void> {
     throw new Error(`--control: one of ${CONTROLS.join(', ')}, not ${String(control)}`);
 
   let t0 = Date.now();
-  const world = await prepareToyWorld();
+  const steps = option('--warm-start-steps');
+  const world = await prepareToyWorld(steps ? { warmStartSteps: Number(steps) } : {});
   console.log(`warm start: ${JSON.stringify(world.warmStart)}`);
   console.log(`world ready in ${((Date.now() - t0) / 1000).toFixed(1)} s (${world.dir})`);
 

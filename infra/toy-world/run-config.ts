@@ -4,11 +4,11 @@
  * preset and why:
  * - B = 8 documents and G = 8, so an iteration takes seconds on two cores;
  * - free-form Integer tasks only (the world's documents hold counts), one type-selection call per document;
- * - generations of at most 48 tokens (the world's answers are a few dozen tokens), and Dr.GRPO's
+ * - generations of at most 24 tokens (the world's answers are about a dozen), and Dr.GRPO's
  *   normaliser set to that budget, as the paper sets it to its own generation budget;
  * - a learning rate for a model of about a million parameters trained from scratch, not 1e-6;
  * - held-out accuracy measured on the world's held-out set before the first step and after every one,
- *   as the mean correctness of 4 samples per item at the sampling temperature (a pass@1 estimate: the
+ *   as the mean correctness of 2 samples per item at the sampling temperature (a pass@1 estimate: the
  *   policy as it plays, not its greedy mode).
  */
 export const TOY_WORLD_POLICY = 'toy';
@@ -16,7 +16,7 @@ export const TOY_WORLD_BENCHMARK = 'toy-heldout';
 
 /** The run config for a world's files: its corpus and its held-out set (paths or URIs). */
 export function toyWorldRunConfig(world: { corpus: string; heldOut: string }): Record<string, unknown> {
-  const maxTokens = 48;
+  const maxTokens = 24;
   return {
     recipe: 'spice',
     iterations: 8,
@@ -38,9 +38,9 @@ export function toyWorldRunConfig(world: { corpus: string; heldOut: string }): R
       every: 1,
       atStart: true,
       benchmarks: [{ name: TOY_WORLD_BENCHMARK, uri: world.heldOut }],
-      n: 4,
+      n: 2,
       temperature: 1.0,
-      maxTokens: 16,
+      maxTokens: 10,
     },
   };
 }

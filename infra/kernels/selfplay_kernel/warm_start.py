@@ -33,14 +33,17 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class WarmStartConfig:
-    steps: int = 600
+    steps: int = 800
     batch_size: int = 32
-    learning_rate: float = 3e-3
-    warmup_steps: int = 30
-    hidden_size: int = 128
-    layers: int = 4
+    learning_rate: float = 5e-3
+    warmup_steps: int = 50
+    hidden_size: int = 64
+    layers: int = 2
     heads: int = 4
     vocab_size: int = 8192
+    # The share of steps each role's batches take: a Reasoner batch costs a tenth of a Challenger batch and
+    # arithmetic takes many more steps to learn than copying numbers into a fixed JSON shape.
+    role_weights: tuple[tuple[str, float], ...] = (("reasoner", 0.75), ("challenger", 0.2), ("type_selection", 0.05))
     seed: int = 0
 
 
@@ -106,18 +109,27 @@ def encode_examples(tokenizer, rows: list[dict]) -> list[Trajectory]:
     return out
 
 
-def role_batches(data: list[Trajectory], size: int, rng: random.Random) -> Iterator[list[Trajectory]]:
-    """Endless shuffled batches, each of one role: a role's examples have similar lengths, so a batch pads
-    little (a Challenger prompt is ten times a Reasoner's). Every example is seen once per epoch."""
+def role_batches(
+    data: list[Trajectory], size: int, weights: dict[str, float], rng: random.Random
+) -> Iterator[list[Trajectory]]:
+    """Endless batches, each of one role: a role's examples have similar lengths, so a batch pads little (a
+    Challenger prompt is ten times a Reasoner's). Roles take turns by `weights` (roles it does not name get
+    weight 1); each role's examples are shuffled and seen once per pass over that role."""
     by_role: dict[str, list[Trajectory]] = {}
     for t in data:
         by_role.setdefault(t.role, []).append(t)
+    roles = sorted(by_role)
+    passes = {role: iter(()) for role in roles}
     while True:
-        epoch = []
-        for examples in by_role.values():
-            shuffled = rng.sample(examples, len(examples))
-            epoch += [shuffled[i : i + size] for i in range(0, len(shuffled), size)]
-        yield from rng.sample(epoch, len(epoch))
+        role = rng.choices(roles, weights=[weights.get(r, 1.0) for r in roles])[0]
+        batch = []
+        while len(batch) < size:
+            example = next(passes[role], None)
+            if example is None:
+                passes[role] = iter(rng.sample(by_role[role], len(by_role[role])))
+                continue
+            batch.append(example)
+        yield batch
 
 
 def sft_loss(model: torch.nn.Module, batch: list[Trajectory], pad_id: int) -> tuple[torch.Tensor, list[float]]:
@@ -150,12 +162,13 @@ def warm_start(examples_path: Path, out_dir: Path, config: WarmStartConfig) -> d
         hidden_size=config.hidden_size,
         layers=config.layers,
         heads=config.heads,
-        max_positions=max(e.length for e in data) * 2,
+        # Rotary positions cost no parameters: room for prompts longer than any example.
+        max_positions=max(4096, 2 * max(e.length for e in data)),
         seed=config.seed,
     )
     model.train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=config.learning_rate, weight_decay=0.0)
-    batches = role_batches(data, config.batch_size, random.Random(config.seed))
+    batches = role_batches(data, config.batch_size, dict(config.role_weights), random.Random(config.seed))
     recent: dict[str, list[float]] = {}
     for step in range(config.steps):
         batch = next(batches)

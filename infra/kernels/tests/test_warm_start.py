@@ -1,0 +1,89 @@
+"""The warm start: examples tokenized as the trainer tokenizes rows, a model that learns them, a directory the
+kernel serves, and clear errors for bad example files."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from selfplay_kernel.chat import encode_completion, encode_prompt
+from selfplay_kernel.policy import KernelConfig, Policy
+from selfplay_kernel.sampler import ChatCompletionRequest, Sampler
+from selfplay_kernel.warm_start import (
+    WarmStartConfig,
+    build_line_tokenizer,
+    encode_examples,
+    read_examples,
+    warm_start,
+)
+
+TEMPLATE = "Answer the question.\nPut the answer in \\boxed{}.\nQuestion: "
+
+
+def _examples(path: Path, n: int = 64) -> Path:
+    rng = random.Random(0)
+    rows = []
+    for _ in range(n):
+        a, b = rng.randint(1, 4), rng.randint(1, 4)
+        rows.append(
+            {
+                "messages": [{"role": "user", "content": f"{TEMPLATE}What is {a} + {b}?"}],
+                "completion": f"\\boxed{{{a + b}}}",
+                "role": "reasoner",
+            }
+        )
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def test_the_tokenizer_keeps_digits_apart_and_merges_the_template(tmp_path: Path) -> None:
+    rows = read_examples(_examples(tmp_path / "ex.jsonl"))
+    tok = build_line_tokenizer([r["messages"][0]["content"] for r in rows] * 4, vocab_size=2048)
+    assert tok.tokenize("1234") == ["1", "2", "3", "4"]
+    # A template repeated in every example becomes a few tokens, not one per character.
+    assert len(tok.tokenize(TEMPLATE)) < len(TEMPLATE) / 8
+    assert tok.decode(tok(TEMPLATE + "What is 12 + 3?")["input_ids"]) == TEMPLATE + "What is 12 + 3?"
+
+
+def test_warm_start_learns_the_examples_and_the_kernel_serves_the_result(tmp_path: Path) -> None:
+    examples = _examples(tmp_path / "ex.jsonl")
+    config = WarmStartConfig(steps=60, batch_size=16, learning_rate=1e-2, warmup_steps=5, vocab_size=1024)
+    summary = warm_start(examples, tmp_path / "model", config)
+    assert summary["examples"] == 64
+    assert summary["finalLossByRole"]["reasoner"] < 2.0  # from ~7 (uniform over the vocabulary)
+    saved = json.loads((tmp_path / "model" / "warm-start.json").read_text())
+    assert saved["config"]["steps"] == 60
+
+    policy = Policy.load(KernelConfig(model=str(tmp_path / "model"), policy="toy", device="cpu"))
+    # The trainer encodes a row exactly as the warm start did.
+    messages = [{"role": "user", "content": f"{TEMPLATE}What is 1 + 2?"}]
+    assert encode_prompt(policy.tokenizer, messages)[-1] != policy.tokenizer.eos_token_id
+    assert encode_completion(policy.tokenizer, "\\boxed{3}").ids[-1] == policy.tokenizer.eos_token_id
+    sampler = Sampler(policy)
+    try:
+        answer = sampler.complete(
+            ChatCompletionRequest(model="toy", messages=messages, temperature=0, max_tokens=8)
+        )
+    finally:
+        sampler.close()
+    assert answer["choices"][0]["message"]["content"].startswith("\\boxed{")
+    # The sampler saw the prompt the warm start trained on, token for token.
+    warm = encode_examples(policy.tokenizer, [{"messages": messages, "completion": "", "role": "reasoner"}])[0]
+    assert answer["usage"]["prompt_tokens"] == len(warm.prompt)
+
+
+def test_bad_example_files_are_named(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"messages": [], "completion": "x"}\nnot json\n', encoding="utf-8")
+    with pytest.raises(ValueError, match="bad.jsonl:2: not JSON"):
+        read_examples(bad)
+    bad.write_text('{"completion": "x"}\n', encoding="utf-8")
+    with pytest.raises(ValueError, match='bad.jsonl:1: needs "messages"'):
+        read_examples(bad)
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="no examples"):
+        read_examples(empty)
