@@ -7,11 +7,13 @@ step (writer), while several sampling batches and a checkpoint may read together
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import torch
 
@@ -93,6 +95,22 @@ def load_base_model(model: str, device: torch.device, dtype: torch.dtype):
     return net
 
 
+def load_tokenizer(model: str):
+    """The model's tokenizer, splitting text exactly as its files say. transformers picks the tokenizer class
+    from the architecture (a Qwen2 model gets Qwen2Tokenizer), and such a class rebuilds its own pre-tokenizer
+    from code; a tokenizer saved as the generic `TokenizersBackend` (one trained for its model, like the warm
+    start's) would then split prompts differently from how the model was trained. So a directory whose
+    tokenizer_config.json names that class is loaded with it; every other model goes through AutoTokenizer."""
+    from transformers import AutoTokenizer
+
+    local_config = Path(model) / "tokenizer_config.json"
+    if local_config.is_file() and json.loads(local_config.read_text()).get("tokenizer_class") == "TokenizersBackend":
+        from transformers.tokenization_utils_tokenizers import TokenizersBackend
+
+        return TokenizersBackend.from_pretrained(model)
+    return AutoTokenizer.from_pretrained(model)
+
+
 @dataclass
 class Policy:
     """Live training state. `version` counts applied steps (it is also the optimizer's step count, which
@@ -112,12 +130,10 @@ class Policy:
 
     @classmethod
     def load(cls, config: KernelConfig) -> Policy:
-        from transformers import AutoTokenizer
-
         torch.manual_seed(config.seed)
         device = resolve_device(config.device)
         dtype = DTYPES[config.dtype]
-        tokenizer = AutoTokenizer.from_pretrained(config.model)
+        tokenizer = load_tokenizer(config.model)
         if tokenizer.eos_token_id is None:
             raise SystemExit(f"--model {config.model}: the tokenizer has no EOS token")
         if tokenizer.pad_token_id is None:

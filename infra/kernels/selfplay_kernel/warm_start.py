@@ -99,6 +99,14 @@ def build_line_tokenizer(texts: list[str], vocab_size: int):
     return fast
 
 
+def train_tokenizer(rows: list[dict], config: WarmStartConfig):
+    """The warm start's tokenizer for these examples. The templates repeat in every example: a sample of the
+    texts trains the same merges, much faster."""
+    sample = random.Random(config.seed).sample(rows, min(len(rows), 2000))
+    texts = [t for r in sample for t in (*(m["content"] for m in r["messages"]), r["completion"])]
+    return build_line_tokenizer(texts, config.vocab_size)
+
+
 def encode_examples(tokenizer, rows: list[dict]) -> list[Trajectory]:
     """Each example as the trainer encodes a training row (every completion token in the loss)."""
     out = []
@@ -151,11 +159,7 @@ def warm_start(examples_path: Path, out_dir: Path, config: WarmStartConfig) -> d
     random.seed(config.seed)
     torch.manual_seed(config.seed)
     rows = read_examples(examples_path)
-    # The templates repeat in every example: a sample of the texts trains the same merges, much faster.
-    sample = random.Random(config.seed).sample(rows, min(len(rows), 2000))
-    tokenizer = build_line_tokenizer(
-        [t for r in sample for t in (*(m["content"] for m in r["messages"]), r["completion"])], config.vocab_size
-    )
+    tokenizer = train_tokenizer(rows, config)
     data = encode_examples(tokenizer, rows)
     model = build_model(
         tokenizer,
