@@ -25,6 +25,12 @@ export const spiceParams = z.strictObject({
   reasonerTemplate: z.enum(['qwen', 'octothinker']),
   /** Tries of the type-selection call (MCQ or free form) before falling back to MCQ, counted in the metrics. */
   typeSelectionAttempts: positiveInt.max(10),
+  /**
+   * Reject a task whose question asks for a plain integer sum or difference and whose answer is not its value
+   * (activities/recipes/spice/arithmetic.ts). Not in the paper; off by default. The toy world turns it on, where
+   * a small Challenger and Reasoner otherwise collude on wrong answers.
+   */
+  refuteArithmeticAnswers: z.boolean(),
   /** Zero-advantage rows add nothing under Dr.GRPO's constant normaliser; dropping them only saves compute. */
   dropZeroAdvantage: z.boolean(),
 });
@@ -39,6 +45,7 @@ export const SPICE_DEFAULTS = {
   reasonerTemplate: 'qwen',
   typeSelectionAttempts: 3,
   dropZeroAdvantage: false,
+  refuteArithmeticAnswers: false,
 } as const;
 
 /** Run-config defaults SPICE sets for the shared fields. */

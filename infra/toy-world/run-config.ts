@@ -2,10 +2,13 @@
  * The SPICE run the toy world is made for: the paper's recipe and estimator (Dr.GRPO with PPO-clip, the
  * Gaussian variance reward, ρ = −0.1 for invalid tasks), sized for a CPU. What differs from the paper's
  * preset and why:
- * - B = 8 documents and G = 8, so an iteration takes seconds on two cores;
+ * - B = 16 documents and G = 8, so an iteration takes seconds on two cores;
  * - free-form Integer tasks only (the world's documents hold counts), one type-selection call per document;
  * - generations of at most 24 tokens (the world's answers are about a dozen), and Dr.GRPO's
  *   normaliser set to that budget, as the paper sets it to its own generation budget;
+ * - a task whose stated sum is wrong is invalid (`spice.refuteArithmeticAnswers`): without it the small
+ *   Challenger and Reasoner collude, the Challenger stating 9 for every sum and the Reasoner learning to answer
+ *   9, so both rewards rise while held-out accuracy falls (measured: 16% to 5% over 20 iterations);
  * - a learning rate for a model of about a million parameters trained from scratch, not 1e-6;
  * - held-out accuracy measured on the world's held-out set before the first step and after every one,
  *   as the mean correctness of 2 samples per item at the sampling temperature (a pass@1 estimate: the
@@ -19,18 +22,23 @@ export function toyWorldRunConfig(world: { corpus: string; heldOut: string }): R
   const maxTokens = 24;
   return {
     recipe: 'spice',
-    iterations: 8,
-    batchSize: 8,
+    iterations: 20,
+    batchSize: 16,
     shardSize: 4,
     groupSize: 8,
     corpus: { uri: world.corpus, maxSegmentChars: 2000 },
     sampling: { temperature: 1.0, topP: 1.0, maxTokens },
-    spice: { taskFormats: 'free_form', typeSelectionAttempts: 1, maxAttempts: 8 },
+    spice: {
+      taskFormats: 'free_form',
+      typeSelectionAttempts: 1,
+      maxAttempts: 8,
+      refuteArithmeticAnswers: true,
+    },
     training: {
       policy: TOY_WORLD_POLICY,
       estimator: 'dr_grpo',
       loss: { normalizerConstant: maxTokens },
-      optimizer: { learningRate: 1e-3, maxGradNorm: 1.0 },
+      optimizer: { learningRate: 2e-3, maxGradNorm: 1.0 },
     },
     weightSync: { engine: 'kernel' },
     inference: { requestTimeoutSeconds: 300 },

@@ -8,7 +8,11 @@ import type { GateVerdict, SpiceGated, SpiceProposal } from './records';
  * stripped), and a question already asked for an earlier document of the shard is a duplicate. Two
  * trajectories of the same document may share a question: they are separate samples of one prompt.
  */
-export function gateSpice(_plan: PlanDocument[], proposals: SpiceProposal[]): SpiceGated[] {
+export function gateSpice(
+  _plan: PlanDocument[],
+  proposals: SpiceProposal[],
+  options: { refuteArithmetic: boolean },
+): SpiceGated[] {
   const askedBy = new Map<string, number>();
   return [...proposals]
     .sort((a, b) => a.docIndex - b.docIndex)
@@ -18,7 +22,7 @@ export function gateSpice(_plan: PlanDocument[], proposals: SpiceProposal[]): Sp
           ? { format: 'mcq' }
           : { format: 'free_form', answerType: p.answerType ?? 'String' };
       const verdicts = p.trajectories.map((t): GateVerdict => {
-        const verdict = judgeAttempt(t.completion, t.finishReason, request);
+        const verdict = judgeAttempt(t.completion, t.finishReason, request, options);
         if (!verdict.valid) return verdict;
         const key = normalizeQuestion(verdict.task.question);
         const owner = askedBy.get(key);

@@ -20,7 +20,10 @@ export const spiceRecipe: Recipe<
   name: 'spice',
   plan: planSpice,
   propose: proposeSpice,
-  gate: (_ctx, plan, proposals) => Promise.resolve(gateSpice(plan, proposals)),
+  gate: (ctx, plan, proposals) =>
+    Promise.resolve(
+      gateSpice(plan, proposals, { refuteArithmetic: ctx.config.spice.refuteArithmeticAnswers }),
+    ),
   solve: solveSpice,
   judge: (_ctx, gated, solved) => judgeSpice(gated, solved, sharedAnswerChecker()),
   filter: filterSpice,

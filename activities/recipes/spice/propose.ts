@@ -39,7 +39,9 @@ export async function proposeSpice(ctx: RecipeContext, doc: PlanDocument): Promi
       attempts.push({
         completion: s.content,
         finishReason: s.finishReason,
-        valid: judgeAttempt(s.content, s.finishReason, request).valid,
+        valid: judgeAttempt(s.content, s.finishReason, request, {
+          refuteArithmetic: config.spice.refuteArithmeticAnswers,
+        }).valid,
       });
     }
     if (attempts.some((a) => a.valid)) break;

@@ -1,3 +1,4 @@
+import { refutesArithmetic } from './arithmetic';
 import { parseChallengerOutput, type FreeFormType, type SpiceTask } from './parse';
 
 export type ChallengerRequest = { format: 'mcq' } | { format: 'free_form'; answerType: FreeFormType };
@@ -11,8 +12,12 @@ export function judgeAttempt(
   completion: string,
   finishReason: string,
   request: ChallengerRequest,
+  options: { refuteArithmetic: boolean },
 ): { valid: true; task: SpiceTask } | { valid: false; reason: string } {
   if (finishReason === 'length') return { valid: false, reason: 'truncated' };
   const parsed = parseChallengerOutput(completion, request);
-  return parsed.ok ? { valid: true, task: parsed.task } : { valid: false, reason: parsed.reason };
+  if (!parsed.ok) return { valid: false, reason: parsed.reason };
+  if (options.refuteArithmetic && refutesArithmetic(parsed.task.question, parsed.task.answer))
+    return { valid: false, reason: 'wrong_arithmetic' };
+  return { valid: true, task: parsed.task };
 }

@@ -33,7 +33,7 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class WarmStartConfig:
-    steps: int = 800
+    steps: int = 1500
     batch_size: int = 32
     learning_rate: float = 5e-3
     warmup_steps: int = 50
