@@ -22,7 +22,7 @@ export function s3ObjectIo(endpoint: string) {
       const { bucket, path } = parts(uri);
       return new S3Store({ bucket, prefix: path, client });
     },
-    async read(uri: string): Promise<Buffer> {
+    read: async (uri: string): Promise<Buffer> => {
       const { store, key } = object(uri);
       const body = await store.get(key);
       if (body === undefined) throw new PermanentReadError(`no object at ${uri}`);
