@@ -2,6 +2,7 @@ import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import {
   pauseUpdate,
   resumeUpdate,
+  retryIterationUpdate,
   RUN_PARAM_KEYS,
   setParamsUpdate,
   stopAfterIterationUpdate,
@@ -9,7 +10,7 @@ import {
   type RunProgress,
 } from '../workflows/messages';
 
-export type Control = 'pause' | 'resume' | 'stop' | 'set';
+export type Control = 'pause' | 'resume' | 'stop' | 'set' | 'retry';
 
 /**
  * Sends an operator control to a run as its validated Update. A rejection (already paused, a bad parameter)
@@ -31,6 +32,8 @@ export async function sendControl(
       return refusalAsError(runId, control, handle.executeUpdate(stopAfterIterationUpdate));
     case 'set':
       return refusalAsError(runId, control, handle.executeUpdate(setParamsUpdate, { args: [params] }));
+    case 'retry':
+      return refusalAsError(runId, control, handle.executeUpdate(retryIterationUpdate));
   }
 }
 

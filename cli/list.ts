@@ -8,6 +8,7 @@ export const LIST_STATES = [
   'running',
   'paused',
   'stopping',
+  'needsOperator',
   'completed',
   'failed',
   'terminated',

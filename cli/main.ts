@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
 import { resolveRunConfig } from '../config/schema';
 import { selfPlayRun } from '../workflows';
+import { runIdProblem } from '../workflows/selfPlayRun';
 import { progressQuery } from '../workflows/messages';
 import { versionsText } from '../contracts/selfplay';
 import { parseFlags } from './args';
@@ -28,13 +29,15 @@ const USAGE = `selfplay <command>
   start --recipe NAME [--config FILE.json|.yaml|.yml] [--set key=value]... [--id RUN_ID] [--wait]
         start a run: the recipe's preset, then the file, then each --set (a dotted path, a JSON or plain
         value: --set training.optimizer.learningRate=1e-6); validated here first; --wait prints each commit
-  list [--recipe NAME] [--state running|paused|stopping|completed|failed|terminated|canceled|timed_out] [--limit N]
+  list [--recipe NAME] [--state running|paused|stopping|needsOperator|completed|failed|...] [--limit N]
                     the newest runs (default 20) with recipe, state, last committed iteration and metrics
   status RUN_ID [--watch]
                     the run: iteration i/N, pause/stop, per-stage progress bars, recent rewards;
                     --watch redraws it every second on a terminal until the run ends or Ctrl-C
   pause RUN_ID | resume RUN_ID | stop RUN_ID
                     pause at the next stage boundary, resume, or finish the current iteration and complete
+  retry RUN_ID      run again the iteration a needsOperator run waits on, once its cause is fixed
+                    (what its stages stored is reused)
   set RUN_ID --set learningRate=5e-7 [--set temperature=0.8 --set groupSize=8 --set batchSize=64]
                     change parameters from the next iteration (validated by the run; refused with the reason)
   rollback RUN_ID --to N
@@ -68,7 +71,11 @@ async function main(argv: string[]): Promise<void> {
   if (command === 'list') return list(flags);
   if (command === 'status' && positionals[0]) return status(positionals[0], switches.has('--watch'));
   if (
-    (command === 'pause' || command === 'resume' || command === 'stop' || command === 'set') &&
+    (command === 'pause' ||
+      command === 'resume' ||
+      command === 'stop' ||
+      command === 'set' ||
+      command === 'retry') &&
     positionals[0]
   ) {
     return control(command, positionals[0], flags.get('--set') ?? []);
@@ -112,6 +119,8 @@ async function start(flags: Map<string, string[]>, wait: boolean): Promise<void>
     flags.get('--id')?.[0] ??
     resolved.config.runId ??
     `${resolved.config.recipe}-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+  const idProblem = runIdProblem(resolved.config.runId ?? runId, runId);
+  if (idProblem) throw new UsageError(`invalid run config: ${idProblem}`);
   const c = await client();
   const handle = await c.workflow.start(selfPlayRun, {
     workflowId: runId,

@@ -54,10 +54,15 @@ function runningLines(run: RunProgress, iteration: IterationProgress | undefined
   ];
   if (run.paused)
     lines.push(`paused: ${pauseNote(run, iteration)}; resume with: selfplay resume ${run.runId}`);
-  if (run.stopRequested)
+  if (run.failure)
+    lines.push(
+      `needs operator: iteration ${run.failure.iteration} failed (${run.failure.type}): ${run.failure.message}`,
+      `  fix the cause, then: selfplay retry ${run.runId}  (or rollback, or stop)`,
+    );
+  else if (run.stopRequested)
     lines.push(`stopping: the run completes once iteration ${run.iteration} has committed`);
   if (iteration) lines.push(`iteration ${iteration.iteration}`, ...stageLines(iteration, width));
-  else if (!run.iterationInFlight && !run.paused) lines.push('between iterations');
+  else if (!run.iterationInFlight && !run.paused && !run.failure) lines.push('between iterations');
   return lines;
 }
 

@@ -187,16 +187,31 @@ export const runConfig = z
       rollout: z.string().min(1),
       trainer: z.string().min(1),
     }),
-    timeouts: z.strictObject({
-      /** Per attempt of a rollout shard (propose, solve, LLM judges). */
-      rolloutShardMinutes: z.number().positive(),
-      /** Per attempt of a training step. */
-      trainStepMinutes: z.number().positive(),
-      /** A worker that stops heartbeating for this long is presumed dead and its shard is retried elsewhere. */
-      heartbeatSeconds: z.number().positive(),
-      /** Attempts of any activity before the iteration fails (non-retryable errors fail at once). */
-      activityMaxAttempts: z.number().int().min(1).max(1000),
-    }),
+    /**
+     * Activity timeouts and retries (workflows/activity-options.ts). A transient failure (storage, network,
+     * 5xx, a kernel restarting) is retried with backoff from `retryInitialSeconds`, doubling up to
+     * `retryMaxSeconds`, and without an attempt limit unless `activityMaxAttempts` sets one; a deterministic
+     * one (bad config, bad batch, unknown model) fails at once (activities/lib/errors.ts).
+     */
+    timeouts: z
+      .strictObject({
+        /** Per attempt of a rollout shard (propose, solve, LLM judges). */
+        rolloutShardMinutes: z.number().positive(),
+        trainStepMinutes: z.number().positive(),
+        /** Per attempt of an orchestrator activity (plan, gate, rule judges, filter, commit, run bookkeeping). */
+        orchestratorMinutes: z.number().positive(),
+        /** A worker of any pool silent this long is presumed dead and its activity is retried elsewhere. */
+        heartbeatSeconds: z.number().positive(),
+        /** An attempt cap; unset (the default), a transient failure is retried until it clears. */
+        activityMaxAttempts: z.number().int().min(1).max(1000).optional(),
+        retryInitialSeconds: z.number().positive(),
+        /** The backoff cap: the longest wait between two attempts, so a healed outage is noticed this soon. */
+        retryMaxSeconds: z.number().positive(),
+      })
+      .refine((t) => t.retryMaxSeconds >= t.retryInitialSeconds, {
+        path: ['retryMaxSeconds'],
+        message: 'must be at least timeouts.retryInitialSeconds',
+      }),
     /** Held-out accuracy on benchmark files, every K iterations and at the start (config/evaluation.ts). */
     evaluation: evaluationParams,
     /** The parent continues-as-new after this many iterations (or sooner when Temporal suggests it). */
@@ -234,6 +249,19 @@ function evaluatedPolicyKnown(policies: Record<string, { roles: string[] }> | un
 export type RecipeName = RunConfig['recipe'];
 export const RECIPES = ['spice', 'spell', 'mae', 'ssp', 'scope'] as const satisfies readonly RecipeName[];
 
+/**
+ * Timeouts and retries unless the config sets them. Exported for iteration inputs recorded before a field
+ * existed: a child workflow gets its config resolved by the parent, not re-resolved, so it fills them here.
+ */
+export const TIMEOUT_DEFAULTS = {
+  rolloutShardMinutes: 240,
+  trainStepMinutes: 120,
+  orchestratorMinutes: 120,
+  heartbeatSeconds: 120,
+  retryInitialSeconds: 1,
+  retryMaxSeconds: 60,
+} as const satisfies RunConfig['timeouts'];
+
 /** Defaults shared by every recipe; a preset overrides them. */
 const commonDefaults = {
   seed: 0,
@@ -243,12 +271,7 @@ const commonDefaults = {
   training: { policy: 'policy', checkpoint: true, negateAdvantages: false },
   weightSync: { engine: 'none', servers: [], attempts: 3, timeoutSeconds: 600 },
   pools: { orchestrator: 'selfplay-orchestrator', rollout: 'selfplay-rollout', trainer: 'selfplay-trainer' },
-  timeouts: {
-    rolloutShardMinutes: 240,
-    trainStepMinutes: 120,
-    heartbeatSeconds: 120,
-    activityMaxAttempts: 10,
-  },
+  timeouts: TIMEOUT_DEFAULTS,
   continueAsNewEvery: 10,
   judgePool: 'rollout',
   spice: SPICE_DEFAULTS,

@@ -287,4 +287,6 @@ export interface RunCarry extends RunStart {
   recent: IterationResult[];
   /** The run was paused when it continued as new: it stays paused. */
   paused?: boolean;
+  /** A stop was accepted before the run continued as new: the continued run completes at once. */
+  stopRequested?: boolean;
 }

@@ -1,5 +1,6 @@
 import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../activities';
+import { heartbeatClock } from '../activities/lib/heartbeat';
 
 export const POOLS = ['orchestrator', 'rollout', 'trainer'] as const;
 export type Pool = (typeof POOLS)[number];
@@ -37,6 +38,8 @@ export async function createPoolWorkers(options: PoolWorkersOptions): Promise<Wo
         namespace: options.namespace,
         taskQueue: options.queues[pool],
         activities,
+        // Every activity heartbeats, so a killed worker of any pool is noticed within the heartbeat timeout.
+        interceptors: { activity: [heartbeatClock] },
         maxConcurrentActivityTaskExecutions: slots[pool],
         ...(options.identity ? { identity: `${options.identity}/${pool}` } : {}),
         ...(pool === 'orchestrator'

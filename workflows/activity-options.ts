@@ -1,48 +1,53 @@
 import { ActivityCancellationType, proxyActivities, type ActivityOptions } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { RunConfig } from '../config/schema';
+import { TIMEOUT_DEFAULTS, type RunConfig } from '../config/schema';
+import { NON_RETRYABLE_TYPES } from '../activities/lib/errors';
 
-/** Errors no retry can fix: they fail the stage at once, with the activity's message. */
-const nonRetryableErrorTypes = [
-  'InvalidConfig',
-  'InvalidInput',
-  'UnknownModel',
-  'ContractViolation',
-  'VersionConflict',
-];
-
-/** Activity stubs for the three pools, with timeouts and retries taken from the run config. */
-export function poolActivities(config: RunConfig) {
-  const retry = (attempts: number): ActivityOptions['retry'] => ({
-    initialInterval: '1 second',
+/**
+ * The retry policy of every activity (activities/lib/errors.ts has the classes): the deterministic failure
+ * types listed fail at once, with the activity's message; anything else is transient and retried with
+ * exponential backoff capped at `retryMaxSeconds`, without an attempt limit unless the config sets one, so an
+ * outage of storage, inference or the trainer, however long, holds the run instead of failing it.
+ */
+export function retryPolicy(t: RunConfig['timeouts']): NonNullable<ActivityOptions['retry']> {
+  return {
+    initialInterval: `${t.retryInitialSeconds} seconds`,
     backoffCoefficient: 2,
-    maximumInterval: '1 minute',
-    maximumAttempts: attempts,
-    nonRetryableErrorTypes,
-  });
-  const t = config.timeouts;
+    maximumInterval: `${t.retryMaxSeconds} seconds`,
+    ...(t.activityMaxAttempts ? { maximumAttempts: t.activityMaxAttempts } : {}),
+    nonRetryableErrorTypes: [...NON_RETRYABLE_TYPES],
+  };
+}
+
+/**
+ * Activity stubs for the three pools: per pool, a start-to-close limit per attempt (a kind's longest
+ * legitimate attempt: a filter, a rollout shard, a training step); for every pool, a heartbeat timeout, so a
+ * killed worker's activity is retried elsewhere after `heartbeatSeconds` rather than after the attempt's
+ * limit (every activity heartbeats on a clock: activities/lib/heartbeat.ts).
+ */
+export function poolActivities(config: RunConfig) {
+  const t: RunConfig['timeouts'] = { ...TIMEOUT_DEFAULTS, ...config.timeouts };
+  const common = { heartbeatTimeout: `${t.heartbeatSeconds} seconds`, retry: retryPolicy(t) } as const;
   const orchestrator = proxyActivities<Activities>({
+    ...common,
     taskQueue: config.pools.orchestrator,
-    startToCloseTimeout: '30 minutes',
-    retry: retry(t.activityMaxAttempts),
+    startToCloseTimeout: `${t.orchestratorMinutes} minutes`,
   });
   // A cancelled iteration (a rollback) ends only once its trainer and rollout activities have stopped: no
   // step or restore of the abandoned lineage is still being sent, and no weight sync of it can load an
   // abandoned snapshot, when the next lineage brings the kernel and the servers to its version.
   const cancellationType = ActivityCancellationType.WAIT_CANCELLATION_COMPLETED;
   const rollout = proxyActivities<Activities>({
+    ...common,
     taskQueue: config.pools.rollout,
     cancellationType,
     startToCloseTimeout: `${t.rolloutShardMinutes} minutes`,
-    heartbeatTimeout: `${t.heartbeatSeconds} seconds`,
-    retry: retry(t.activityMaxAttempts),
   });
   const trainer = proxyActivities<Activities>({
+    ...common,
     taskQueue: config.pools.trainer,
     cancellationType,
     startToCloseTimeout: `${t.trainStepMinutes} minutes`,
-    heartbeatTimeout: `${t.heartbeatSeconds} seconds`,
-    retry: retry(t.activityMaxAttempts),
   });
   return { orchestrator, rollout, trainer, judge: config.judgePool === 'rollout' ? rollout : orchestrator };
 }

@@ -2,8 +2,21 @@ import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { IterationSummary, StageName } from '../contracts/selfplay';
 import type { PathSegment } from '../contracts/lineage';
 
-/** The run's state as the parent sees it (also the `SelfPlayState` search attribute). */
-export type RunState = 'starting' | 'running' | 'paused' | 'stopping' | 'rollingBack' | 'completed';
+/**
+ * The run's state as the parent sees it (also the `SelfPlayState` search attribute). `needsOperator`: an
+ * iteration failed with an error no retry fixes (see `IterationFailure`); the run waits, open, for
+ * `retryIteration` (or a rollback or stop) instead of failing.
+ */
+export type RunState =
+  'starting' | 'running' | 'paused' | 'stopping' | 'rollingBack' | 'needsOperator' | 'completed';
+
+/** The iteration a `needsOperator` run waits on, and why it failed (the root cause, as the activity said). */
+export interface IterationFailure {
+  iteration: number;
+  /** The failure's type, e.g. `InvalidConfig`, `UnknownModel` (activities/lib/errors.ts). */
+  type: string;
+  message: string;
+}
 
 /** The parameters `setParams` may change while a run is going; each applies from the next iteration. */
 export interface RunParams {
@@ -34,6 +47,8 @@ export interface RunProgress {
   paused: boolean;
   /** `stopAfterIteration` was accepted: the run completes once the iteration in flight has committed. */
   stopRequested: boolean;
+  /** The failed iteration the run waits on (state `needsOperator`) until `retryIteration`. */
+  failure?: IterationFailure;
   /** Whether an iteration child is running (it may be holding at a stage boundary while paused). */
   iterationInFlight: boolean;
   /** The settable parameters as the next iteration will use them. */
@@ -80,6 +95,7 @@ export const stopAfterIterationUpdate = defineUpdate<RunProgress, []>('stopAfter
 export const setParamsUpdate = defineUpdate<RunProgress, [RunParams]>('setParams');
 export const rollbackUpdate = defineUpdate<RunProgress, [RollbackRequest]>('rollback');
 export const forkUpdate = defineUpdate<ForkResult, [ForkRequest]>('fork');
+export const retryIterationUpdate = defineUpdate<RunProgress, []>('retryIteration');
 
 export const CONTROL_DESCRIPTIONS = {
   pause:
@@ -101,6 +117,9 @@ export const CONTROL_DESCRIPTIONS = {
     'Start a new run {"id": NEW, "iteration": k} from committed iteration k with this run\'s config (parameters ' +
     'as set now); this run is untouched. Rejected when k is not a kept commit, or the new id is invalid, is ' +
     "this run's, is taken by a workflow or already has commits.",
+  retryIteration:
+    'Run the failed iteration again (the run is needsOperator), once its cause is fixed: stages reuse what ' +
+    'it stored. Rejected when no iteration is waiting to be retried.',
   progress: 'The run: state, iteration in flight, last commit, pause/stop flags, parameters, recent metrics.',
   iterationProgress:
     'The iteration: its latest stage, shards started/finished per stage out of the plan, and whether it is ' +

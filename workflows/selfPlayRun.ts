@@ -7,6 +7,7 @@ import {
   continueAsNew,
   getExternalWorkflowHandle,
   isCancellation,
+  patched,
   setHandler,
   ParentClosePolicy,
   startChild,
@@ -31,17 +32,20 @@ import {
   pauseUpdate,
   progressQuery,
   resumeUpdate,
+  retryIterationUpdate,
   rollbackUpdate,
   forkUpdate,
   setParamsUpdate,
   stopAfterIterationUpdate,
   type ForkResult,
+  type IterationFailure,
   type RunProgress,
   type RunState,
 } from './messages';
 import { poolActivities } from './activity-options';
 import { configForContinuation, iterationConfig, paramProblems, paramsOf, withParams } from './run-params';
 import { showDetails } from './run-details';
+import { carryOf } from './run-carry';
 import { selfPlayIteration } from './selfPlayIteration';
 import {
   currentLineage,
@@ -57,6 +61,14 @@ import { ITERATION, MEAN_REWARD, RECIPE, RUN_STATE, VALID_TASK_RATE } from './se
 
 /** Results kept in the parent's state (and so in continue-as-new input): the most recent few only. */
 const RECENT = 5;
+
+/**
+ * A failed iteration leaves the run waiting for the operator (`needsOperator`) instead of failing it. Runs
+ * recorded before this failed at that point, and replay so (`patched` is false in their histories).
+ */
+const FAILED_ITERATION_WAITS = 'failed-iteration-waits-for-operator';
+/** `config.runId` must be the workflow id (`runIdProblem`); runs recorded before the check replay without it. */
+const RUN_ID_IS_WORKFLOW_ID = 'run-id-is-workflow-id';
 
 export interface RunOutcome {
   runId: string;
@@ -76,7 +88,11 @@ export interface RunOutcome {
  * Operator controls (Updates with validators, see messages.ts): `pause`/`resume` (forwarded to the running
  * child, which holds at its next stage boundary), `stopAfterIteration`, `setParams` (from the next iteration)
  * and `rollback` (to a committed iteration, in a new storage lineage: see lineage.ts and `rollBack` below).
+ * An iteration that fails (a deterministic failure: transient ones are retried by its activities until they
+ * clear) does not fail the run: the run waits in state `needsOperator` until `retryIteration` runs it again
+ * (its stages reuse what they stored), a rollback, or a stop.
  * Storage, child ids and train-step keys use the current lineage's id, which is the run id until a rollback.
+ * `config.runId`, when given, must be the workflow id (`runIdProblem`): a run writes only its own storage.
  */
 export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<RunOutcome> {
   const resolved = resolveRunConfig(input);
@@ -90,6 +106,10 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
   }
   let config = resolved.config;
   const runId = config.runId ?? workflowInfo().workflowId;
+  const idProblem = runIdProblem(runId, workflowInfo().workflowId);
+  if (idProblem && patched(RUN_ID_IS_WORKFLOW_ID)) {
+    throw ApplicationFailure.create({ type: 'InvalidConfig', nonRetryable: true, message: idProblem });
+  }
   const progress: RunProgress = {
     runId,
     recipe: config.recipe,
@@ -99,7 +119,7 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
     lastCommitted: 0,
     versions: {},
     paused: carry?.paused ?? false,
-    stopRequested: false,
+    stopRequested: carry?.stopRequested ?? false,
     iterationInFlight: false,
     params: paramsOf(config),
     lineage: runId,
@@ -125,11 +145,13 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
   const activeState = (): RunState =>
     rollingBack
       ? 'rollingBack'
-      : progress.stopRequested
-        ? 'stopping'
-        : progress.paused
-          ? 'paused'
-          : 'running';
+      : progress.failure
+        ? 'needsOperator'
+        : progress.stopRequested
+          ? 'stopping'
+          : progress.paused
+            ? 'paused'
+            : 'running';
   /** Tells the running child, if any, to hold at (or go on from) its next stage boundary. */
   const forwardPause = async (paused: boolean): Promise<void> => {
     if (!child) return;
@@ -227,6 +249,25 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
       if (problem) reject(`rollback: ${problem}`);
     },
   });
+
+  setHandler(
+    retryIterationUpdate,
+    () => {
+      delete progress.failure;
+      setState(activeState());
+      return progress;
+    },
+    {
+      description: CONTROL_DESCRIPTIONS.retryIteration,
+      validator: () => {
+        mustBeActive('retryIteration');
+        if (!progress.failure)
+          reject(
+            `retryIteration: no failed iteration is waiting to be retried; the run is ${progress.state}`,
+          );
+      },
+    },
+  );
 
   setHandler(forkUpdate, (request) => fork(request.id, request.iteration), {
     description: CONTROL_DESCRIPTIONS.fork,
@@ -341,6 +382,18 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
     return { workflowId: id, resumeFrom };
   };
 
+  /**
+   * Holds the run after iteration n failed until the operator acts: `retryIteration` (the loop runs n again),
+   * a rollback (the loop goes on from its iteration) or a stop (the run completes at its last commit).
+   */
+  const awaitOperator = async (n: number, err: unknown): Promise<void> => {
+    progress.failure = failureOf(n, err);
+    setState(activeState());
+    await condition(() => !progress.failure || rollingBack || progress.stopRequested);
+    delete progress.failure;
+    setState(activeState());
+  };
+
   let sinceStart = 0;
   /** The iteration this run starts with (not a continuation's): where `evaluation.atStart` scores its start. */
   const firstIteration = carry ? undefined : start.nextIteration;
@@ -360,6 +413,7 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
       ...(config.evaluation.atStart && n === firstIteration ? { evaluateStart: true } : {}),
     };
     iterationScope = new CancellationScope();
+    let failed: { err: unknown } | undefined;
     const result = await iterationScope
       .run(async () => {
         const handle = await startChild(selfPlayIteration, {
@@ -375,13 +429,16 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
       })
       .catch((err: unknown) => {
         if (rollingBack && isCancellation(err)) return undefined;
-        throw err;
+        if (isCancellation(err) || !patched(FAILED_ITERATION_WAITS)) throw err;
+        failed = { err };
+        return undefined;
       })
       .finally(() => {
         child = undefined;
         iterationScope = undefined;
         progress.iterationInFlight = false;
       });
+    if (failed) await awaitOperator(n, failed.err);
     // A rollback accepted while the iteration ran abandons it, even when it committed meanwhile.
     if (!result || rollingBack) continue;
     committed = committedState(result);
@@ -397,12 +454,14 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
     const more = n < config.iterations;
     if (more && (sinceStart >= config.continueAsNewEvery || workflowInfo().continueAsNewSuggested)) {
       await condition(allHandlersFinished);
-      // Read after the wait: a rollback handled meanwhile has moved the run back.
-      const next: RunCarry = { nextIteration: progress.lastCommitted + 1, recent, ...committed };
-      if (start.resumedFrom) next.resumedFrom = start.resumedFrom;
-      if (lineages.length > 1) next.lineages = lineages;
-      if (hash) next.configHash = hash;
-      if (progress.paused) next.paused = true;
+      const next = carryOf({
+        progress,
+        recent,
+        committed,
+        resumedFrom: start.resumedFrom,
+        lineages,
+        configHash: hash,
+      });
       return continueAsNew<typeof selfPlayRun>(configForContinuation(config), next);
     }
   }
@@ -445,6 +504,27 @@ function recordCommitted(progress: RunProgress, result: IterationResult): void {
     { key: MEAN_REWARD, value: result.summary.meanReward },
     { key: VALID_TASK_RATE, value: result.summary.validTaskRate },
   ]);
+}
+
+/**
+ * `config.runId` names the storage prefix, child ids and train-step keys a run writes; another run's id there
+ * would let this run overwrite that run's iterations and apply its steps under that run's keys. So it must
+ * be the workflow id (what `fork`, continual jobs and `selfplay start --id` set): a run writes only its own.
+ */
+export function runIdProblem(runId: string, workflowId: string): string | undefined {
+  if (runId === workflowId) return undefined;
+  return (
+    `runId: "${runId}" is not this run's workflow id "${workflowId}"; a run writes only under its own id ` +
+    '(leave runId out, or start the workflow with that id; resumeFrom reads another run)'
+  );
+}
+
+/** The failure a `needsOperator` run shows: the innermost cause (what the activity said), not Temporal's wrappers. */
+function failureOf(iteration: number, err: unknown): IterationFailure {
+  let root = err;
+  while (root instanceof Error && root.cause instanceof Error) root = root.cause;
+  const type = root instanceof ApplicationFailure ? (root.type ?? 'Error') : (root as Error).name;
+  return { iteration, type, message: root instanceof Error ? root.message : String(root) };
 }
 
 /** An activity failure's own message (its cause), not Temporal's "Activity task failed". */

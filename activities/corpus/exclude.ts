@@ -1,4 +1,5 @@
 import { readObjectAtUri } from '../clients/storage';
+import { PermanentReadError } from '../lib/errors';
 import type { Corpus } from './corpus';
 
 /**
@@ -12,7 +13,7 @@ export async function loadExcludedDocIds(uri: string): Promise<ReadonlySet<strin
   const text = (await readObjectAtUri(uri)).toString('utf8');
   const ids: unknown = JSON.parse(text);
   if (!Array.isArray(ids) || !ids.every((id) => typeof id === 'string')) {
-    throw new Error(`${uri}: expected a JSON array of document ids`);
+    throw new PermanentReadError(`${uri}: expected a JSON array of document ids`);
   }
   return new Set(ids);
 }

@@ -71,6 +71,14 @@ export function commitActivities(deps: ActivityDeps) {
      * hash. A run that has rolled back goes on in its current lineage (activities/stages/lineage.ts).
      */
     async loadRunStart(input: { runId: string; config: RunConfig }): Promise<RunStart> {
+      const owner = await lineageOwner(store, input.runId);
+      if (owner) {
+        throw nonRetryable(
+          NON_RETRYABLE.invalidConfig,
+          `runId: "${input.runId}" is a rollback lineage of run "${owner}" and its storage is that run's; ` +
+            `choose another id (resumeFrom {"runId":"${owner}"} starts after that run's kept iterations)`,
+        );
+      }
       const hash = configHash(input.config);
       const lineages = await readLineages(store, input.runId);
       if (!lineages) return { ...(await findRunStart(input)), configHash: hash };
@@ -118,6 +126,17 @@ export function commitActivities(deps: ActivityDeps) {
     );
     return startAfter(config, manifest, lineage);
   }
+}
+
+/**
+ * The run whose rollback lineage `runId` is (`{run}.r{n}`, listed in that run's lineage record), if any: a
+ * new run under that id would write into the other run's storage.
+ */
+async function lineageOwner(store: ObjectStore, runId: string): Promise<string | undefined> {
+  const base = /^(.+)\.r\d+$/.exec(runId)?.[1];
+  if (!base) return undefined;
+  const lineages = await readLineages(store, base);
+  return lineages?.some((l) => l.id === runId) ? base : undefined;
 }
 
 /** A commit named by the run itself or by `resumeFrom`: missing, it is a config error. */

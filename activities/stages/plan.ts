@@ -7,7 +7,7 @@ import { getJsonl, putJsonl } from '../clients/storage/codec';
 import { shardKey } from '../clients/storage/keys';
 import { loadCorpus, type Corpus } from '../corpus/corpus';
 import { loadExcludedDocIds, withoutDocuments } from '../corpus/exclude';
-import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
+import { inputReadFailure, NON_RETRYABLE, nonRetryable } from '../lib/errors';
 import type { PlanUnit } from '../recipes/types';
 
 export type PlanInput = Omit<IterationStageInput, 'shards'> & {
@@ -57,22 +57,21 @@ export function planActivities(deps: ActivityDeps) {
   };
 }
 
+/**
+ * The corpus the config names, without its excluded documents. A corpus or exclusion list that is missing or
+ * malformed, or a corpus without a usable document, is the config's fault (non-retryable); a read that fails
+ * because storage is down is retried (activities/lib/errors.ts).
+ */
 async function loadUsableCorpus(spec: RunConfig['corpus']): Promise<Corpus> {
   const loaded = await loadCorpus(spec.uri, {
     maxSegmentChars: spec.maxSegmentChars,
     maxDocumentChars: spec.maxDocumentChars,
   }).catch((err: unknown) => {
-    throw nonRetryable(
-      NON_RETRYABLE.invalidConfig,
-      `corpus.uri ${spec.uri}: ${err instanceof Error ? err.message : String(err)}`,
-    );
+    throw inputReadFailure('corpus.uri', spec.uri, err);
   });
   const excluded = spec.excludeDocIds
     ? await loadExcludedDocIds(spec.excludeDocIds).catch((err: unknown) => {
-        throw nonRetryable(
-          NON_RETRYABLE.invalidConfig,
-          `corpus.excludeDocIds ${spec.excludeDocIds}: ${err instanceof Error ? err.message : String(err)}`,
-        );
+        throw inputReadFailure('corpus.excludeDocIds', spec.excludeDocIds as string, err);
       })
     : new Set<string>();
   const corpus = withoutDocuments(loaded, excluded);

@@ -70,7 +70,8 @@ export function shardStageActivities(deps: ActivityDeps) {
       ...input,
       stage,
       inputs: await inputsOf(),
-      work: work(recipe, ctx),
+      // Each unit listens on the shard's signal, which also aborts when a sibling unit fails for good.
+      work: (unit, signal) => work(recipe, { ...ctx, signal })(unit),
     });
     return summary(stage, input, startedMs, out);
   }

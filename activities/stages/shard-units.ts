@@ -1,4 +1,6 @@
+import { setMaxListeners } from 'node:events';
 import { Context } from '@temporalio/activity';
+import { isNonRetryable } from '../lib/errors';
 import { heartbeatWhile } from '../lib/heartbeat';
 import type { ObjectStore } from '../clients/storage/types';
 import { getJson, getJsonl, putJson, putJsonl } from '../clients/storage/codec';
@@ -11,6 +13,10 @@ import type { Unit } from '../recipes/types';
  * - otherwise each unit's result is written as its own object the moment it finishes, and a retried
  *   attempt (after a worker crash, say) loads those and computes only the missing units;
  * - the shard object is written last, from the units in order, so its content does not depend on timing.
+ * An attempt ends only once every unit has settled, so no unit of a failed attempt is left running while the
+ * retry computes it again. When a unit fails transiently, its siblings finish and store their results (the
+ * retry reuses them); when one fails deterministically (activities/lib/errors.ts), the others are aborted
+ * through their signal, since no retry follows.
  * Progress is heartbeated after every unit, which is how Temporal notices a dead worker.
  */
 export interface ShardUnitsSpec<I extends Unit, O extends Unit> {
@@ -20,7 +26,8 @@ export interface ShardUnitsSpec<I extends Unit, O extends Unit> {
   stage: string;
   shard: number;
   inputs: readonly I[];
-  work: (input: I) => Promise<O>;
+  /** One unit's work; `signal` aborts when the activity is cancelled or a sibling failed for good. */
+  work: (input: I, signal: AbortSignal) => Promise<O>;
 }
 
 export interface ShardUnitsResult<O> {
@@ -56,7 +63,8 @@ export interface StoredUnitsSpec<I extends Unit, O> {
   partsPrefix: string;
   partKey: (unit: number) => string;
   inputs: readonly I[];
-  work: (input: I) => Promise<O>;
+  /** One unit's work; `signal` aborts when the activity is cancelled or a sibling failed for good. */
+  work: (input: I, signal: AbortSignal) => Promise<O>;
   /** The heartbeat's details after each unit. */
   details: (done: number, total: number) => Record<string, unknown>;
 }
@@ -74,23 +82,35 @@ export async function runStoredUnits<I extends Unit, O>(
   const progress = () => spec.details(results.size, inputs.length);
   const heartbeat = (): void => Context.current().heartbeat(progress());
   // Beat when a unit finishes and on a clock: one unit can outlast the heartbeat timeout.
-  await heartbeatWhile(progress, () =>
-    Promise.all(
+  await heartbeatWhile(progress, async (cancelled) => {
+    const siblings = new AbortController();
+    const signal = AbortSignal.any([cancelled, siblings.signal]);
+    // Every concurrent LLM call of the shard listens on it.
+    setMaxListeners(0, signal);
+    const settled = await Promise.allSettled(
       inputs.map(async (input) => {
-        const partKey = spec.partKey(input.unit);
-        const saved = partKeys.has(partKey) ? await getJson<O>(store, partKey) : undefined;
-        if (saved) {
-          reusedUnits++;
-          results.set(input.unit, saved);
-        } else {
-          const output = await spec.work(input);
-          await putJson(store, partKey, output);
-          results.set(input.unit, output);
+        try {
+          const partKey = spec.partKey(input.unit);
+          const saved = partKeys.has(partKey) ? await getJson<O>(store, partKey) : undefined;
+          if (saved) {
+            reusedUnits++;
+            results.set(input.unit, saved);
+          } else {
+            const output = await spec.work(input, signal);
+            await putJson(store, partKey, output);
+            results.set(input.unit, output);
+          }
+          heartbeat();
+        } catch (err) {
+          if (isNonRetryable(err)) siblings.abort(err);
+          throw err;
         }
-        heartbeat();
       }),
-    ),
-  );
+    );
+    const failures = settled.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
+    // The deterministic failure, if any (the aborted siblings' errors only echo it), else the first one.
+    if (failures.length) throw failures.find(isNonRetryable) ?? failures[0];
+  });
 
   const records = inputs.map((input) => results.get(input.unit) as O);
   await putJsonl(store, key, records);

@@ -26,8 +26,9 @@ type RecordedHistory = HistoryAndWorkflowId & { history: temporal.api.history.v1
  * Replay: a worker upgraded under a multi-day run replays that run's history with the new workflow code, and
  * a change that alters the commands an old history recorded fails the run with a nondeterminism error. So
  * (1) the histories of runs made now, through the paths the workflows have (pause, setParams, rollback with
- * its cancelled child, continue-as-new, SPELL's accumulation rounds, two policies), replay on this version's
- * bundle, and (2) the histories recorded by earlier versions (test/fixtures/histories/) replay on it too.
+ * its cancelled child, continue-as-new, SPELL's accumulation rounds, two policies, a failed iteration waiting
+ * for its operator and retried), replay on this version's bundle, and (2) the histories recorded by earlier
+ * versions (test/fixtures/histories/) replay on it too.
  * `SELFPLAY_RECORD_HISTORIES=DIR` writes (1)'s histories to DIR: how the fixtures were made.
  */
 describe('workflow replay', () => {
@@ -157,6 +158,35 @@ describe('workflow replay', () => {
       .filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'evaluateBenchmarks');
     expect(evaluations).toHaveLength(2);
     const histories = [...spiceHistories, ...spellHistories, ...twoHistories];
+    expect(await replay(histories)).toEqual([]);
+    record(histories);
+  });
+
+  test('a run that waited for its operator after a failed iteration, then retried it, replays', async () => {
+    const runId = uniqueId('replay-retry');
+    // The server does not serve the policy's model: iteration 1 fails for good and the run waits.
+    stack.llm.configure({ models: ['another-model'] });
+    try {
+      await stack.withWorkers(async () => {
+        const handle = await stack.client.workflow.start(selfPlayRun, {
+          workflowId: runId,
+          taskQueue: `${stack.queuePrefix}-orchestrator`,
+          args: [stack.runConfig({ iterations: 1, batchSize: 4, training: { policy: runId } })],
+        });
+        await waitFor(
+          'the run to wait',
+          async () => (await handle.query(progressQuery)).state === 'needsOperator',
+        );
+        stack.llm.configure({ models: ['scripted-policy'] });
+        await sendControl(stack.client, runId, 'retry');
+        expect((await handle.result()).lastCommitted).toBe(1);
+      });
+    } finally {
+      stack.llm.configure({ models: ['scripted-policy'] });
+    }
+    const histories = await historiesOf(runId, [runId, `${runId}/iter-000001`]);
+    // The failed child and the retried one: two executions under one id.
+    expect(histories.filter((h) => h.workflowId === `${runId}/iter-000001`).length).toBe(2);
     expect(await replay(histories)).toEqual([]);
     record(histories);
   });

@@ -9,6 +9,8 @@ export interface MinioOptions {
   dataDir?: string;
   port?: number;
   bucket?: string;
+  /** Root credentials; by default throwaway ones (a test reusing the environment's passes those). */
+  credentials?: { accessKey: string; secretKey: string };
   readyTimeoutMs?: number;
 }
 
@@ -29,8 +31,10 @@ export async function startMinio(options: MinioOptions = {}): Promise<MinioServe
   const endpoint = `http://127.0.0.1:${port}`;
   const dataDir = options.dataDir ?? tempDirForProcess('selfplay-minio-');
   const bucket = options.bucket ?? 'selfplay-test';
-  const accessKey = 'selfplay-test';
-  const secretKey = randomBytes(16).toString('hex');
+  const { accessKey, secretKey } = options.credentials ?? {
+    accessKey: 'selfplay-test',
+    secretKey: randomBytes(16).toString('hex'),
+  };
   const args = [
     'server',
     dataDir,

@@ -30,7 +30,8 @@ type Unrefable = { unref(): void };
 /** A server child process whose recent output is kept for error messages. */
 export class ServerProcess {
   private readonly child: ChildProcess;
-  private readonly exited: Promise<void>;
+  /** Settles when the process has exited, however it ended (a supervisor restarts what died on its own). */
+  readonly exited: Promise<void>;
   private output = '';
   private exitDescription: string | undefined;
 

@@ -157,4 +157,25 @@ describe('commit and run start', () => {
     expect(abandoned).toMatchObject({ type: 'InvalidConfig' });
     expect((abandoned as Error).message).toContain('run "rb" has no committed iteration 3');
   });
+
+  test("a new run under another run's rollback lineage id is refused: that storage is the other run's", async () => {
+    await commit('own', 1);
+    await putJson(store, lineageKey('own'), {
+      v: 1,
+      runId: 'own',
+      lineages: [{ id: 'own' }, { id: 'own.r1', from: { lineage: 'own', iteration: 1 } }],
+    } satisfies LineageRecord);
+    const refused = await acts
+      .loadRunStart({ runId: 'own.r1', config: config() })
+      .catch((e: Error & { type: string; nonRetryable: boolean }) => e);
+    expect(refused).toMatchObject({ type: 'InvalidConfig', nonRetryable: true });
+    expect((refused as Error).message).toContain('"own.r1" is a rollback lineage of run "own"');
+    // An id of the same shape that no run has as a lineage is an ordinary new run; so is the owner itself.
+    await expect(acts.loadRunStart({ runId: 'own.r2', config: config() })).resolves.toMatchObject({
+      nextIteration: 1,
+    });
+    await expect(acts.loadRunStart({ runId: 'own', config: config() })).resolves.toMatchObject({
+      lineages: [{ id: 'own' }, { id: 'own.r1' }],
+    });
+  });
 });

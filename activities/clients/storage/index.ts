@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { PermanentReadError } from '../../lib/errors';
 import { LocalStore } from './local';
 import { S3Store } from './s3';
 import type { ObjectStore } from './types';
@@ -22,14 +23,17 @@ export function openStore(uri: string): ObjectStore {
   return new LocalStore(localPath(uri));
 }
 
-/** Reads one object named by a full URI (as `ObjectStore.uri` returns), e.g. a corpus file or a checkpoint. */
+/**
+ * Reads one object named by a full URI (as `ObjectStore.uri` returns), e.g. a corpus file or a checkpoint. A
+ * missing object or a malformed URI is a `PermanentReadError`; an outage is a plain Error.
+ */
 export async function readObjectAtUri(uri: string): Promise<Buffer> {
   if (uri.startsWith('s3://')) {
     const { bucket, rest } = splitS3Uri(uri);
-    if (rest === '') throw new Error(`${uri} names a bucket, not an object`);
+    if (rest === '') throw new PermanentReadError(`${uri} names a bucket, not an object`);
     const body = await new S3Store({ bucket }).get(rest);
     if (body === undefined)
-      throw new Error(`no object at ${uri}: the key does not exist in bucket ${bucket}`);
+      throw new PermanentReadError(`no object at ${uri}: the key does not exist in bucket ${bucket}`);
     return body;
   }
   const file = localPath(uri);
@@ -38,7 +42,7 @@ export async function readObjectAtUri(uri: string): Promise<Buffer> {
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR')
-      throw new Error(`no object at ${uri}: ${file} does not exist`);
+      throw new PermanentReadError(`no object at ${uri}: ${file} does not exist`);
     throw new Error(`cannot read ${uri}: ${String(err)}`, { cause: err });
   }
 }
@@ -58,14 +62,14 @@ function splitS3Uri(uri: string): { bucket: string; rest: string } {
   const body = uri.slice('s3://'.length);
   const slash = body.indexOf('/');
   const bucket = slash < 0 ? body : body.slice(0, slash);
-  if (bucket === '') throw new Error(`${uri} has no bucket; expected s3://bucket/prefix`);
+  if (bucket === '') throw new PermanentReadError(`${uri} has no bucket; expected s3://bucket/prefix`);
   return { bucket, rest: slash < 0 ? '' : body.slice(slash + 1).replace(/\/+$/, '') };
 }
 
 function localPath(uri: string): string {
   if (uri.startsWith('file:')) return fileURLToPath(uri);
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(uri)) {
-    throw new Error(
+    throw new PermanentReadError(
       `unsupported storage URI ${uri}: use s3://bucket/prefix, file:///abs/dir or a local path`,
     );
   }

@@ -6,6 +6,7 @@ import {
   PutObjectCommand,
   S3Client,
 } from '@aws-sdk/client-s3';
+import { PermanentReadError } from '../../lib/errors';
 import { assertValidKey, assertValidPrefix } from './key-rules';
 import type { ObjectStore } from './types';
 
@@ -76,7 +77,7 @@ export class S3Store implements ObjectStore {
 
   constructor(options: S3StoreOptions) {
     if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(options.bucket)) {
-      throw new Error(
+      throw new PermanentReadError(
         `S3 bucket name ${JSON.stringify(options.bucket)} is invalid (3-63 chars: a-z, 0-9, '.', '-')`,
       );
     }

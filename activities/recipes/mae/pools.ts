@@ -1,7 +1,7 @@
 import { parseRecipeState } from '../state';
 import { z } from 'zod';
 import { readObjectAtUri } from '../../clients/storage';
-import { NON_RETRYABLE, nonRetryable } from '../../lib/errors';
+import { inputReadFailure, NON_RETRYABLE, nonRetryable } from '../../lib/errors';
 import type { MaeParams } from '../../../config/presets/mae';
 import { ZERO_SETTING_SEEDS } from './zero-seeds';
 import type { MaeState, QaPair } from './records';
@@ -46,10 +46,7 @@ async function readSeedFile(uri: string): Promise<string> {
   try {
     return (await readObjectAtUri(uri)).toString('utf8');
   } catch (err) {
-    throw nonRetryable(
-      NON_RETRYABLE.invalidConfig,
-      `mae.seedQuestions ${uri}: ${err instanceof Error ? err.message : String(err)}`,
-    );
+    throw inputReadFailure('mae.seedQuestions', uri, err);
   }
 }
 

@@ -1,7 +1,7 @@
 import { gunzipSync } from 'node:zlib';
 import { z } from 'zod';
 import { readObjectAtUri } from '../../clients/storage';
-import { NON_RETRYABLE, nonRetryable } from '../../lib/errors';
+import { inputReadFailure, NON_RETRYABLE, nonRetryable } from '../../lib/errors';
 import type { SspAnswer } from './records';
 
 /**
@@ -50,20 +50,14 @@ export function parseAnswers(body: string, uri: string, defaultSearchTurns: numb
 
 /** Reads and parses D from a local path or s3:// (gzip when the name ends in `.gz`). */
 export async function loadAnswers(uri: string, defaultSearchTurns: number): Promise<SspAnswer[]> {
-  let body: Buffer;
+  let text: string;
   try {
-    body = await readObjectAtUri(uri);
+    const body = await readObjectAtUri(uri);
+    text = (uri.endsWith('.gz') ? gunzipSync(body) : body).toString('utf8');
   } catch (err) {
-    throw nonRetryable(
-      NON_RETRYABLE.invalidConfig,
-      `ssp.answers ${uri}: ${err instanceof Error ? err.message : String(err)}`,
-    );
+    throw inputReadFailure('ssp.answers', uri, err);
   }
-  const answers = parseAnswers(
-    (uri.endsWith('.gz') ? gunzipSync(body) : body).toString('utf8'),
-    uri,
-    defaultSearchTurns,
-  );
+  const answers = parseAnswers(text, uri, defaultSearchTurns);
   if (answers.length === 0) throw nonRetryable(NON_RETRYABLE.invalidConfig, `ssp.answers ${uri}: no answers`);
   return answers;
 }

@@ -159,6 +159,25 @@ describe('selfplay status rendering', () => {
       renderStatus(snapshot({ progress: run({ stopRequested: true, state: 'stopping' }) }), 100),
     ).toContain('stopping: the run completes once iteration 2 has committed');
 
+    const waiting = renderStatus(
+      {
+        runId: 'spice-1',
+        status: 'RUNNING',
+        progress: run({
+          state: 'needsOperator',
+          iterationInFlight: false,
+          failure: { iteration: 2, type: 'UnknownModel', message: 'the server does not know model "m"' },
+        }),
+      },
+      200,
+    );
+    expect(waiting).toContain('iteration 2/5, needsOperator;');
+    expect(waiting).toContain(
+      'needs operator: iteration 2 failed (UnknownModel): the server does not know model "m"',
+    );
+    expect(waiting).toContain('fix the cause, then: selfplay retry spice-1');
+    expect(waiting).not.toContain('between iterations');
+
     const completed = renderStatus(
       {
         runId: 'spice-1',

@@ -1,0 +1,50 @@
+import { seededRng } from '../../activities/lib/rng';
+
+/**
+ * What the chaos suite does to the local stack. A **kill** is a crash (SIGKILL) followed by a restart after a
+ * short downtime; a **hold** is an outage held past the old retry budget (see `holdUntilPastBudget` in
+ * suite.ts): before this release a run failed once an activity had spent its 10 attempts.
+ */
+export const FAULT_KINDS = [
+  'kill-orchestrator-worker',
+  'kill-rollout-worker',
+  'kill-trainer-worker',
+  'kill-temporal',
+  'kill-minio',
+  'kill-trainer',
+  'hold-storage',
+  'hold-inference',
+  'hold-trainer',
+] as const;
+export type FaultKind = (typeof FAULT_KINDS)[number];
+
+export interface PlannedFault {
+  kind: FaultKind;
+  /** Time from the previous fault's end to this one. */
+  gapMs: number;
+  /** How long a killed part stays down before its restart (holds last until past the budget). */
+  downMs: number;
+}
+
+export interface FaultTiming {
+  gapMs: readonly [number, number];
+  downMs: readonly [number, number];
+}
+
+export const DEFAULT_TIMING: FaultTiming = { gapMs: [1_000, 6_000], downMs: [300, 3_000] };
+
+/**
+ * `count` faults drawn from `seed`: the kinds in rounds, each round a seeded shuffle of every kind (so every
+ * kind is injected once `count` reaches the number of kinds, and evenly after), each after a seeded gap.
+ * The same seed gives the same plan; when each fault lands in the run still depends on the run's timing.
+ */
+export function faultPlan(seed: number, count: number, timing: FaultTiming = DEFAULT_TIMING): PlannedFault[] {
+  const rng = seededRng('chaos', seed);
+  const within = ([low, high]: readonly [number, number]): number =>
+    Math.round(low + rng.next() * (high - low));
+  const kinds: FaultKind[] = [];
+  while (kinds.length < count) kinds.push(...rng.shuffle(FAULT_KINDS));
+  return kinds
+    .slice(0, count)
+    .map((kind) => ({ kind, gapMs: within(timing.gapMs), downMs: within(timing.downMs) }));
+}

@@ -1,0 +1,183 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { PutBucketVersioningCommand, type S3Client } from '@aws-sdk/client-s3';
+import { createS3Client } from '../../activities/clients/storage';
+import { POOLS, queueNames, type Pool } from '../../workers/pools';
+import { freePort } from '../../test/support/free-port';
+import { startMinio, type MinioServer } from '../../test/support/minio-server';
+import { ServerProcess } from '../../test/support/process';
+import { startTemporalDevServer, type TemporalDevServer } from '../../test/support/temporal-server';
+import { spawnWorker } from '../../test/support/worker-process';
+
+const ROOT = path.resolve(__dirname, '../..');
+
+/** A test-double server (`tsx .../main.ts --port P ...`) the suite kills and starts again on its port. */
+export class Restartable {
+  private process: ServerProcess | undefined;
+  constructor(
+    readonly name: string,
+    private readonly launch: () => ServerProcess,
+    private readonly url: string,
+  ) {}
+
+  async start(): Promise<void> {
+    const server = this.launch();
+    // Any HTTP answer means it listens.
+    await server.waitUntilReady(
+      async () => (await fetch(this.url, { signal: AbortSignal.timeout(2_000) })).status > 0,
+      60_000,
+    );
+    this.process = server;
+  }
+
+  async kill(): Promise<void> {
+    await this.process?.stop('SIGKILL');
+    this.process = undefined;
+  }
+}
+
+/**
+ * A worker process of some pools, kept running as a supervisor (systemd, Kubernetes) keeps it: one that
+ * exits on its own (it cannot reach a killed Temporal server, say) is started again a second later and
+ * counted in `restarts`. `kill` is a crash the suite injects; the suite starts it again itself.
+ */
+export class SupervisedWorker {
+  restarts = 0;
+  private current: ServerProcess | undefined;
+  private wanted = false;
+  constructor(
+    private readonly env: Record<string, string>,
+    readonly pools: string,
+  ) {}
+
+  start(): void {
+    this.wanted = true;
+    const worker = spawnWorker(this.env, this.pools);
+    this.current = worker;
+    void worker.exited.then(() => {
+      if (this.current !== worker || !this.wanted) return;
+      this.restarts++;
+      setTimeout(() => {
+        if (this.current === worker && this.wanted) this.start();
+      }, 1_000);
+    });
+  }
+
+  async kill(): Promise<void> {
+    this.wanted = false;
+    await this.current?.stop('SIGKILL');
+  }
+}
+
+/** The local stack, every part a process of its own: Temporal on SQLite, MinIO, the LLM, the trainer, workers. */
+export interface ChaosStack {
+  temporal: TemporalDevServer;
+  minio: MinioServer;
+  /** An S3 client of the suite's MinIO (object versions are the audit of what was written twice). */
+  s3: S3Client;
+  /** `s3://bucket/prefix` the runs write under, and the prefix alone. */
+  storageUri: string;
+  storagePrefix: string;
+  llm: Restartable;
+  trainer: Restartable;
+  trainerUrl: string;
+  workers: Record<Pool, SupervisedWorker>;
+  queues: Record<Pool, string>;
+  close(): Promise<void>;
+}
+
+/** Scripted LLM faults: every kind the server knows, at rates a real endpoint might show on a bad day. */
+const LLM_CONFIG = {
+  latencyMs: 20,
+  timeoutHoldMs: 2_000,
+  faults: { http500: 0.03, timeout: 0.01, malformedJson: 0.02, missingBoxed: 0.02, garbageContent: 0.01 },
+};
+
+export async function startChaosStack(seed: number): Promise<ChaosStack> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), `selfplay-chaos-${seed}-`));
+  // One set of credentials for MinIO and every process that talks to it (children inherit the environment).
+  process.env.AWS_ACCESS_KEY_ID ??= 'selfplay-chaos';
+  process.env.AWS_SECRET_ACCESS_KEY ??= randomBytes(16).toString('hex');
+  process.env.AWS_REGION ??= 'us-east-1';
+  const [temporal, minio] = await Promise.all([
+    startTemporalDevServer({ dbFile: path.join(dir, 'temporal.db') }),
+    startMinio({
+      dataDir: path.join(dir, 'minio'),
+      credentials: {
+        accessKey: process.env.AWS_ACCESS_KEY_ID,
+        secretKey: process.env.AWS_SECRET_ACCESS_KEY,
+      },
+    }),
+  ]);
+  const s3 = createS3Client({ endpoint: minio.endpoint, maxAttempts: 3 });
+  await s3.send(
+    new PutBucketVersioningCommand({ Bucket: minio.bucket, VersioningConfiguration: { Status: 'Enabled' } }),
+  );
+  const env = { ...process.env, S3_ENDPOINT: minio.endpoint } as Record<string, string>;
+  const [llmPort, trainerPort] = [await freePort(), await freePort()];
+  const tsxMain = (name: string, main: string, args: string[]) => () =>
+    new ServerProcess(name, process.execPath, ['--import', 'tsx', path.join(ROOT, main), ...args], env);
+  const llmUrl = `http://127.0.0.1:${llmPort}`;
+  const llm = new Restartable(
+    'scripted LLM',
+    tsxMain('scripted LLM', 'test/support/scripted-llm/main.ts', [
+      '--port',
+      String(llmPort),
+      '--config',
+      JSON.stringify(LLM_CONFIG),
+    ]),
+    `${llmUrl}/v1/models`,
+  );
+  const trainerUrl = `http://127.0.0.1:${trainerPort}`;
+  // The trainer's state file survives its crashes, as a kernel's checkpoints do.
+  const trainer = new Restartable(
+    'recording trainer',
+    tsxMain('recording trainer', 'test/support/recording-trainer/main.ts', [
+      '--port',
+      String(trainerPort),
+      '--state-file',
+      path.join(dir, 'trainer-state.json'),
+    ]),
+    `${trainerUrl}/admin/stats`,
+  );
+  await Promise.all([llm.start(), trainer.start()]);
+
+  const storagePrefix = `chaos-${seed}-${randomBytes(4).toString('hex')}`;
+  const storageUri = `s3://${minio.bucket}/${storagePrefix}`;
+  const queuePrefix = `chaos-${seed}`;
+  const workerEnv = {
+    TEMPORAL_ADDRESS: temporal.address,
+    SELFPLAY_QUEUE_PREFIX: queuePrefix,
+    SELFPLAY_STORAGE: storageUri,
+    S3_ENDPOINT: minio.endpoint,
+    SELFPLAY_INFERENCE_URL: `${llmUrl}/v1`,
+    SELFPLAY_INFERENCE_MODEL: 'scripted-policy',
+    SELFPLAY_TRAINER_URL: trainerUrl,
+  };
+  // One worker process per pool, so each pool can be killed on its own.
+  const workers = Object.fromEntries(
+    POOLS.map((pool) => [pool, new SupervisedWorker(workerEnv, pool)]),
+  ) as Record<Pool, SupervisedWorker>;
+  for (const worker of Object.values(workers)) worker.start();
+
+  return {
+    temporal,
+    minio,
+    s3,
+    storageUri,
+    storagePrefix,
+    llm,
+    trainer,
+    trainerUrl,
+    workers,
+    queues: queueNames(queuePrefix),
+    async close() {
+      await Promise.all(Object.values(workers).map((w) => w.kill()));
+      await Promise.all([llm.kill(), trainer.kill()]);
+      s3.destroy();
+      await Promise.all([temporal.stop(), minio.stop()]);
+    },
+  };
+}

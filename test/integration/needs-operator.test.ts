@@ -1,0 +1,116 @@
+import { WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
+import { selfPlayRun } from '../../workflows';
+import { iterationChildId, progressQuery } from '../../workflows/messages';
+import { RUN_STATE } from '../../workflows/search-attributes';
+import type { RunCarry } from '../../contracts/selfplay';
+import { selfplay } from '../support/cli';
+import { startStack, uniqueId, type TestStack } from '../support/stack';
+import { waitFor } from '../support/wait';
+
+/**
+ * What a run does when an iteration fails for good, and the guards on what a run may write: on the real
+ * Temporal server and MinIO, through the `selfplay` CLI process where an operator would use it.
+ */
+describe('a failed iteration waits for the operator', () => {
+  let stack: TestStack;
+  beforeAll(async () => {
+    stack = await startStack({ llm: { latencyMs: 50 } });
+  });
+  afterAll(() => stack.close());
+
+  const start = (runId: string, args: [Record<string, unknown>, RunCarry?]) =>
+    stack.client.workflow.start(selfPlayRun, {
+      workflowId: runId,
+      taskQueue: `${stack.queuePrefix}-orchestrator`,
+      args,
+    });
+
+  test('an unknown model: the run is needsOperator (query, search attribute, status, list); retry after the fix completes it', async () => {
+    const runId = uniqueId('needs-op');
+    await stack.withWorkers(async () => {
+      const handle = await start(runId, [stack.runConfig({ iterations: 2, training: { policy: runId } })]);
+      await waitFor(
+        'an iteration in flight',
+        async () => (await handle.query(progressQuery)).iterationInFlight,
+      );
+      const early = await selfplay(['retry', runId], stack.cliEnv);
+      expect(early.code).toBe(1);
+      expect(early.stderr).toContain(
+        `${runId} refused retry: retryIteration: no failed iteration is waiting to be retried; the run is running`,
+      );
+
+      // The inference server stops serving the policy's model: a deterministic failure (404, UnknownModel).
+      stack.llm.configure({ models: ['another-model'] });
+      await waitFor(
+        'the run to wait for its operator',
+        async () => (await handle.query(progressQuery)).state === 'needsOperator',
+      );
+      const waiting = await handle.query(progressQuery);
+      const failed = waiting.failure?.iteration as number;
+      expect(waiting.failure).toMatchObject({ type: 'UnknownModel' });
+      expect(waiting.failure?.message).toContain('the server does not know model "scripted-policy"');
+      expect(waiting.lastCommitted).toBe(failed - 1);
+      expect((await handle.describe()).status.name).toBe('RUNNING');
+      expect((await handle.describe()).typedSearchAttributes.get(RUN_STATE)).toBe('needsOperator');
+
+      const status = await selfplay(['status', runId], stack.cliEnv);
+      expect(status.code).toBe(0);
+      expect(status.stdout).toContain(`needs operator: iteration ${failed} failed (UnknownModel)`);
+      expect(status.stdout).toContain(`fix the cause, then: selfplay retry ${runId}`);
+      await waitFor('the list to show the run as needsOperator', async () => {
+        const list = await selfplay(['list', '--state', 'needsOperator'], stack.cliEnv);
+        return list.stdout.includes(runId);
+      });
+
+      // The operator fixes the server and retries: the failed iteration runs again and the run completes.
+      stack.llm.configure({ models: ['scripted-policy'] });
+      const retried = await selfplay(['retry', runId], stack.cliEnv);
+      expect(retried.code).toBe(0);
+      expect(retried.stdout).toContain(`${runId}: running, iteration ${failed}/2`);
+      const outcome = await handle.result();
+      expect(outcome.lastCommitted).toBe(2);
+      expect(outcome.stopped).toBeUndefined();
+      // One training step per iteration, the retried one included.
+      const steps = stack.trainer.stats().steps.filter((s) => s.runId === runId);
+      expect(steps.map((s) => s.iteration)).toEqual([1, 2]);
+      for (const s of steps) expect(stack.trainer.stats().appliedByKey[s.key]).toBe(1);
+    });
+  });
+
+  test('a stop accepted before continue-as-new holds in the continued run: it completes at once', async () => {
+    const runId = uniqueId('carried-stop');
+    // What the run hands over when a stop was accepted while it drained: nothing more may run.
+    const carry: RunCarry = {
+      nextIteration: 1,
+      policies: { policy: { version: 0 } },
+      recent: [],
+      stopRequested: true,
+    };
+    await stack.withWorkers(async () => {
+      const handle = await start(runId, [
+        stack.runConfig({ iterations: 3, training: { policy: runId } }),
+        carry,
+      ]);
+      expect(await handle.result()).toMatchObject({ runId, lastCommitted: 0, stopped: true });
+    });
+    // No iteration was started, none trained.
+    await expect(
+      stack.client.workflow.getHandle(iterationChildId(runId, 1)).describe(),
+    ).rejects.toBeInstanceOf(WorkflowNotFoundError);
+    expect(stack.trainer.stats().steps.filter((s) => s.runId === runId)).toEqual([]);
+  });
+
+  test("config.runId other than the workflow id fails the run at once: it would write another run's storage", async () => {
+    const runId = uniqueId('intruder');
+    await stack.withWorkers(async () => {
+      const handle = await start(runId, [stack.runConfig({ runId: 'victim-run', iterations: 1 })]);
+      const err = await handle.result().catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(WorkflowFailedError);
+      expect((err as WorkflowFailedError).cause).toMatchObject({ type: 'InvalidConfig' });
+      expect((err as WorkflowFailedError).cause?.message).toContain(
+        `runId: "victim-run" is not this run's workflow id "${runId}"`,
+      );
+    });
+    expect(await stack.store.list('runs/victim-run/')).toEqual([]);
+  });
+});

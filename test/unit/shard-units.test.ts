@@ -1,0 +1,79 @@
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { LocalStore } from '../../activities/clients/storage';
+import { unitKey } from '../../activities/clients/storage/keys';
+import { NON_RETRYABLE, nonRetryable } from '../../activities/lib/errors';
+import { runShardUnits, type ShardUnitsResult } from '../../activities/stages/shard-units';
+
+interface Out {
+  unit: number;
+  value: string;
+}
+
+/** Units of one shard, run as the activity runs them (inside an activity context, for its heartbeats). */
+describe('the units of a shard', () => {
+  const store = new LocalStore(mkdtempSync(path.join(os.tmpdir(), 'shard-units-')));
+  const inputs = [{ unit: 0 }, { unit: 1 }, { unit: 2 }];
+  let runs = 0;
+  const attempt = (
+    runId: string,
+    work: (input: { unit: number }, signal: AbortSignal) => Promise<Out>,
+  ): Promise<ShardUnitsResult<Out>> =>
+    new MockActivityEnvironment().run(() =>
+      runShardUnits({ store, runId, iteration: 1, stage: 'solve', shard: 0, inputs, work }),
+    );
+  const fresh = (): string => `units-${++runs}`;
+
+  test('a transient failure of one unit: its siblings finish and are stored before the attempt fails; the retry computes only the failed unit', async () => {
+    const runId = fresh();
+    const events: string[] = [];
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const failed = attempt(runId, async ({ unit }) => {
+      if (unit === 0) {
+        // Released one macrotask later: an attempt that failed without waiting has failed by then.
+        setImmediate(release);
+        throw new Error('inference 503 (transient)');
+      }
+      await released;
+      events.push(`unit ${unit} finished`);
+      return { unit, value: `v${unit}` };
+    }).catch((err: Error) => {
+      events.push('attempt failed');
+      return err;
+    });
+    expect(await failed).toMatchObject({ message: 'inference 503 (transient)' });
+    expect(events).toEqual(['unit 1 finished', 'unit 2 finished', 'attempt failed']);
+    for (const unit of [1, 2]) expect(await store.exists(unitKey(runId, 1, 'solve', 0, unit))).toBe(true);
+
+    const computed: number[] = [];
+    const retried = await attempt(runId, ({ unit }) => {
+      computed.push(unit);
+      return Promise.resolve({ unit, value: `retry-v${unit}` });
+    });
+    expect(computed).toEqual([0]);
+    expect(retried.reusedUnits).toBe(2);
+    expect(retried.records.map((r) => r.value)).toEqual(['retry-v0', 'v1', 'v2']);
+  });
+
+  test('a deterministic failure of one unit aborts its siblings; the attempt fails with that failure once they stopped', async () => {
+    const runId = fresh();
+    const aborted: unknown[] = [];
+    const fatal = nonRetryable(NON_RETRYABLE.unknownModel, 'the server does not know model "m"');
+    const err = await attempt(runId, ({ unit }, signal) => {
+      if (unit === 0) return Promise.reject(fatal);
+      // A sibling in the middle of a long call: it ends only when its signal aborts.
+      return new Promise<Out>((_, reject) =>
+        signal.addEventListener('abort', () => {
+          aborted.push(signal.reason);
+          reject(new Error(`unit ${unit} aborted`));
+        }),
+      );
+    }).catch((e: unknown) => e);
+    expect(err).toBe(fatal);
+    expect(aborted).toEqual([fatal, fatal]);
+    expect(await store.list(`runs/${runId}/`)).toEqual([]);
+  });
+});
