@@ -1,7 +1,7 @@
 import { ActivityCancellationType, proxyActivities, type ActivityOptions } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { TIMEOUT_DEFAULTS, type RunConfig } from '../config/schema';
-import { NON_RETRYABLE_TYPES } from '../activities/lib/errors';
+import { NON_RETRYABLE_TYPES } from '../contracts/errors';
 
 /**
  * The retry policy of every activity (activities/lib/errors.ts has the classes): the deterministic failure

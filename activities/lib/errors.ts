@@ -1,4 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
+import { NON_RETRYABLE, NON_RETRYABLE_TYPES, type NonRetryableType } from '../../contracts/errors';
+
+export { NON_RETRYABLE, NON_RETRYABLE_TYPES, type NonRetryableType };
 
 /**
  * Every failure an activity raises is one of two classes.
@@ -10,19 +13,6 @@ import { ApplicationFailure } from '@temporalio/common';
  *   thrown as a plain Error and retried by Temporal with capped backoff and, by default, no attempt limit
  *   (workflows/activity-options.ts), so an outage of any length delays a run but never fails it.
  */
-export const NON_RETRYABLE = {
-  invalidConfig: 'InvalidConfig',
-  invalidInput: 'InvalidInput',
-  unknownModel: 'UnknownModel',
-  contractViolation: 'ContractViolation',
-  versionConflict: 'VersionConflict',
-} as const;
-
-export type NonRetryableType = (typeof NON_RETRYABLE)[keyof typeof NON_RETRYABLE];
-
-/** The non-retryable types, as activity retry policies list them. */
-export const NON_RETRYABLE_TYPES: readonly NonRetryableType[] = Object.values(NON_RETRYABLE);
-
 export function nonRetryable(type: NonRetryableType, message: string): ApplicationFailure {
   return ApplicationFailure.nonRetryable(message, type);
 }
