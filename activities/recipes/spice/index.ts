@@ -22,10 +22,7 @@ export const spiceRecipe: Recipe<
   propose: proposeSpice,
   gate: (ctx, plan, proposals) =>
     Promise.resolve(
-      gateSpice(plan, proposals, {
-        refuteArithmetic: ctx.config.spice.refuteArithmeticAnswers,
-        requireAnswerInDocument: ctx.config.spice.requireAnswerInDocument,
-      }),
+      gateSpice(plan, proposals, { refuteArithmetic: ctx.config.spice.refuteArithmeticAnswers }),
     ),
   solve: solveSpice,
   judge: (_ctx, gated, solved) => judgeSpice(gated, solved, sharedAnswerChecker()),
