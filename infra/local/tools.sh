@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the Go-built tools of the local stack and the integration tests into ${SELFPLAY_TOOLS_DIR:-.tools}/bin
-# (git-ignored): the Temporal CLI (dev server + Web UI) and MinIO (S3-compatible storage). Needs only Go and the
+# (git-ignored): the Temporal CLI (dev server + Web UI), MinIO (S3-compatible storage) and Helm (the chart's offline
+# checks, infra/deploy/check.sh). Needs only Go and the
 # module proxy; GOTOOLCHAIN=auto fetches a newer Go when a tool needs one. Skips tools already built.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -8,6 +9,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # v1.5.1 is the newest Temporal CLI tag whose go.mod has no `replace` directive, which `go install` rejects.
 TEMPORAL_CLI_VERSION="${TEMPORAL_CLI_VERSION:-v1.5.1}"
 MINIO_VERSION="${MINIO_VERSION:-latest}"
+HELM_VERSION="${HELM_VERSION:-v3.22.0}"
 
 if ! command -v go >/dev/null; then
   echo "tools.sh: Go is not installed; install Go 1.21 or newer from https://go.dev/dl/ and rerun" >&2
@@ -28,3 +30,4 @@ build() {
 
 build temporal "github.com/temporalio/cli/cmd/temporal@$TEMPORAL_CLI_VERSION"
 build minio "github.com/minio/minio@$MINIO_VERSION"
+build helm "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
