@@ -26,6 +26,15 @@ export function poolActivities(config: RunConfig) {
     startToCloseTimeout: '30 minutes',
     retry: retry(t.activityMaxAttempts),
   });
+  // The plan reads the corpus's segment index, and builds it on its first use of a corpus (minutes to hours for
+  // a large one): it heartbeats, so a worker that dies mid-build is noticed within the heartbeat timeout rather
+  // than at the end of the long deadline.
+  const planner = proxyActivities<Activities>({
+    taskQueue: config.pools.orchestrator,
+    startToCloseTimeout: '6 hours',
+    heartbeatTimeout: `${t.heartbeatSeconds} seconds`,
+    retry: retry(t.activityMaxAttempts),
+  });
   // A cancelled iteration (a rollback) ends only once its trainer and rollout activities have stopped: no
   // step or restore of the abandoned lineage is still being sent, and no weight sync of it can load an
   // abandoned snapshot, when the next lineage brings the kernel and the servers to its version.
@@ -44,5 +53,11 @@ export function poolActivities(config: RunConfig) {
     heartbeatTimeout: `${t.heartbeatSeconds} seconds`,
     retry: retry(t.activityMaxAttempts),
   });
-  return { orchestrator, rollout, trainer, judge: config.judgePool === 'rollout' ? rollout : orchestrator };
+  return {
+    orchestrator,
+    planner,
+    rollout,
+    trainer,
+    judge: config.judgePool === 'rollout' ? rollout : orchestrator,
+  };
 }
