@@ -3,6 +3,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   pipeline: async () => (await import('./pipeline')).main(),
   kernel: async () => (await import('./kernel')).main(process.argv.slice(3)),
   retriever: async () => (await import('./retriever')).main(),
+  corpus: async () => (await import('./corpus')).main(),
 };
 
 const name = process.argv[2];

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { gunzipSync, gzipSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { gunzipSync, gzip } from 'node:zlib';
 import type { ObjectStore, ObjectVersion } from '../clients/storage';
 import { objectAtUri } from '../clients/storage';
 import { encodeJsonl, getJson, jsonlValues, putJson } from '../clients/storage/codec';
@@ -36,8 +37,10 @@ import { Readable } from 'node:stream';
  */
 export const INDEX_FORMAT = 1;
 
-/** A chunk is closed, between documents, once its compressed size passes this (32 MiB by default). */
-export const CHUNK_BYTES = 32 * 1024 * 1024;
+const gzipAsync = promisify(gzip);
+
+/** A chunk is closed, between documents, once its segments' JSON passes this (64 MiB by default). */
+export const CHUNK_BYTES = 64 * 1024 * 1024;
 const READ_CONCURRENCY = 32;
 
 export interface SegmentIndexManifest {
@@ -109,34 +112,38 @@ async function buildSegmentIndex(
   const t0 = Date.now();
   const stats = emptyStats();
   const chunks: SegmentIndexManifest['chunks'] = [];
-  let members: Buffer[] = [];
-  let offsets: number[] = [0];
+  // Segments are compressed on zlib's thread pool while the next are parsed; a chunk waits for its own.
+  let members: Array<Promise<Buffer>> = [];
+  let chunkChars = 0;
   let docs: Array<[string, number, number]> = [];
   let firstSegment = 0;
   let segment = 0;
 
   const flush = async (): Promise<void> => {
     const name = `${prefix}/${chunkName(chunks.length)}`;
-    const body = Buffer.concat(members);
+    const compressed = await Promise.all(members);
+    const offsets = new Uint32Array(compressed.length + 1);
+    compressed.forEach((m, i) => (offsets[i + 1] = (offsets[i] as number) + m.length));
+    const body = Buffer.concat(compressed);
     await store.put(`${name}.jsonl.gz`, body);
-    await store.put(`${name}.offsets`, Buffer.from(Uint32Array.from(offsets).buffer));
+    await store.put(`${name}.offsets`, Buffer.from(offsets.buffer));
     await store.put(`${name}.docs.jsonl.gz`, await encodeJsonl(docs, true, (i) => `document ${i}`));
     chunks.push({ firstSegment, segments: segment - firstSegment, bytes: body.length });
     progress.chunks = chunks.length;
-    [members, offsets, docs, firstSegment] = [[], [0], [], segment];
+    [members, chunkChars, docs, firstSegment] = [[], 0, [], segment];
   };
 
   let doc: [string, number, number] | undefined;
   for await (const s of segmentsOf(corpusLines(uri), options, stats)) {
     if (s.index === 0) {
       // Chunks close between documents, so a document's segments never straddle two.
-      if (offsets[offsets.length - 1]! >= chunkBytes) await flush();
+      if (chunkChars >= chunkBytes) await flush();
       doc = [s.docId, segment, 0];
       docs.push(doc);
     }
-    const member = gzipSync(`${JSON.stringify(s)}\n`);
-    members.push(member);
-    offsets.push(offsets[offsets.length - 1]! + member.length);
+    const line = `${JSON.stringify(s)}\n`;
+    members.push(gzipAsync(line));
+    chunkChars += line.length;
     (doc as [string, number, number])[2]++;
     segment++;
     progress.documents = stats.documents;
