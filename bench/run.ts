@@ -4,6 +4,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   kernel: async () => (await import('./kernel')).main(process.argv.slice(3)),
   retriever: async () => (await import('./retriever')).main(),
   corpus: async () => (await import('./corpus')).main(),
+  'large-batch': async () => (await import('./large-batch')).main(),
 };
 
 const name = process.argv[2];
