@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
 import { resolveRunConfig } from '../config/schema';
+import { temporalConnectionFromEnv } from '../config/temporal-connection';
 import { selfPlayRun } from '../workflows';
 import { runIdProblem } from '../workflows/selfPlayRun';
 import { progressQuery } from '../workflows/messages';
@@ -61,7 +62,8 @@ ${VERIFY_USAGE}
                     iterations on unused documents, evaluates on FILE (path or s3://) and promotes if better
   schedule list | describe NAME | pause NAME | unpause NAME | trigger NAME | delete NAME
                     the lineage schedules; trigger starts a job now (skipped while one runs)
-Environment: TEMPORAL_ADDRESS (localhost:7233), TEMPORAL_NAMESPACE (default), SELFPLAY_STORAGE (.selfplay/storage)`;
+Environment: TEMPORAL_ADDRESS (localhost:7233), TEMPORAL_NAMESPACE (default), SELFPLAY_STORAGE (.selfplay/storage),
+             TEMPORAL_API_KEY or TEMPORAL_TLS_CERT/_KEY/_CA/_SERVER_NAME for a TLS server (docs/deployment.md)`;
 
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
@@ -96,13 +98,14 @@ async function main(argv: string[]): Promise<void> {
 }
 
 async function client(): Promise<Client> {
-  const address = process.env.TEMPORAL_ADDRESS ?? 'localhost:7233';
-  const connection = await Connection.connect({ address }).catch((err: unknown) => {
+  const { namespace, ...options } = temporalConnectionFromEnv();
+  const { address } = options;
+  const connection = await Connection.connect(options).catch((err: unknown) => {
     throw new UsageError(
       `cannot reach Temporal at ${address} (${String(err)}); start it with 'bash infra/local/temporal.sh start' or set TEMPORAL_ADDRESS`,
     );
   });
-  return new Client({ connection, namespace: process.env.TEMPORAL_NAMESPACE ?? 'default' });
+  return new Client({ connection, namespace });
 }
 
 async function start(flags: Map<string, string[]>, wait: boolean): Promise<void> {

@@ -9,7 +9,9 @@ import { metrics as projectRegistry, type Registry } from '../activities/lib/met
  *                                  schedule-to-start latencies, activity/workflow execution counts), served
  *                                  by the SDK core at http://HOST:PORT/metrics
  *   SELFPLAY_PROJECT_METRICS_PORT  the project's metrics (`selfplay_*`: completions, tokens, stage durations,
- *                                  rewards, valid-task rate), served by a small node:http server at /metrics
+ *                                  rewards, valid-task rate), served by a small node:http server at /metrics,
+ *                                  which also answers the orchestrator's probes: /healthz (live: the process
+ *                                  answers) and /readyz (ready: every pool's worker is polling)
  * Each takes a port (bound on 0.0.0.0) or HOST:PORT.
  */
 export interface MetricsEndpoints {
@@ -40,10 +42,38 @@ export function installRuntimeMetrics(address: string): void {
   Runtime.install({ telemetryOptions: { metrics: { prometheus: { bindAddress: address } } } });
 }
 
-/** Serves `registry.expose()` at GET /metrics (and /); resolves once listening. */
+/** A readiness verdict for /readyz: `detail` says why (or what is running), for whoever reads the probe. */
+export interface Readiness {
+  ready: boolean;
+  detail: string;
+}
+
+/** The state of each pool's worker, as `Worker.getState()` reports it. */
+export interface PoolState {
+  pool: string;
+  getState(): string;
+}
+
+/**
+ * Ready while every pool's worker is RUNNING (polling its task queue): not before the workers exist, and no
+ * longer once one drains on SIGTERM, so a rollout waits for the new pod to poll before it stops an old one.
+ */
+export function workersReadiness(workers: readonly PoolState[]): Readiness {
+  if (workers.length === 0) return { ready: false, detail: 'starting: no worker created yet' };
+  const states = workers.map((w) => `${w.pool} ${w.getState()}`);
+  return { ready: workers.every((w) => w.getState() === 'RUNNING'), detail: states.join(', ') };
+}
+
+const NOT_STARTED: () => Readiness = () => ({ ready: false, detail: 'starting' });
+
+/**
+ * Serves `registry.expose()` at GET /metrics (and /), plus the probes: /healthz answers 200 whenever the event
+ * loop does (liveness), /readyz answers 200 or 503 by `readiness` (readiness). Resolves once listening.
+ */
 export async function serveProjectMetrics(
   address: string,
   registry: Registry = projectRegistry,
+  readiness: () => Readiness = NOT_STARTED,
 ): Promise<http.Server> {
   const colon = address.lastIndexOf(':');
   const host = address.slice(0, colon);
@@ -56,8 +86,15 @@ export async function serveProjectMetrics(
       const body = registry.expose();
       res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
       res.end(req.method === 'HEAD' ? undefined : body);
+    } else if (path === '/healthz') {
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
+    } else if (path === '/readyz') {
+      const { ready, detail } = readiness();
+      res.writeHead(ready ? 200 : 503, { 'content-type': 'text/plain' }).end(`${detail}\n`);
     } else {
-      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: try /metrics\n');
+      res
+        .writeHead(404, { 'content-type': 'text/plain' })
+        .end('not found: try /metrics, /healthz or /readyz\n');
     }
   });
   await new Promise<void>((resolve, reject) => {
@@ -77,11 +114,14 @@ export function serverAddress(server: http.Server): string {
 }
 
 /** Starts what the environment asks for; call before the first connection. */
-export async function startMetricsFromEnv(env: NodeJS.ProcessEnv = process.env): Promise<MetricsEndpoints> {
+export async function startMetricsFromEnv(
+  env: NodeJS.ProcessEnv = process.env,
+  readiness?: () => Readiness,
+): Promise<MetricsEndpoints> {
   const temporal = bindAddress('SELFPLAY_METRICS_PORT', env.SELFPLAY_METRICS_PORT);
   const project = bindAddress('SELFPLAY_PROJECT_METRICS_PORT', env.SELFPLAY_PROJECT_METRICS_PORT);
   if (temporal) installRuntimeMetrics(temporal);
-  const server = project ? await serveProjectMetrics(project) : undefined;
+  const server = project ? await serveProjectMetrics(project, projectRegistry, readiness) : undefined;
   return {
     ...(temporal ? { temporal } : {}),
     ...(server ? { project: serverAddress(server) } : {}),

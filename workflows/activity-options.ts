@@ -33,6 +33,14 @@ export function poolActivities(config: RunConfig) {
     taskQueue: config.pools.orchestrator,
     startToCloseTimeout: `${t.orchestratorMinutes} minutes`,
   });
+  // The plan reads the corpus's segment index, and builds it on its first use of a corpus (minutes to hours for
+  // a large one): it heartbeats, so a worker that dies mid-build is noticed within the heartbeat timeout rather
+  // than at the end of the long deadline.
+  const planner = proxyActivities<Activities>({
+    ...common,
+    taskQueue: config.pools.orchestrator,
+    startToCloseTimeout: '6 hours',
+  });
   // A cancelled iteration (a rollback) ends only once its trainer and rollout activities have stopped: no
   // step or restore of the abandoned lineage is still being sent, and no weight sync of it can load an
   // abandoned snapshot, when the next lineage brings the kernel and the servers to its version.
@@ -49,5 +57,11 @@ export function poolActivities(config: RunConfig) {
     cancellationType,
     startToCloseTimeout: `${t.trainStepMinutes} minutes`,
   });
-  return { orchestrator, rollout, trainer, judge: config.judgePool === 'rollout' ? rollout : orchestrator };
+  return {
+    orchestrator,
+    planner,
+    rollout,
+    trainer,
+    judge: config.judgePool === 'rollout' ? rollout : orchestrator,
+  };
 }

@@ -81,7 +81,7 @@ export async function selfPlayIteration(input: IterationInput): Promise<Iteratio
 
   const planRound = (round?: PlanRound): Promise<PlanResult> =>
     timer.time('plan', () =>
-      pools.orchestrator.plan({
+      pools.planner.plan({
         runId,
         iteration,
         config,

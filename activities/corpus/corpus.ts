@@ -1,10 +1,7 @@
-import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { createInterface } from 'node:readline';
-import { PassThrough, pipeline, Readable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
-import { createGunzip } from 'node:zlib';
-import { readObjectAtUri } from '../clients/storage';
+import { objectAtUri } from '../clients/storage';
+import { jsonlLines } from '../clients/storage/codec';
+import { PermanentReadError } from '../lib/errors';
+import { fingerprint, FingerprintSet } from './fingerprints';
 import { splitIntoSegments } from './segment';
 
 /** A passage a proposer grounds tasks in. */
@@ -55,21 +52,19 @@ const cache = new Map<string, Promise<Corpus>>();
 
 /**
  * Loads a JSONL corpus (`{"id", "text", ...metadata}` per line; gzipped when the name ends in `.gz`) from a
- * local path, a `file://` URI or an `s3://` URI. Cached per URI and options, so a worker reads a corpus once
- * however many activities sample from it; a failed load is not cached.
+ * local path, a `file://` URI or an `s3://` URI, every segment in memory. Cached per URI and options, so a worker
+ * reads a corpus once however many activities use it; a failed load is not cached. For what needs every
+ * segment (SPELL's clusters, a search index); a plan that samples a few goes through the corpus's segment index
+ * (segment-index.ts) instead.
  */
 export function loadCorpus(uri: string, options: CorpusOptions = {}): Promise<Corpus> {
   const resolved = { ...DEFAULTS, ...options };
   const cacheKey = `${uri}|${resolved.maxSegmentChars}|${resolved.maxDocumentChars}`;
   let loading = cache.get(cacheKey);
   if (!loading) {
-    loading = readCorpus(lines(uri), resolved).catch((err: unknown) => {
+    loading = readCorpus(corpusLines(uri), resolved).catch((err: unknown) => {
       cache.delete(cacheKey);
-      const message = err instanceof Error ? err.message : String(err);
-      const isZlib = String((err as NodeJS.ErrnoException).code).startsWith('Z_');
-      throw new Error(`cannot load corpus ${uri}: ${isZlib ? `not valid gzip (${message})` : message}`, {
-        cause: err,
-      });
+      throw corpusError(uri, err);
     });
     cache.set(cacheKey, loading);
   }
@@ -81,22 +76,52 @@ export function forgetCorpora(): void {
   cache.clear();
 }
 
-/**
- * Parses, filters and segments documents one line at a time. Skipped documents are counted, never fatal:
- * malformed lines (bad JSON, missing string id/text), empty or whitespace-only text, oversized text,
- * binary-looking text, and duplicates (same normalised text, or an id seen before, since segment ids must
- * be unique). Blank lines are ignored without counting.
- */
+/** A failure to read the corpus at `uri`, saying so (and that it is not gzip, when that is why). */
+export function corpusError(uri: string, err: unknown): Error {
+  const cause = (err as { cause?: unknown }).cause ?? err;
+  const isZlib = String((cause as NodeJS.ErrnoException).code).startsWith('Z_');
+  const message =
+    (isZlib ? cause : err) instanceof Error ? ((isZlib ? cause : err) as Error).message : String(err);
+  return new Error(`cannot load corpus ${uri}: ${isZlib ? `not valid gzip (${message})` : message}`, {
+    cause: err,
+  });
+}
+
+/** Every segment of the corpus, with its stats; see `segmentsOf`. */
 export async function readCorpus(
   source: AsyncIterable<string>,
   options: CorpusOptions = {},
 ): Promise<Corpus> {
-  const { maxSegmentChars, maxDocumentChars } = { ...DEFAULTS, ...options };
-  const skipped = { empty: 0, binary: 0, duplicate: 0, oversized: 0, malformed: 0 };
-  const seenIds = new Set<string>();
-  const seenTexts = new Set<string>();
+  const stats = emptyStats();
   const segments: CorpusSegment[] = [];
-  let documents = 0;
+  for await (const segment of segmentsOf(source, options, stats)) segments.push(segment);
+  return { segments, stats };
+}
+
+export function emptyStats(): CorpusStats {
+  return {
+    documents: 0,
+    segments: 0,
+    skipped: { empty: 0, binary: 0, duplicate: 0, oversized: 0, malformed: 0 },
+  };
+}
+
+/**
+ * Parses, filters and segments documents one line at a time, yielding segments in corpus order and counting
+ * into `stats` as it goes. Skipped documents are counted, never fatal: malformed lines (bad JSON, missing
+ * string id/text), empty or whitespace-only text, oversized text, binary-looking text, and duplicates (same
+ * normalised text, or an id seen before, since segment ids must be unique). Blank lines are ignored without
+ * counting. Memory beyond one document: two fingerprints per document kept (fingerprints.ts).
+ */
+export async function* segmentsOf(
+  source: AsyncIterable<string>,
+  options: CorpusOptions,
+  stats: CorpusStats,
+): AsyncGenerator<CorpusSegment> {
+  const { maxSegmentChars, maxDocumentChars } = { ...DEFAULTS, ...options };
+  const { skipped } = stats;
+  const seenIds = new FingerprintSet();
+  const seenTexts = new FingerprintSet();
   for await (const line of source) {
     if (line.trim() === '') continue;
     const doc = parseDocument(line);
@@ -105,20 +130,22 @@ export async function readCorpus(
     else if (doc.text.length > maxDocumentChars) skipped.oversized++;
     else if (looksBinary(doc.text)) skipped.binary++;
     else {
-      const hash = textHash(doc.text);
-      if (seenIds.has(doc.id) || seenTexts.has(hash)) {
+      const id = fingerprint(doc.id);
+      const text = fingerprint(normalised(doc.text));
+      if (seenIds.has(id) || seenTexts.has(text)) {
         skipped.duplicate++;
         continue;
       }
-      seenIds.add(doc.id);
-      seenTexts.add(hash);
-      documents++;
-      splitIntoSegments(doc.text, maxSegmentChars).forEach((text, index) =>
-        segments.push({ id: `${doc.id}#${index}`, docId: doc.id, index, text, metadata: doc.metadata }),
-      );
+      seenIds.add(id);
+      seenTexts.add(text);
+      stats.documents++;
+      const pieces = splitIntoSegments(doc.text, maxSegmentChars);
+      stats.segments += pieces.length;
+      for (const [index, text] of pieces.entries()) {
+        yield { id: `${doc.id}#${index}`, docId: doc.id, index, text, metadata: doc.metadata };
+      }
     }
   }
-  return { segments, stats: { documents, segments: segments.length, skipped } };
 }
 
 function parseDocument(
@@ -147,23 +174,14 @@ function looksBinary(text: string): boolean {
 }
 
 /** Case, Unicode form and whitespace differences do not make a document new. */
-function textHash(text: string): string {
-  const normalised = text.normalize('NFKC').toLowerCase().replace(/\s+/g, ' ').trim();
-  return createHash('sha256').update(normalised).digest('base64');
+function normalised(text: string): string {
+  return text.normalize('NFKC').toLowerCase().replace(/\s+/g, ' ').trim();
 }
 
-/** The corpus's lines, streamed (and gunzipped) so only one line is held at a time beyond the raw object. */
-function lines(uri: string): AsyncIterable<string> {
-  const raw: Readable = uri.startsWith('s3://')
-    ? Readable.from(readChunks(uri))
-    : createReadStream(uri.startsWith('file:') ? fileURLToPath(uri) : uri);
-  if (!uri.endsWith('.gz')) return createInterface({ input: raw, crlfDelay: Infinity });
-  // pipeline() forwards a read or gunzip failure to `text`, which fails the line iteration.
-  const text = new PassThrough();
-  pipeline(raw, createGunzip(), text, () => undefined);
-  return createInterface({ input: text, crlfDelay: Infinity });
-}
-
-async function* readChunks(uri: string): AsyncIterable<Buffer> {
-  yield await readObjectAtUri(uri);
+/** The corpus's lines, streamed (and gunzipped) from a local file or S3: one line is held at a time. */
+export async function* corpusLines(uri: string): AsyncGenerator<string> {
+  const { store, key } = objectAtUri(uri);
+  const input = await store.getStream(key);
+  if (!input) throw new PermanentReadError(`no object at ${uri}: no such file or key`);
+  yield* jsonlLines(input, uri.endsWith('.gz'), uri);
 }

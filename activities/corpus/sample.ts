@@ -10,26 +10,30 @@ import type { Rng } from '../lib/rng';
  * appeared once.
  */
 export function sampleSegments<T>(items: readonly T[], count: number, rng: Rng): T[] {
+  return sampleIndices(items.length, count, rng).map((i) => items[i] as T);
+}
+
+/** The positions `sampleSegments` draws from n items: what a plan reads from a stored segment index. */
+export function sampleIndices(n: number, count: number, rng: Rng): number[] {
   if (!Number.isInteger(count) || count < 0)
     throw new RangeError(`count must be a non-negative integer, got ${count}`);
   if (count === 0) return [];
-  if (items.length === 0) throw new RangeError(`cannot sample ${count} segments from an empty corpus`);
-  const out: T[] = [];
-  for (let left = count; left > 0; left -= items.length)
-    out.push(...drawDistinct(items, Math.min(left, items.length), rng));
+  if (n === 0) throw new RangeError(`cannot sample ${count} segments from an empty corpus`);
+  const out: number[] = [];
+  for (let left = count; left > 0; left -= n) out.push(...drawDistinct(n, Math.min(left, n), rng));
   return out;
 }
 
 /** Partial Fisher-Yates over a sparse view of the indices: only swapped positions are stored. */
-function drawDistinct<T>(items: readonly T[], k: number, rng: Rng): T[] {
+function drawDistinct(n: number, k: number, rng: Rng): number[] {
   const swapped = new Map<number, number>();
   const at = (i: number): number => swapped.get(i) ?? i;
-  const out: T[] = [];
+  const out: number[] = [];
   for (let i = 0; i < k; i++) {
-    const j = i + rng.int(items.length - i);
+    const j = i + rng.int(n - i);
     const picked = at(j);
     swapped.set(j, at(i));
-    out.push(items[picked] as T);
+    out.push(picked);
   }
   return out;
 }

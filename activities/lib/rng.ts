@@ -36,14 +36,8 @@ export function seededRng(...parts: Array<string | number>): Rng {
     if (!Number.isInteger(n) || n <= 0) throw new RangeError(`int(n) needs a positive integer, got ${n}`);
     return Math.floor(next() * n);
   };
-  const shuffle = <T>(items: readonly T[]): T[] => {
-    const out = [...items];
-    for (let i = out.length - 1; i > 0; i--) {
-      const j = int(i + 1);
-      [out[i], out[j]] = [out[j] as T, out[i] as T];
-    }
-    return out;
-  };
+  const shuffle = <T>(items: readonly T[]): T[] =>
+    Array.from(shuffledRange({ int }, items.length), (i) => items[i] as T);
   return {
     next,
     int,
@@ -54,4 +48,20 @@ export function seededRng(...parts: Array<string | number>): Rng {
     },
     sample: (items, k) => shuffle(items).slice(0, Math.max(0, Math.min(k, items.length))),
   };
+}
+
+/**
+ * A Fisher-Yates permutation of 0..n-1 drawn from `rng`, in a typed array: 4 bytes a position, for permutations
+ * of every segment of a large corpus. `rng.shuffle` applies the same permutation to its items.
+ */
+export function shuffledRange(rng: Pick<Rng, 'int'>, n: number): Uint32Array {
+  const out = new Uint32Array(n);
+  for (let i = 0; i < n; i++) out[i] = i;
+  for (let i = n - 1; i > 0; i--) {
+    const j = rng.int(i + 1);
+    const t = out[i] as number;
+    out[i] = out[j] as number;
+    out[j] = t;
+  }
+  return out;
 }

@@ -2,6 +2,7 @@ import type { RunConfig, RecipeName } from '../../config/schema';
 import type { LlmCaller } from '../clients/inference';
 import type { TrainingRow } from '../clients/trainer-contract';
 import type { Accumulation, RecipeMetrics } from '../../contracts/selfplay';
+import type { SegmentSource } from '../corpus/segment-source';
 import type { Corpus } from '../corpus/corpus';
 import type { Retriever } from '../tools/types';
 import type { StoredValue } from '../clients/storage/codec';
@@ -35,7 +36,12 @@ export interface PlanContext<State = unknown> {
   config: RunConfig;
   runId: string;
   iteration: number;
-  /** The configured corpus, loaded on first use (recipes that need no documents never load it). */
+  /**
+   * The configured corpus's segments by position, through its stored segment index (built on first use): a
+   * plan that samples B segments reads only those. Recipes that need no documents never open it.
+   */
+  segments(): Promise<SegmentSource>;
+  /** The whole configured corpus in memory, for a plan that needs every segment (SPELL's clusters). */
   corpus(): Promise<Corpus>;
   /** The recipe state as committed by the previous iteration; undefined on the first. */
   state: State | undefined;

@@ -3,10 +3,14 @@ import type { RunConfig } from '../../config/schema';
 import type { ActivityDeps } from './deps';
 import { recipeFor } from './deps';
 import { loadRecipeState } from './recipe-state';
-import { getJsonl, putJsonl } from '../clients/storage/codec';
+import type { ObjectStore } from '../clients/storage';
+import { putJsonl } from '../clients/storage/codec';
 import { shardKey } from '../clients/storage/keys';
-import { loadCorpus, type Corpus } from '../corpus/corpus';
+import { corpusError, loadCorpus, type Corpus, type CorpusStats } from '../corpus/corpus';
 import { loadExcludedDocIds, withoutDocuments } from '../corpus/exclude';
+import { segmentIndexFor, type BuildProgress } from '../corpus/segment-index';
+import { indexedSegments, type SegmentSource } from '../corpus/segment-source';
+import { heartbeatWhile } from '../lib/heartbeat';
 import { inputReadFailure, NON_RETRYABLE, nonRetryable } from '../lib/errors';
 import type { PlanUnit } from '../recipes/types';
 
@@ -28,12 +32,26 @@ export function planActivities(deps: ActivityDeps) {
     async plan(input: PlanInput): Promise<PlanResult> {
       const t0 = Date.now();
       const { config, runId, iteration } = input;
-      let loaded: Corpus | undefined;
-      const corpus = async (): Promise<Corpus> => (loaded ??= await loadUsableCorpus(config.corpus));
+      let used: CorpusStats | undefined;
+      const progress: BuildProgress = { documents: 0, segments: 0, chunks: 0 };
+      const corpus = async (): Promise<Corpus> => {
+        const loaded = await loadUsableCorpus(config.corpus);
+        used = loaded.stats;
+        return loaded;
+      };
+      const segments = async (): Promise<SegmentSource> => {
+        const source = await openUsableSegments(deps.store, config.corpus, progress);
+        used = source.stats;
+        return source;
+      };
       const state = await loadRecipeState(deps.store, input.recipeStateKey);
       const recipe = recipeFor(deps, config);
       const round = input.round ?? FIRST_ROUND;
-      const units = await recipe.plan({ config, runId, iteration, corpus, state, round: round.index });
+      // Heartbeats, with the index build's progress: a first plan over a large corpus builds its index.
+      const units = await heartbeatWhile(
+        () => ({ indexBuild: progress }),
+        () => recipe.plan({ config, runId, iteration, corpus, segments, state, round: round.index }),
+      );
       const shards: PlanResult['shards'] = [];
       for (let j = 0; j * config.shardSize < Math.max(units.length, 1); j++) {
         const shard = round.firstShard + j;
@@ -41,15 +59,15 @@ export function planActivities(deps: ActivityDeps) {
           .slice(j * config.shardSize, (j + 1) * config.shardSize)
           .map((u, unit) => ({ ...u, unit, docIndex: round.firstDocIndex + j * config.shardSize + unit }));
         const key = shardKey(runId, iteration, 'plan', shard);
-        if (!(await getJsonl(deps.store, key))) await putJsonl(deps.store, key, rows);
+        if (!(await deps.store.exists(key))) await putJsonl(deps.store, key, rows);
         shards.push({ shard, documents: rows.length });
       }
       const accumulation = recipe.accumulation?.(config);
       return {
         shards,
         ...(accumulation ? { accumulation } : {}),
-        corpus: loaded
-          ? { segments: loaded.segments.length, skipped: { ...loaded.stats.skipped } }
+        corpus: used
+          ? { segments: used.segments, skipped: { ...used.skipped } }
           : { segments: 0, skipped: {} },
         seconds: (Date.now() - t0) / 1000,
       };
@@ -63,23 +81,49 @@ export function planActivities(deps: ActivityDeps) {
  * because storage is down is retried (activities/lib/errors.ts).
  */
 async function loadUsableCorpus(spec: RunConfig['corpus']): Promise<Corpus> {
-  const loaded = await loadCorpus(spec.uri, {
-    maxSegmentChars: spec.maxSegmentChars,
-    maxDocumentChars: spec.maxDocumentChars,
-  }).catch((err: unknown) => {
+  const loaded = await loadCorpus(spec.uri, corpusOptions(spec)).catch((err: unknown) => {
     throw inputReadFailure('corpus.uri', spec.uri, err);
   });
-  const excluded = spec.excludeDocIds
+  const corpus = withoutDocuments(loaded, await excludedDocIds(spec));
+  assertUsable(spec, corpus.stats);
+  return corpus;
+}
+
+/** The corpus's segments through its stored index (built now if missing), less the excluded documents. */
+async function openUsableSegments(
+  store: ObjectStore,
+  spec: RunConfig['corpus'],
+  progress: BuildProgress,
+): Promise<SegmentSource> {
+  const index = await segmentIndexFor(store, spec.uri, corpusOptions(spec), { progress }).catch(
+    (err: unknown) => {
+      throw inputReadFailure('corpus.uri', spec.uri, corpusError(spec.uri, err));
+    },
+  );
+  const source = await indexedSegments(index, await excludedDocIds(spec));
+  assertUsable(spec, source.stats);
+  return source;
+}
+
+const corpusOptions = (spec: RunConfig['corpus']) => ({
+  maxSegmentChars: spec.maxSegmentChars,
+  maxDocumentChars: spec.maxDocumentChars,
+});
+
+async function excludedDocIds(spec: RunConfig['corpus']): Promise<ReadonlySet<string>> {
+  return spec.excludeDocIds
     ? await loadExcludedDocIds(spec.excludeDocIds).catch((err: unknown) => {
         throw inputReadFailure('corpus.excludeDocIds', spec.excludeDocIds as string, err);
       })
     : new Set<string>();
-  const corpus = withoutDocuments(loaded, excluded);
-  if (corpus.segments.length === 0) {
+}
+
+/** Throws when nothing is left to plan from. */
+function assertUsable(spec: RunConfig['corpus'], stats: CorpusStats): void {
+  if (stats.segments === 0) {
     throw nonRetryable(
       NON_RETRYABLE.invalidConfig,
-      `corpus.uri ${spec.uri} has no usable documents (skipped: ${JSON.stringify(corpus.stats.skipped)})`,
+      `corpus.uri ${spec.uri} has no usable documents (skipped: ${JSON.stringify(stats.skipped)})`,
     );
   }
-  return corpus;
 }

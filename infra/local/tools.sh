@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Builds Go-built tools into ${SELFPLAY_TOOLS_DIR:-.tools}/bin (git-ignored), each at an exact version:
-#   bash infra/local/tools.sh [temporal] [minio]     (no argument: both)
+#   bash infra/local/tools.sh [temporal] [minio] [helm]     (no argument: all three)
 # temporal: the Temporal CLI (dev server + Web UI), for the local stack and the tests; minio: S3-compatible
-# storage, for the integration tests only (a local run stores to a directory). Needs only Go and the module
-# proxy; GOTOOLCHAIN=auto fetches a newer Go when a tool needs one. Skips tools already built.
+# storage, for the integration tests only (a local run stores to a directory); helm: the Helm CLI, for the
+# chart's offline checks (infra/deploy/check.sh). Needs only Go and the module proxy; GOTOOLCHAIN=auto fetches
+# a newer Go when a tool needs one. Skips tools already built.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -12,6 +13,7 @@ TEMPORAL_CLI_VERSION="${TEMPORAL_CLI_VERSION:-v1.5.1}"
 # MinIO publishes RELEASE.* tags, which are not semantic versions, so the module proxy serves no tagged release;
 # this pseudo-version names one commit (2026-02-12), so every build of this repository builds the same server.
 MINIO_VERSION="${MINIO_VERSION:-v0.0.0-20260212201848-7aac2a2c5b7c}"
+HELM_VERSION="${HELM_VERSION:-v3.22.0}"
 
 if ! command -v go >/dev/null; then
   echo "tools.sh: Go is not installed; install Go 1.21 or newer from https://go.dev/dl/ and rerun" >&2
@@ -31,11 +33,12 @@ build() {
 }
 
 tools=("$@")
-[ ${#tools[@]} -gt 0 ] || tools=(temporal minio)
+[ ${#tools[@]} -gt 0 ] || tools=(temporal minio helm)
 for tool in "${tools[@]}"; do
   case "$tool" in
     temporal) build temporal "github.com/temporalio/cli/cmd/temporal@$TEMPORAL_CLI_VERSION" ;;
     minio) build minio "github.com/minio/minio@$MINIO_VERSION" ;;
-    *) echo "tools.sh: unknown tool '$tool' (temporal, minio)" >&2 && exit 1 ;;
+    helm) build helm "helm.sh/helm/v3/cmd/helm@$HELM_VERSION" ;;
+    *) echo "tools.sh: unknown tool '$tool' (temporal, minio, helm)" >&2 && exit 1 ;;
   esac
 done

@@ -91,6 +91,7 @@ describe('MAE run on the real stack', () => {
       runId,
       iteration: k,
       corpus: () => Promise.reject(new Error('no corpus')),
+      segments: () => Promise.reject(new Error('no corpus')),
       state: before,
     });
     expect(plan.map(({ unit: _u, docIndex: _d, ...rest }) => rest)).toEqual(replanned);

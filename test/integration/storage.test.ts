@@ -145,6 +145,43 @@ describe.each([local(), s3()])('$name contract', (harness) => {
     await expect(getJson(store, 'codec/bad.json.gz')).rejects.toThrow(/bad\.json\.gz is not valid gzip/);
   });
 
+  test('ranges, streams and versions read an object piece by piece', async () => {
+    const body = Buffer.from('0123456789abcdef');
+    await store.put('pieces/obj', body);
+    expect((await store.getRange('pieces/obj', 3, 7))?.toString()).toBe('3456');
+    expect((await store.getRange('pieces/obj', 12, 40))?.toString()).toBe('cdef');
+    expect((await store.getRange('pieces/obj', 16, 20))?.length).toBe(0);
+    expect(await store.getRange('pieces/none', 0, 4)).toBeUndefined();
+    await expect(store.getRange('pieces/obj', 5, 5)).rejects.toThrow(/byte range \[5, 5\) is invalid/);
+    const chunks: Buffer[] = [];
+    for await (const chunk of (await store.getStream('pieces/obj')) ?? []) chunks.push(chunk as Buffer);
+    expect(Buffer.concat(chunks)).toEqual(body);
+    expect(await store.getStream('pieces/none')).toBeUndefined();
+    const version = await store.stat('pieces/obj');
+    expect(version?.size).toBe(16);
+    await store.put('pieces/obj', 'rewritten, longer');
+    expect(await store.stat('pieces/obj')).not.toEqual(version);
+    expect(await store.stat('pieces/none')).toBeUndefined();
+  });
+
+  test('jsonl rows stream in from an async source and back out', async () => {
+    async function* rows(): AsyncGenerator<{ i: number; text: string }> {
+      for (let i = 0; i < 3000; i++) {
+        await Promise.resolve();
+        yield { i, text: `é ${'x'.repeat(i % 97)}\n` };
+      }
+    }
+    const body = await putJsonl(store, 'codec/streamed.jsonl.gz', rows());
+    expect(await store.get('codec/streamed.jsonl.gz')).toEqual(body);
+    const back = await getJsonl<{ i: number; text: string }>(store, 'codec/streamed.jsonl.gz');
+    expect(back?.length).toBe(3000);
+    expect(back?.[2999]).toEqual({ i: 2999, text: `é ${'x'.repeat(2999 % 97)}\n` });
+    await expect(putJsonl(store, 'codec/never.jsonl.gz', [{ a: 1 }, undefined])).rejects.toThrow(
+      /row 1 is not JSON-serialisable/,
+    );
+    expect(await store.exists('codec/never.jsonl.gz')).toBe(false);
+  });
+
   test('uri, openStore and readObjectAtUri agree', async () => {
     await store.put('uri/x.txt', 'via uri');
     const uri = store.uri('uri/x.txt');

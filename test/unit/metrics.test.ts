@@ -1,7 +1,13 @@
 import type http from 'node:http';
 import { metrics, Registry } from '../../activities/lib/metrics';
 import { recordFilterMetrics } from '../../activities/stages/stage-metrics';
-import { bindAddress, serveProjectMetrics, serverAddress } from '../../workers/metrics';
+import {
+  bindAddress,
+  serveProjectMetrics,
+  serverAddress,
+  workersReadiness,
+  type Readiness,
+} from '../../workers/metrics';
 import type { FilterResult } from '../../contracts/selfplay';
 
 describe('metrics registry', () => {
@@ -106,5 +112,39 @@ describe('worker metrics endpoint', () => {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
     }
+  });
+
+  test('answers the probes: /healthz while the process runs, /readyz by the workers readiness', async () => {
+    let verdict: Readiness = { ready: false, detail: 'starting' };
+    const server = await serveProjectMetrics('127.0.0.1:0', new Registry(), () => verdict);
+    try {
+      const base = `http://${serverAddress(server)}`;
+      const health = await fetch(`${base}/healthz`);
+      expect([health.status, await health.text()]).toEqual([200, 'ok\n']);
+      const starting = await fetch(`${base}/readyz`);
+      expect([starting.status, await starting.text()]).toEqual([503, 'starting\n']);
+      verdict = { ready: true, detail: 'rollout RUNNING' };
+      const ready = await fetch(`${base}/readyz`);
+      expect([ready.status, await ready.text()]).toEqual([200, 'rollout RUNNING\n']);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  test('a worker process is ready only while every pool polls', () => {
+    const pool = (name: string, state: string) => ({ pool: name, getState: () => state });
+    expect(workersReadiness([])).toEqual({ ready: false, detail: 'starting: no worker created yet' });
+    expect(workersReadiness([pool('orchestrator', 'RUNNING'), pool('rollout', 'RUNNING')])).toEqual({
+      ready: true,
+      detail: 'orchestrator RUNNING, rollout RUNNING',
+    });
+    expect(workersReadiness([pool('orchestrator', 'RUNNING'), pool('rollout', 'INITIALIZED')]).ready).toBe(
+      false,
+    );
+    expect(workersReadiness([pool('trainer', 'DRAINING')])).toEqual({
+      ready: false,
+      detail: 'trainer DRAINING',
+    });
   });
 });

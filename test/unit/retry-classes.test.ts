@@ -2,6 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
+import { MockActivityEnvironment } from '@temporalio/testing';
 import { LocalStore } from '../../activities/clients/storage';
 import { InferencePool } from '../../activities/clients/inference';
 import { forgetCorpora } from '../../activities/corpus/corpus';
@@ -80,18 +81,21 @@ describe('retry classes', () => {
 
   describe("plan's corpus read", () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'retry-classes-'));
+    // The plan heartbeats (its index build's progress), so it runs in an activity's context, as on a worker.
     const plan = (corpusUri: string): Promise<unknown> =>
-      planActivities({
-        store: new LocalStore(path.join(dir, 'store')),
-        env: loadWorkerEnv({}),
-        inference: new InferencePool(),
-        recipes: RECIPES,
-      }).plan({
-        runId: 'r',
-        iteration: 1,
-        config: config({ corpus: { uri: corpusUri } }),
-        versions: { policy: 0 },
-      });
+      new MockActivityEnvironment().run(() =>
+        planActivities({
+          store: new LocalStore(path.join(dir, 'store')),
+          env: loadWorkerEnv({}),
+          inference: new InferencePool(),
+          recipes: RECIPES,
+        }).plan({
+          runId: 'r',
+          iteration: 1,
+          config: config({ corpus: { uri: corpusUri } }),
+          versions: { policy: 0 },
+        }),
+      );
     const failureOf = (p: Promise<unknown>): Promise<unknown> =>
       p.then(
         () => {

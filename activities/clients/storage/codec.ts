@@ -1,5 +1,8 @@
+import { once } from 'node:events';
+import { Readable } from 'node:stream';
+import { finished } from 'node:stream/promises';
 import { promisify } from 'node:util';
-import { gunzip, gzip } from 'node:zlib';
+import { createGunzip, createGzip, gunzip, gzip } from 'node:zlib';
 import type { ObjectStore } from './types';
 
 const gzipAsync = promisify(gzip);
@@ -23,34 +26,108 @@ export async function getJson<T>(store: ObjectStore, key: string): Promise<T | u
   }
 }
 
-/** One JSON value per line, newline-terminated. Returns the bytes stored (e.g. to hash them). */
-export async function putJsonl(store: ObjectStore, key: string, rows: readonly unknown[]): Promise<Buffer> {
-  const lines = rows.map((row, i) => {
-    const line = JSON.stringify(row);
-    if (line === undefined)
-      throw new Error(`cannot store ${store.uri(key)}: row ${i} is not JSON-serialisable`);
-    return `${line}\n`;
-  });
-  const body = await encode(key, lines.join(''));
+/**
+ * One JSON value per line, newline-terminated. Rows are serialised one at a time into the (gzip) stream, so no
+ * string ever holds the whole object: a batch at B = 1024, G = 16 with long segments is far larger than the
+ * longest string V8 allows (~512 MiB). Returns the bytes stored (e.g. to hash them).
+ */
+export async function putJsonl(
+  store: ObjectStore,
+  key: string,
+  rows: Iterable<unknown> | AsyncIterable<unknown>,
+): Promise<Buffer> {
+  const body = await encodeJsonl(
+    rows,
+    key.endsWith('.gz'),
+    (i) => `cannot store ${store.uri(key)}: row ${i}`,
+  );
   await store.put(key, body);
   return body;
 }
 
+/** The rows as JSON Lines bytes (gzipped when asked), serialised row by row. `where(i)` names row i in errors. */
+export async function encodeJsonl(
+  rows: Iterable<unknown> | AsyncIterable<unknown>,
+  gzip: boolean,
+  where: (row: number) => string,
+): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  const zip = gzip ? createGzip() : undefined;
+  zip?.on('data', (chunk: Buffer) => chunks.push(chunk));
+  const ended = zip ? finished(zip) : Promise.resolve();
+  let i = 0;
+  try {
+    for await (const row of rows) {
+      const line = JSON.stringify(row);
+      if (line === undefined) throw new Error(`${where(i)} is not JSON-serialisable`);
+      const bytes = Buffer.from(`${line}\n`);
+      if (!zip) chunks.push(bytes);
+      else if (!zip.write(bytes)) await once(zip, 'drain');
+      i++;
+    }
+  } catch (err) {
+    zip?.destroy();
+    await ended.catch(() => undefined);
+    throw err;
+  }
+  zip?.end();
+  await ended;
+  return Buffer.concat(chunks);
+}
+
 export async function getJsonl<T>(store: ObjectStore, key: string): Promise<T[] | undefined> {
-  const text = await readText(store, key);
-  if (text === undefined) return undefined;
+  const bytes = await store.get(key);
+  if (bytes === undefined) return undefined;
   const rows: T[] = [];
-  text.split('\n').forEach((line, i) => {
-    if (line.trim() === '') return;
+  for await (const row of jsonlValues(Readable.from([bytes]), key.endsWith('.gz'), store.uri(key)))
+    rows.push(row as T);
+  return rows;
+}
+
+/**
+ * The JSON values of a JSON Lines byte stream (gunzipped when `gzip`), parsed line by line as the bytes arrive:
+ * only one line is ever a string. Blank lines are skipped; `source` names the object in errors.
+ */
+export async function* jsonlValues(input: Readable, gzip: boolean, source: string): AsyncGenerator<unknown> {
+  let lineNo = 0;
+  const parse = (line: string): unknown => {
     try {
-      rows.push(JSON.parse(line) as T);
+      return JSON.parse(line);
     } catch (err) {
-      throw new Error(`${store.uri(key)} line ${i + 1} is not valid JSON: ${(err as Error).message}`, {
+      throw new Error(`${source} line ${lineNo} is not valid JSON: ${(err as Error).message}`, {
         cause: err,
       });
     }
-  });
-  return rows;
+  };
+  for await (const line of jsonlLines(input, gzip, source)) {
+    lineNo++;
+    if (line.trim() !== '') yield parse(line);
+  }
+}
+
+/** The lines of a byte stream (gunzipped when `gzip`), split on bytes so no string holds more than one line. */
+export async function* jsonlLines(input: Readable, gzip: boolean, source: string): AsyncGenerator<string> {
+  const bytes = gzip ? input.pipe(createGunzip()) : input;
+  // A failure of the input does not reach a piped gunzip on its own.
+  if (gzip) input.once('error', (err) => bytes.destroy(err));
+  let pending: Buffer[] = [];
+  try {
+    for await (const chunk of bytes as AsyncIterable<Buffer>) {
+      let from = 0;
+      for (let nl = chunk.indexOf(0x0a); nl >= 0; nl = chunk.indexOf(0x0a, from)) {
+        pending.push(chunk.subarray(from, nl));
+        yield Buffer.concat(pending).toString('utf8');
+        pending = [];
+        from = nl + 1;
+      }
+      if (from < chunk.length) pending.push(chunk.subarray(from));
+    }
+  } catch (err) {
+    const isZlib = String((err as NodeJS.ErrnoException).code).startsWith('Z_');
+    if (isZlib) throw new Error(`${source} is not valid gzip: ${(err as Error).message}`, { cause: err });
+    throw err;
+  }
+  if (pending.length > 0) yield Buffer.concat(pending).toString('utf8');
 }
 
 async function encode(key: string, text: string): Promise<Buffer> {

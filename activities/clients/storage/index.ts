@@ -6,7 +6,7 @@ import { LocalStore } from './local';
 import { S3Store } from './s3';
 import type { ObjectStore } from './types';
 
-export type { ObjectStore } from './types';
+export type { ObjectStore, ObjectVersion } from './types';
 export * from './keys';
 export { LocalStore } from './local';
 export { S3Store, createS3Client, defaultS3Client, type S3ClientOptions, type S3StoreOptions } from './s3';
@@ -45,6 +45,20 @@ export async function readObjectAtUri(uri: string): Promise<Buffer> {
       throw new PermanentReadError(`no object at ${uri}: ${file} does not exist`);
     throw new Error(`cannot read ${uri}: ${String(err)}`, { cause: err });
   }
+}
+
+/**
+ * The store holding the object a full URI names, and its key there: for what reads an object piece by piece
+ * (`getStream`, `getRange`, `stat`), such as a corpus too large to read whole.
+ */
+export function objectAtUri(uri: string): { store: ObjectStore; key: string } {
+  if (uri.startsWith('s3://')) {
+    const { bucket, rest } = splitS3Uri(uri);
+    if (rest === '') throw new PermanentReadError(`${uri} names a bucket, not an object`);
+    return { store: new S3Store({ bucket }), key: rest };
+  }
+  const file = localPath(uri);
+  return { store: new LocalStore(path.dirname(file)), key: path.basename(file) };
 }
 
 /** Writes one object named by a full URI (atomically, like `ObjectStore.put`). */

@@ -28,3 +28,10 @@ function keyProblem(key: string): string | undefined {
   if (segments.some((s) => s === '.' || s === '..')) return "it has a '.' or '..' segment";
   return undefined;
 }
+
+/** A byte range [start, end) of an object: non-negative integers, end after start. */
+export function assertRange(start: number, end: number): void {
+  if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || start < 0 || end <= start) {
+    throw new RangeError(`byte range [${start}, ${end}) is invalid: expected integers 0 <= start < end`);
+  }
+}

@@ -14,6 +14,8 @@
  *   runs/{runId}/iter-000042/update/filter.json              the filter's summary, written after the batches
  *   runs/{runId}/checkpoints/{policy}/v000042/                 the kernel's state after version 42
  *   runs/{runId}/snapshots/{policy}/v000042/                   the sampler snapshot of version 42
+ *   corpora/{id}/                                               a corpus's segment index, shared by every run
+ *                                                               (activities/corpus/segment-index.ts)
  */
 const pad = (n: number, width: number): string => String(n).padStart(width, '0');
 
@@ -79,3 +81,5 @@ export const checkpointPrefix = (runId: string, policy: string, version: number)
 
 export const snapshotPrefix = (runId: string, policy: string, version: number): string =>
   `${runPrefix(runId)}/snapshots/${policy}/v${pad(version, 6)}`;
+
+export const corpusIndexPrefix = (id: string): string => `corpora/${id}`;

@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import type { Dirent } from 'node:fs';
+import { createReadStream, type Dirent } from 'node:fs';
+import type { Readable } from 'node:stream';
 import { mkdir, open, readdir, readFile, rename, rm, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { assertValidKey, assertValidPrefix } from './key-rules';
-import type { ObjectStore } from './types';
+import { assertRange, assertValidKey, assertValidPrefix } from './key-rules';
+import type { ObjectStore, ObjectVersion } from './types';
 
 /** In-flight writes live next to their target under this name, so rename() stays on one filesystem. */
 const TEMP_NAME = /^\.put-[0-9a-f]{16}-/;
@@ -32,6 +33,29 @@ export class LocalStore implements ObjectStore {
     }
   }
 
+  async getRange(key: string, start: number, end: number): Promise<Buffer | undefined> {
+    assertRange(start, end);
+    let file;
+    try {
+      file = await open(this.pathOf(key), 'r');
+    } catch (err) {
+      if (isMissing(err)) return undefined;
+      throw err;
+    }
+    try {
+      const buffer = Buffer.alloc(end - start);
+      let filled = 0;
+      while (filled < buffer.length) {
+        const { bytesRead } = await file.read(buffer, filled, buffer.length - filled, start + filled);
+        if (bytesRead === 0) break;
+        filled += bytesRead;
+      }
+      return buffer.subarray(0, filled);
+    } finally {
+      await file.close();
+    }
+  }
+
   async put(key: string, body: Buffer | string): Promise<void> {
     const target = this.pathOf(key);
     const dir = path.dirname(target);
@@ -53,6 +77,22 @@ export class LocalStore implements ObjectStore {
       });
     }
     await syncDirectory(dir);
+  }
+
+  async getStream(key: string): Promise<Readable | undefined> {
+    const file = this.pathOf(key);
+    if (!(await this.exists(key))) return undefined;
+    return createReadStream(file);
+  }
+
+  async stat(key: string): Promise<ObjectVersion | undefined> {
+    try {
+      const info = await stat(this.pathOf(key));
+      return info.isFile() ? { size: info.size, tag: `mtime:${info.mtimeMs}` } : undefined;
+    } catch (err) {
+      if (isMissing(err)) return undefined;
+      throw err;
+    }
   }
 
   async exists(key: string): Promise<boolean> {

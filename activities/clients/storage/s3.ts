@@ -6,9 +6,10 @@ import {
   PutObjectCommand,
   S3Client,
 } from '@aws-sdk/client-s3';
+import { Readable } from 'node:stream';
 import { PermanentReadError } from '../../lib/errors';
-import { assertValidKey, assertValidPrefix } from './key-rules';
-import type { ObjectStore } from './types';
+import { assertRange, assertValidKey, assertValidPrefix } from './key-rules';
+import type { ObjectStore, ObjectVersion } from './types';
 
 export interface S3ClientOptions {
   /** An S3-compatible server such as MinIO; unset means AWS S3. */
@@ -101,6 +102,25 @@ export class S3Store implements ObjectStore {
     }
   }
 
+  async getRange(key: string, start: number, end: number): Promise<Buffer | undefined> {
+    assertRange(start, end);
+    try {
+      const res = await this.client.send(
+        new GetObjectCommand({
+          Bucket: this.bucket,
+          Key: this.fullKey(key),
+          Range: `bytes=${start}-${end - 1}`,
+        }),
+      );
+      return res.Body ? Buffer.from(await res.Body.transformToByteArray()) : Buffer.alloc(0);
+    } catch (err) {
+      if (isNotFound(err, 'NoSuchKey')) return undefined;
+      // A range starting at or past the end of the object: no bytes there.
+      if ((err as Error).name === 'InvalidRange') return Buffer.alloc(0);
+      throw this.failure('GetObject', key, err);
+    }
+  }
+
   async put(key: string, body: Buffer | string): Promise<void> {
     const bytes = typeof body === 'string' ? Buffer.from(body) : body;
     try {
@@ -109,6 +129,30 @@ export class S3Store implements ObjectStore {
       );
     } catch (err) {
       throw this.failure('PutObject', key, err);
+    }
+  }
+
+  async getStream(key: string): Promise<Readable | undefined> {
+    try {
+      const res = await this.client.send(
+        new GetObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key) }),
+      );
+      return res.Body ? (res.Body as Readable) : Readable.from([]);
+    } catch (err) {
+      if (isNotFound(err, 'NoSuchKey')) return undefined;
+      throw this.failure('GetObject', key, err);
+    }
+  }
+
+  async stat(key: string): Promise<ObjectVersion | undefined> {
+    try {
+      const res = await this.client.send(
+        new HeadObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key) }),
+      );
+      return { size: res.ContentLength ?? 0, tag: `etag:${res.ETag ?? ''}` };
+    } catch (err) {
+      if (isNotFound(err, 'NotFound')) return undefined;
+      throw this.failure('HeadObject', key, err);
     }
   }
 

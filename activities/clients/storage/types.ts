@@ -1,3 +1,12 @@
+import type { Readable } from 'node:stream';
+
+/** What identifies one version of an object: its size and a tag that changes when it is rewritten. */
+export interface ObjectVersion {
+  size: number;
+  /** The ETag on S3, the modification time of a local file. */
+  tag: string;
+}
+
 /**
  * The data plane's one interface. Two implementations share the key layout of `storage/keys.ts`:
  * S3 (any S3-compatible server) and a local directory (the embedded default).
@@ -7,8 +16,17 @@ export interface ObjectStore {
   readonly root: string;
   /** The object's bytes, or undefined when no object has that key. */
   get(key: string): Promise<Buffer | undefined>;
+  /**
+   * Bytes `start` to `end` (exclusive) of the object, fewer where it ends first; undefined when no object has
+   * that key. A segment of a stored corpus is read this way, without the rest of its chunk.
+   */
+  getRange(key: string, start: number, end: number): Promise<Buffer | undefined>;
   /** Writes the whole object atomically: readers see the old object or the new one, never a part. */
   put(key: string, body: Buffer | string): Promise<void>;
+  /** The object's bytes as a stream, for objects too large to hold (a corpus); undefined when missing. */
+  getStream(key: string): Promise<Readable | undefined>;
+  /** The object's size and version tag; undefined when missing. */
+  stat(key: string): Promise<ObjectVersion | undefined>;
   exists(key: string): Promise<boolean>;
   /** Keys under a prefix, sorted, recursively. */
   list(prefix: string): Promise<string[]>;

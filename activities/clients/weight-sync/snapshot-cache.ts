@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { NON_RETRYABLE, nonRetryable } from '../../lib/errors';
 import { openStore, type ObjectStore } from '../storage';
 import type { SnapshotRef } from './types';
+import { forEachLimited } from '../../lib/concurrency';
 
 /** Written last by the kernel's publish: a snapshot without it is incomplete and must not be loaded. */
 export const COMPLETE_MARKER = 'COMPLETE';
@@ -105,23 +106,6 @@ export class SnapshotCache {
       throw err;
     }
   }
-}
-
-/** Runs `work` on every item, `limit` at a time; after a failure starts no more and settles, then throws. */
-async function forEachLimited<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  let failed = false;
-  const worker = async (): Promise<void> => {
-    while (!failed && next < items.length) {
-      await work(items[next++] as T).catch((err: unknown) => {
-        failed = true;
-        throw err;
-      });
-    }
-  };
-  const outcomes = await Promise.allSettled(Array.from({ length: limit }, worker));
-  const rejected = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
-  if (rejected) throw rejected.reason;
 }
 
 async function copyObject(

@@ -1,5 +1,6 @@
 import type { PlanContext } from '../types';
-import { seededRng, type Rng } from '../../lib/rng';
+import { seededRng, shuffledRange, type Rng } from '../../lib/rng';
+import type { CorpusSegment } from '../../corpus/corpus';
 import { NON_RETRYABLE, nonRetryable } from '../../lib/errors';
 import type { ScopeUnit } from './records';
 
@@ -22,9 +23,9 @@ export async function planScope(ctx: PlanContext): Promise<Planned[]> {
         '{"baseUrl": "...", "model": "...", "frozen": true}',
     );
   }
-  const { segments } = await ctx.corpus();
-  if (segments.length === 0) throw new Error(`corpus ${config.corpus.uri} has no documents`);
-  const order = seededRng(config.seed, 'scope-order').shuffle(segments.map((_, i) => i));
+  const source = await ctx.segments();
+  if (source.count === 0) throw new Error(`corpus ${config.corpus.uri} has no documents`);
+  const order = shuffledRange(seededRng(config.seed, 'scope-order'), source.count);
   const start = (iteration - 1) * config.batchSize;
   const budgets = stratifiedBudgets(
     config.batchSize,
@@ -32,9 +33,9 @@ export async function planScope(ctx: PlanContext): Promise<Planned[]> {
     seededRng(config.seed, iteration, 'budget'),
   );
   const types = seededRng(config.seed, iteration, 'task-type');
+  const segments = await source.read(budgets.map((_, i) => order[(start + i) % order.length] as number));
   return budgets.map((searchBudget, i): Planned => {
-    const s = segments[order[(start + i) % order.length] as number];
-    if (!s) throw new Error(`plan: no document at position ${start + i}`);
+    const s = segments[i] as CorpusSegment;
     return { segmentId: s.id, docId: s.docId, text: s.text, taskType: types.pick(p.taskTypes), searchBudget };
   });
 }

@@ -30,6 +30,12 @@ export interface ScriptedLlmOptions extends ConfigPatch {
   /** 0 (the default) lets the OS pick a free port. */
   port?: number;
   host?: string;
+  /**
+   * Also answer weight sync as the kernel's sampler of this policy (engine `kernel`): `POST /v1/sampler/load
+   * {uri, version}` records the version, and `GET /v1/models` lists the policy with that `weight_version`. The
+   * script's answers do not depend on it: only that every replica was brought to each version is observable.
+   */
+  samplerPolicy?: string;
 }
 
 export interface ScriptedStats {
@@ -47,6 +53,9 @@ export interface ScriptedStats {
   /** Fingerprints seen more than once, with their counts. */
   duplicates: Record<string, number>;
   fingerprintCounts: Record<string, number>;
+  /** With `samplerPolicy`: the version last loaded (undefined before any), and how many loads there were. */
+  weightVersion?: number;
+  samplerLoads: number;
 }
 
 export interface ScriptedLlm {
@@ -90,7 +99,7 @@ function describe(err: unknown): string {
 }
 
 export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promise<ScriptedLlm> {
-  const { port: wantedPort = 0, host = '127.0.0.1', ...patch } = options;
+  const { port: wantedPort = 0, host = '127.0.0.1', samplerPolicy, ...patch } = options;
   const initial = configPatchSchema.parse(patch);
   let config = applyPatch(DEFAULT_CONFIG, initial);
   let failNext = initial.failNext?.count ?? 0;
@@ -99,6 +108,8 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
   const byCall = new Map<string, { requests: number; completions: number }>();
   let faults = Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>;
   let badRequests = 0;
+  let weightVersion: number | undefined;
+  let samplerLoads = 0;
   const lifetime = new AbortController();
 
   const countsFor = (call: string): { requests: number; completions: number } => {
@@ -128,6 +139,8 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
       faults: { ...faults },
       duplicates: Object.fromEntries(Object.entries(counts).filter(([, n]) => n > 1)),
       fingerprintCounts: counts,
+      ...(weightVersion === undefined ? {} : { weightVersion }),
+      samplerLoads,
     };
   };
 
@@ -255,11 +268,42 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
     const endpoint = `${req.method ?? 'GET'} ${path}`;
     switch (endpoint) {
-      case 'GET /v1/models':
+      case 'GET /v1/models': {
+        const models = config.models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'scripted' }));
+        const sampler = samplerPolicy && {
+          id: samplerPolicy,
+          object: 'model',
+          created: 0,
+          owned_by: 'scripted',
+        };
+        const version = weightVersion === undefined ? {} : { weight_version: weightVersion };
         return sendJson(res, 200, {
           object: 'list',
-          data: config.models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'scripted' })),
+          data: sampler ? [...models, { ...sampler, ...version }] : models,
         });
+      }
+      case 'POST /v1/sampler/load': {
+        if (!samplerPolicy) return openAiError(res, 404, `no route for ${endpoint}`, 'not_found');
+        const body = (await readJson(req, BODY_LIMIT_BYTES)) as { uri?: unknown; version?: unknown };
+        if (
+          typeof body.uri !== 'string' ||
+          !Number.isSafeInteger(body.version) ||
+          (body.version as number) < 0
+        )
+          return openAiError(
+            res,
+            400,
+            'expected {"uri": string, "version": non-negative integer}',
+            'invalid_request',
+          );
+        weightVersion = body.version as number;
+        samplerLoads++;
+        return sendJson(res, 200, {
+          object: 'sampler.load',
+          model: samplerPolicy,
+          weight_version: weightVersion,
+        });
+      }
       case 'POST /v1/chat/completions':
         return chat(req, res, signal);
       case 'GET /admin/stats':

@@ -22,6 +22,7 @@ const planContext = (cfg: RunConfig, state: MaeState | undefined, iteration = 1)
   runId: 'unit',
   iteration,
   corpus: () => Promise.reject(new Error('MAE reads no corpus')),
+  segments: () => Promise.reject(new Error('MAE reads no corpus')),
   state,
 });
 

@@ -3,6 +3,7 @@ import { seededRng } from '../../../activities/lib/rng';
 import { planScope, stratifiedBudgets } from '../../../activities/recipes/scope/plan';
 import { selectTask } from '../../../activities/recipes/scope/select';
 import { configFor } from '../../support/recipe-harness';
+import { inMemorySegments } from '../../../activities/corpus/segment-source';
 
 const count = (xs: readonly number[], v: number): number => xs.filter((x) => x === v).length;
 
@@ -22,7 +23,7 @@ describe('SCOPE plan and task selection', () => {
     const config = configFor({ recipe: 'scope' });
     const corpus = () => Promise.reject(new Error('not reached'));
     await expect(
-      planScope({ config, runId: 'unit', iteration: 1, corpus, state: undefined }),
+      planScope({ config, runId: 'unit', iteration: 1, corpus, segments: corpus, state: undefined }),
     ).rejects.toThrow(/inference.roles.judge .*"frozen": true/);
   });
 
@@ -40,6 +41,7 @@ describe('SCOPE plan and task selection', () => {
         runId: 'unit',
         iteration,
         corpus: () => Promise.resolve(corpus),
+        segments: () => Promise.resolve(inMemorySegments(corpus)),
         state: undefined,
       });
     const [one, two] = [await plan(1), await plan(2)];

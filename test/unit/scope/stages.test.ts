@@ -18,6 +18,7 @@ import type { ScopeUnit } from '../../../activities/recipes/scope/records';
 import type { Retriever } from '../../../activities/tools/types';
 import { startScriptedLlm, type ScriptedLlm } from '../../support/scripted-llm/server';
 import { configFor, recipeTestContext } from '../../support/recipe-harness';
+import { inMemorySegments } from '../../../activities/corpus/segment-source';
 
 const CORPUS = 'test/fixtures/corpus/wiki.jsonl';
 const G = 3;
@@ -67,6 +68,7 @@ describe('SCOPE stages against the scripted model and a BM25 index', () => {
       runId: 'unit',
       iteration: 1,
       corpus: () => Promise.resolve(corpus),
+      segments: () => Promise.resolve(inMemorySegments(corpus)),
       state: undefined,
     });
     const plan: ScopeUnit[] = planned.map((u, i) => ({ ...u, unit: i, docIndex: i }));

@@ -72,6 +72,7 @@ describe('plan (§1.1–1.2)', () => {
       runId: 'unit',
       iteration,
       corpus: () => Promise.resolve(corpus),
+      segments: () => Promise.reject(new Error('SPELL clusters the whole corpus')),
       state,
       ...(round === undefined ? {} : { round }),
     });
@@ -155,6 +156,7 @@ describe('plan (§1.1–1.2)', () => {
           runId: 'unit',
           iteration: 1,
           corpus: () => Promise.resolve(many),
+          segments: () => Promise.reject(new Error('unused')),
           state: undefined,
           round: r,
         }),
@@ -178,6 +180,7 @@ describe('plan (§1.1–1.2)', () => {
         runId: 'unit',
         iteration: 1,
         corpus: () => Promise.resolve(unclustered),
+        segments: () => Promise.reject(new Error('unused')),
         state: undefined,
       }),
     ).rejects.toThrow(/taskWeights/);

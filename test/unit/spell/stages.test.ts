@@ -54,6 +54,7 @@ async function runIteration(cfg: RunConfig, llm: LlmCaller, state?: SpellState, 
     runId: 'unit',
     iteration,
     corpus: () => Promise.resolve(corpus),
+    segments: () => Promise.reject(new Error('unused')),
     state,
   });
   const plan: SpellUnit[] = planned.map((u, i) => ({ ...u, unit: i, docIndex: i }));

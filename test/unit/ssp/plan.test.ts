@@ -56,6 +56,7 @@ describe('SSP answers and plan (ssp.md §1.1)', () => {
       runId: 'unit',
       iteration: 1,
       corpus: () => Promise.reject(new Error('SSP needs no corpus')),
+      segments: () => Promise.reject(new Error('SSP needs no corpus')),
       state: undefined,
     });
     expect(units).toHaveLength(6);
@@ -72,6 +73,7 @@ describe('SSP answers and plan (ssp.md §1.1)', () => {
       runId: 'unit',
       iteration: 1,
       corpus: () => Promise.reject(new Error('unused')),
+      segments: () => Promise.reject(new Error('unused')),
       state: undefined,
     });
     await expect(planSsp(ctx({ training: { estimator: 'dr_grpo' } }))).rejects.toThrow(/training\.estimator/);

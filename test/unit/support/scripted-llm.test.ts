@@ -5,6 +5,7 @@ import { createInterface } from 'node:readline';
 import { evaluate } from 'mathjs';
 import OpenAI from 'openai';
 import { CALL_HEADER, ROLE_HEADER, SPICE_CALLS } from '../../../activities/clients/llm-protocol';
+import { kernelAdapter } from '../../../activities/clients/weight-sync/kernel';
 import { fingerprintOf } from '../../support/scripted-llm/chat-request';
 import { passRateOf } from '../../support/scripted-llm/problems';
 import {
@@ -502,6 +503,33 @@ describe('scripted LLM: faults and fingerprints', () => {
     expect(stats.byCall[SPICE_CALLS.reason]).toEqual({ requests: 3, completions: 6 });
     llm.reset();
     expect(llm.stats().fingerprintCounts).toEqual({});
+  });
+});
+
+describe('scripted LLM: weight sync as the kernel sampler', () => {
+  test('the kernel adapter loads a version into it and reads it back; without the option there is no route', async () => {
+    await start({ samplerPolicy: 'p' });
+    const replica = llm;
+    const plain = await startScriptedLlm();
+    try {
+      const adapter = kernelAdapter();
+      expect(await adapter.servedVersion(replica.url, 'p')).toBeUndefined();
+      await adapter.load(replica.url, { policy: 'p', version: 3, uri: 's3://b/snap/v3', format: 'full' });
+      expect(await adapter.servedVersion(replica.url, 'p')).toBe(3);
+      expect(replica.stats()).toMatchObject({ weightVersion: 3, samplerLoads: 1 });
+      const models = (await (await fetch(`${replica.url}/models`)).json()) as { data: Array<{ id: string }> };
+      expect(models.data.map((m) => m.id)).toEqual([MODEL, 'p']);
+      await expect(
+        adapter.load(plain.url, { policy: 'p', version: 1, uri: 's3://b/v1', format: 'full' }),
+      ).rejects.toThrow(/404/);
+      const bad = await fetch(`${replica.url.replace(/\/v1$/, '')}/v1/sampler/load`, {
+        method: 'POST',
+        body: JSON.stringify({ uri: 's3://b/v', version: -1 }),
+      });
+      expect(bad.status).toBe(400);
+    } finally {
+      await plain.close();
+    }
   });
 });
 

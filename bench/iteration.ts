@@ -1,0 +1,103 @@
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection } from '@temporalio/worker';
+import { InferencePool } from '../activities/clients/inference';
+import {
+  openStore,
+  readObjectAtUri,
+  writeObjectAtUri,
+  type ObjectStore,
+} from '../activities/clients/storage';
+import { getJson } from '../activities/clients/storage/codec';
+import { manifestKey } from '../activities/clients/storage/keys';
+import { RECIPES } from '../activities/recipes';
+import type { Manifest } from '../contracts/selfplay';
+import { selfPlayRun } from '../workflows';
+import { createPoolWorkers, POOLS, queueNames } from '../workers/pools';
+import { startScriptedLlm, type ScriptedLlm } from '../test/support/scripted-llm/server';
+import { startRecordingTrainer, type RecordingTrainer } from '../test/support/recording-trainer/server';
+import { startTemporalDevServer } from '../test/support/temporal-server';
+import { workflowBundle } from '../test/support/stack';
+
+export interface IterationBenchOptions {
+  /** The scripted server's capacity (completions at once) and latency per completion. */
+  capacity: number;
+  latencyMs: number;
+  /** Run config fields besides recipe, iterations and pools (batchSize, groupSize, corpus, ...). */
+  config: Record<string, unknown>;
+}
+
+export interface IterationBenchResult {
+  runId: string;
+  wallSeconds: number;
+  llm: ReturnType<ScriptedLlm['stats']>;
+  trainer: ReturnType<RecordingTrainer['stats']>;
+  manifest: Manifest;
+  store: ObjectStore;
+}
+
+/**
+ * One SPICE iteration on a real Temporal dev server, local-directory storage and in-process workers (the real
+ * activities and workflows), against the scripted LLM server and the recording trainer.
+ */
+export async function runOneIteration(options: IterationBenchOptions): Promise<IterationBenchResult> {
+  const temporal = await startTemporalDevServer();
+  const llm = await startScriptedLlm({ capacity: options.capacity, latencyMs: options.latencyMs });
+  const trainer = await startRecordingTrainer({ readBatch: readObjectAtUri, writeObject: writeObjectAtUri });
+  const storageUri = mkdtempSync(path.join(os.tmpdir(), 'bench-store-'));
+  const store = openStore(storageUri);
+  const queues = queueNames('bench');
+  const native = await NativeConnection.connect({ address: temporal.address });
+  const workers = await createPoolWorkers({
+    connection: native,
+    namespace: 'default',
+    pools: POOLS,
+    queues,
+    deps: {
+      store,
+      inference: new InferencePool(),
+      recipes: RECIPES,
+      env: {
+        storageUri,
+        inferenceUrl: llm.url,
+        inferenceModel: 'scripted-policy',
+        inferenceApiKey: 'EMPTY',
+        // More in flight than the server runs, so its queue never drains between requests.
+        inferenceConcurrency: 2 * options.capacity,
+        trainerUrl: trainer.url,
+      },
+    },
+    workflowBundle: await workflowBundle(),
+  });
+  const running = workers.map((w) => w.run());
+  const connection = await Connection.connect({ address: temporal.address });
+  try {
+    const runId = 'bench-iteration';
+    const t0 = performance.now();
+    await new Client({ connection }).workflow.execute(selfPlayRun, {
+      workflowId: runId,
+      taskQueue: queues.orchestrator,
+      args: [{ recipe: 'spice', iterations: 1, pools: queues, ...options.config }],
+    });
+    const wallSeconds = (performance.now() - t0) / 1000;
+    const manifest = await getJson<Manifest>(store, manifestKey(runId, 1));
+    if (!manifest) throw new Error('the iteration finished without a manifest');
+    return { runId, wallSeconds, llm: llm.stats(), trainer: trainer.stats(), manifest, store };
+  } finally {
+    workers.forEach((w) => w.shutdown());
+    await Promise.all(running);
+    await Promise.all([native.close(), connection.close(), llm.close(), trainer.close()]);
+    await temporal.stop();
+  }
+}
+
+/** Each stage's wall span and busy time, from the iteration's manifest. */
+export function printStages(manifest: Manifest): void {
+  for (const [stage, t] of Object.entries(manifest.metrics.stages ?? {})) {
+    console.log(
+      `  ${stage.padEnd(8)} wall ${t.wallSeconds.toFixed(2)} s, busy ${t.busySeconds.toFixed(2)} s`,
+    );
+  }
+}

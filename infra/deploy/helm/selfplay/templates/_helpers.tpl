@@ -1,0 +1,185 @@
+{{/* Names: every object is "<release>-selfplay-<component>", cut to the 63 characters a DNS label allows. */}}
+{{- define "selfplay.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 40 | trimSuffix "-" -}}
+{{- else if contains .Chart.Name .Release.Name -}}
+{{- .Release.Name | trunc 40 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 40 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "selfplay.name" -}}
+{{- printf "%s-%s" (include "selfplay.fullname" .root) .component | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "selfplay.selectorLabels" -}}
+app.kubernetes.io/name: {{ .root.Chart.Name }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end -}}
+
+{{- define "selfplay.labels" -}}
+{{ include "selfplay.selectorLabels" . }}
+app.kubernetes.io/version: {{ .root.Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .root.Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version }}
+{{- end -}}
+
+{{- define "selfplay.image" -}}
+{{- printf "%s:%s" .repository (.tag | default .appVersion) -}}
+{{- end -}}
+
+{{- define "selfplay.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- .Values.serviceAccount.name | default (include "selfplay.fullname" .) -}}
+{{- else -}}
+{{- .Values.serviceAccount.name | default "default" -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The Secret holding the chart-made credentials (only when some are given as values). */}}
+{{- define "selfplay.credentialsSecret" -}}
+{{- printf "%s-credentials" (include "selfplay.fullname" .) -}}
+{{- end -}}
+
+{{/* Where S3 credentials come from: an existing Secret, the chart's own, or none (IRSA / instance roles). */}}
+{{- define "selfplay.s3Secret" -}}
+{{- $c := .Values.storage.s3.credentials -}}
+{{- if $c.existingSecret -}}{{ $c.existingSecret }}
+{{- else if $c.accessKeyId -}}{{ include "selfplay.credentialsSecret" . }}
+{{- else if .Values.minio.enabled -}}{{ .Values.minio.auth.existingSecret | default (include "selfplay.credentialsSecret" .) }}
+{{- end -}}
+{{- end -}}
+
+{{- define "selfplay.s3Endpoint" -}}
+{{- if .Values.storage.s3.endpoint -}}{{ .Values.storage.s3.endpoint }}
+{{- else if .Values.minio.enabled -}}{{ printf "http://%s:9000" (include "selfplay.name" (dict "root" . "component" "minio")) }}
+{{- end -}}
+{{- end -}}
+
+{{- define "selfplay.temporalAddress" -}}
+{{- if .Values.temporal.devServer.enabled -}}
+{{- printf "%s:7233" (include "selfplay.name" (dict "root" . "component" "temporal")) -}}
+{{- else -}}
+{{- required "temporal.address is required (or temporal.devServer.enabled=true for a trial)" .Values.temporal.address -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The URL of the kernel of one policy: its rank 0. */}}
+{{- define "selfplay.kernelUrl" -}}
+{{- printf "http://%s:%d" (include "selfplay.name" (dict "root" .root "component" (printf "kernel-%s" .policy))) (int .root.Values.kernel.port) -}}
+{{- end -}}
+
+{{/* The default inference endpoint: the rollout servers' Service, or the (first) kernel's sampler. */}}
+{{- define "selfplay.inferenceUrl" -}}
+{{- if .Values.inference.url -}}{{ .Values.inference.url }}
+{{- else if eq .Values.inference.engine "kernel" -}}
+{{- printf "%s/v1" (include "selfplay.kernelUrl" (dict "root" . "policy" (first .Values.kernels).policy)) -}}
+{{- else -}}
+{{- printf "http://%s:%d/v1" (include "selfplay.name" (dict "root" . "component" "inference")) (int .Values.inference.port) -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "selfplay.inferenceModel" -}}
+{{- if .Values.inference.servedModel -}}{{ .Values.inference.servedModel }}
+{{- else if eq .Values.inference.engine "kernel" -}}{{ (first .Values.kernels).policy }}
+{{- else if eq .Values.inference.engine "vllm" -}}{policy}-v{version}
+{{- else -}}{{ (first .Values.kernels).policy }}
+{{- end -}}
+{{- end -}}
+
+{{/* Environment every worker and the storage-touching pods share: Temporal, storage, S3. */}}
+{{- define "selfplay.temporalEnv" -}}
+- name: TEMPORAL_ADDRESS
+  value: {{ include "selfplay.temporalAddress" . | quote }}
+- name: TEMPORAL_NAMESPACE
+  value: {{ .Values.temporal.namespace | quote }}
+{{- with .Values.temporal.apiKey.existingSecret }}
+- name: TEMPORAL_API_KEY
+  valueFrom:
+    secretKeyRef: { name: {{ . | quote }}, key: {{ $.Values.temporal.apiKey.key | quote }} }
+{{- end }}
+{{- if .Values.temporal.tls.enabled }}
+- name: TEMPORAL_TLS
+  value: "true"
+{{- with .Values.temporal.tls.existingSecret }}
+- name: TEMPORAL_TLS_CERT
+  value: /etc/temporal-tls/tls.crt
+- name: TEMPORAL_TLS_KEY
+  value: /etc/temporal-tls/tls.key
+{{- end }}
+{{- if .Values.temporal.tls.caKey }}
+- name: TEMPORAL_TLS_CA
+  value: /etc/temporal-tls/{{ .Values.temporal.tls.caKey }}
+{{- end }}
+{{- with .Values.temporal.tls.serverName }}
+- name: TEMPORAL_TLS_SERVER_NAME
+  value: {{ . | quote }}
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{- define "selfplay.storageEnv" -}}
+- name: SELFPLAY_STORAGE
+  value: {{ .Values.storage.uri | quote }}
+{{- with (include "selfplay.s3Endpoint" .) }}
+- name: S3_ENDPOINT
+  value: {{ . | quote }}
+{{- end }}
+- name: AWS_REGION
+  value: {{ .Values.storage.s3.region | quote }}
+{{- with (include "selfplay.s3Secret" .) }}
+- name: AWS_ACCESS_KEY_ID
+  valueFrom:
+    secretKeyRef: { name: {{ . | quote }}, key: AWS_ACCESS_KEY_ID }
+- name: AWS_SECRET_ACCESS_KEY
+  valueFrom:
+    secretKeyRef: { name: {{ . | quote }}, key: AWS_SECRET_ACCESS_KEY }
+{{- end }}
+{{- end -}}
+
+{{- define "selfplay.inferenceApiKeyEnv" -}}
+{{- with .Values.inference.apiKey.existingSecret }}
+- name: SELFPLAY_INFERENCE_API_KEY
+  valueFrom:
+    secretKeyRef: { name: {{ . | quote }}, key: {{ $.Values.inference.apiKey.key | quote }} }
+{{- end }}
+{{- end -}}
+
+{{- define "selfplay.temporalTlsVolume" -}}
+{{- if and .Values.temporal.tls.enabled (or .Values.temporal.tls.existingSecret .Values.temporal.tls.caKey) }}
+- name: temporal-tls
+  secret:
+    secretName: {{ required "temporal.tls.existingSecret names the Secret with the client certificate or CA" .Values.temporal.tls.existingSecret | quote }}
+{{- end }}
+{{- end -}}
+
+{{- define "selfplay.temporalTlsMount" -}}
+{{- if and .Values.temporal.tls.enabled (or .Values.temporal.tls.existingSecret .Values.temporal.tls.caKey) }}
+- name: temporal-tls
+  mountPath: /etc/temporal-tls
+  readOnly: true
+{{- end }}
+{{- end -}}
+
+{{/* The volume vLLM/SGLang load snapshots from; the rollout workers copy them in (SELFPLAY_SNAPSHOT_CACHE). */}}
+{{- define "selfplay.usesSnapshotCache" -}}
+{{- if ne .Values.inference.engine "kernel" }}true{{ end -}}
+{{- end -}}
+
+{{- define "selfplay.snapshotVolume" -}}
+- name: snapshots
+  persistentVolumeClaim:
+    claimName: {{ .Values.snapshotCache.existingClaim | default (include "selfplay.name" (dict "root" . "component" "snapshots")) | quote }}
+{{- end -}}
+
+{{- define "selfplay.modelCacheVolume" -}}
+- name: model-cache
+{{- if .Values.modelCache.existingClaim }}
+  persistentVolumeClaim:
+    claimName: {{ .Values.modelCache.existingClaim | quote }}
+{{- else }}
+  emptyDir: {}
+{{- end }}
+{{- end -}}
