@@ -22,6 +22,7 @@ command -v chromium >/dev/null || {
 echo "== typecheck"; npx tsc --noEmit -p .
 echo "== lint"; npx eslint .
 echo "== format"; npx prettier --check . >/dev/null || { npx prettier --check .; exit 1; }
+echo "== deployment (helm lint and template, compose)"; bash infra/deploy/check.sh
 
 mkdir -p "$STATE_DIR"
 pytest_xml="$STATE_DIR/pytest-results.xml"
