@@ -10,7 +10,7 @@ cd "$REPO_ROOT"
 
 ensure_node
 ensure_node_modules
-bash infra/local/tools.sh temporal minio
+bash infra/local/tools.sh temporal minio helm
 bash infra/kernels/setup.sh
 # Headless Chromium, from Debian, for the browser tests: the report (test/unit/cli/report.test.ts) and the Temporal
 # Web UI (test/integration/web-ui.test.ts, driven by playwright-core from package.json, which downloads no browser).
