@@ -46,7 +46,6 @@ def _corpus(seed: int, lines: int = 3000) -> list[str]:
 def build_tokenizer(seed: int = 0, vocab_size: int = 1024):
     """A byte-level BPE tokenizer with chat template, eos `<|im_end|>` and pad `<|endoftext|>`."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import PreTrainedTokenizerFast
 
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
@@ -58,6 +57,14 @@ def build_tokenizer(seed: int = 0, vocab_size: int = 1024):
         show_progress=False,
     )
     tok.train_from_iterator(_corpus(seed), trainer=trainer)
+    return chat_tokenizer(tok)
+
+
+def chat_tokenizer(tok):
+    """A trained `tokenizers.Tokenizer` as a transformers tokenizer with the Qwen-style chat template, eos
+    `<|im_end|>` and pad `<|endoftext|>`."""
+    from transformers import PreTrainedTokenizerFast
+
     fast = PreTrainedTokenizerFast(
         tokenizer_object=tok,
         eos_token="<|im_end|>",

@@ -25,7 +25,7 @@ from pathlib import Path
 import torch
 
 from .chat import encode_completion, encode_prompt
-from .tiny import CHAT_TEMPLATE, SPECIAL_TOKENS, build_model
+from .tiny import SPECIAL_TOKENS, build_model, chat_tokenizer
 from .trainer import Trajectory, completion_scores
 
 log = logging.getLogger(__name__)
@@ -70,7 +70,6 @@ def read_examples(path: Path) -> list[dict]:
 def build_line_tokenizer(texts: list[str], vocab_size: int):
     """A byte-level BPE whose pieces are the text between single digits, with the Qwen-style chat template."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import PreTrainedTokenizerFast
 
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.Sequence(
@@ -88,15 +87,7 @@ def build_line_tokenizer(texts: list[str], vocab_size: int):
         show_progress=False,
     )
     tok.train_from_iterator(texts, trainer=trainer)
-    fast = PreTrainedTokenizerFast(
-        tokenizer_object=tok,
-        eos_token="<|im_end|>",
-        pad_token="<|endoftext|>",
-        additional_special_tokens=["<|im_start|>"],
-        clean_up_tokenization_spaces=False,
-    )
-    fast.chat_template = CHAT_TEMPLATE
-    return fast
+    return chat_tokenizer(tok)
 
 
 def train_tokenizer(rows: list[dict], config: WarmStartConfig):
