@@ -1,9 +1,12 @@
-"""The idempotent training step: one optimizer step of a policy-gradient loss on a batch given by reference.
+"""The idempotent training step: the optimizer steps of a policy-gradient loss on a batch given by reference,
+one policy version.
 
 Order of checks (so a retry is always safe): request shape (400) -> policy name (404) -> idempotency key seen
-before (first response again, `applied: false`) -> base version (409) -> batch (400/503) -> step. The
-gradient is accumulated over micro-batches of `--micro-batch-size` sequences; the per-sequence weights are
-computed over the whole batch first (losses.sequence_weights), so the result equals the full-batch gradient.
+before (first response again, `applied: false`) -> base version (409) -> batch (400/503) -> steps. The batch
+becomes one optimizer step, or one per mini-batch when the request's `update` asks for several
+(minibatch.py). Each step's gradient is accumulated over micro-batches of `--micro-batch-size` sequences; the
+per-sequence weights are computed over the step's whole mini-batch first (losses.sequence_weights), so the
+result equals the mini-batch's full gradient.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from . import losses
 from .batch import BatchRef, TrainingRow, load_batch
 from .chat import encode_completion, encode_prompt
 from .errors import KernelError
+from .minibatch import UpdateSpec, plan_steps
 from .policy import Policy
 
 log = logging.getLogger(__name__)
@@ -61,6 +65,8 @@ class TrainStepRequest(BaseModel):
     batch: BatchRef
     loss: LossSpec
     optimizer: OptimizerSpec
+    # Absent: the whole batch in one optimizer step (clients from before mini-batches send none).
+    update: UpdateSpec | None = None
 
 
 @dataclass
@@ -271,21 +277,86 @@ def accumulate_gradients(policy: Policy, seqs: list[Trajectory], spec: LossSpec)
 
 
 def _apply(policy: Policy, seqs: list[Trajectory], request: TrainStepRequest) -> dict:
-    """Gradient, clipping, one AdamW step at the scheduled learning rate; nothing changes on a NaN/inf."""
-    metrics = accumulate_gradients(policy, seqs, request.loss)
-    params = [p for p in policy.model.parameters() if p.requires_grad]
-    grad_norm = float(torch.nn.utils.clip_grad_norm_(params, request.optimizer.maxGradNorm))
-    if not math.isfinite(grad_norm) or not math.isfinite(metrics["loss"]):
-        policy.optimizer.zero_grad(set_to_none=True)
+    """The optimizer steps of the request's mini-batches (minibatch.plan_steps), their metrics combined. A step
+    whose loss or gradient is not finite is skipped (counted in `skippedSteps`); when no step could be taken,
+    nothing has changed and the request fails."""
+    spec = request.update or UpdateSpec()
+    plan = plan_steps([tuple(s.prompt) for s in seqs], [s.role for s in seqs], spec)
+    if len(plan) > 1:
+        fill_behaviour(policy, seqs)
+    steps = [optimizer_step(policy, [seqs[i] for i in rows], request) for rows in plan]
+    applied = [s for s in steps if s["applied"]]
+    if not applied:
         raise KernelError(
             400,
             "non_finite_gradient",
-            f"the batch gives a non-finite loss ({metrics['loss']}) or gradient norm ({grad_norm}); no step applied",
+            f"the batch gives a non-finite loss ({steps[0]['loss']}) or gradient norm ({steps[0]['gradNorm']}); "
+            "no step applied",
         )
-    lr = learning_rate(request.optimizer, policy.version)
-    for group in policy.optimizer.param_groups:
-        group["lr"] = lr
-        group["weight_decay"] = request.optimizer.weightDecay
-    policy.optimizer.step()
+    return {
+        **combine_steps(applied),
+        "tokens": sum(sum(s.in_loss) for s in seqs),
+        "skippedSteps": len(steps) - len(applied),
+    }
+
+
+def fill_behaviour(policy: Policy, seqs: list[Trajectory]) -> None:
+    """Before the first of several steps, gives every token without a behaviour log-prob the policy's log-prob
+    now (verl's `old_log_prob`): the later steps' ratios then measure how far the earlier steps moved the
+    policy, and the clip bounds it, instead of the ratio 1 a detached current log-prob would give."""
+    missing = [s for s in seqs if s.behaviour is None or any(math.isnan(b) for b in s.behaviour)]
+    size = policy.config.micro_batch_size
+    for start in range(0, len(missing), size):
+        part = missing[start : start + size]
+        with torch.no_grad():
+            logp = completion_logprobs(policy.model, part, policy.device, policy.tokenizer.pad_token_id)
+        for s, scores in zip(part, logp.tolist()):
+            now = scores[len(scores) - len(s.completion) :]
+            given = s.behaviour or [math.nan] * len(now)
+            s.behaviour = [n if math.isnan(b) else b for n, b in zip(now, given)]
+
+
+def optimizer_step(policy: Policy, seqs: list[Trajectory], request: TrainStepRequest) -> dict:
+    """Gradient of one mini-batch, clipping, one AdamW step at the scheduled learning rate; on a non-finite
+    loss or gradient nothing changes and the result says `applied: False`. The learning rate follows the
+    policy version (one per iteration), so every step of an iteration takes the same rate."""
+    metrics = accumulate_gradients(policy, seqs, request.loss)
+    params = [p for p in policy.model.parameters() if p.requires_grad]
+    grad_norm = float(torch.nn.utils.clip_grad_norm_(params, request.optimizer.maxGradNorm))
+    finite = math.isfinite(grad_norm) and math.isfinite(metrics["loss"])
+    if finite:
+        lr = learning_rate(request.optimizer, policy.version)
+        for group in policy.optimizer.param_groups:
+            group["lr"] = lr
+            group["weight_decay"] = request.optimizer.weightDecay
+        policy.optimizer.step()
     policy.optimizer.zero_grad(set_to_none=True)
-    return {**metrics, "gradNorm": grad_norm}
+    role_tokens: dict[str, int] = {}
+    for s in seqs:
+        role_tokens[s.role] = role_tokens.get(s.role, 0) + sum(s.in_loss)
+    return {**metrics, "gradNorm": grad_norm, "applied": finite, "roleTokens": role_tokens}
+
+
+def combine_steps(steps: list[dict]) -> dict:
+    """The metrics of the applied steps together: loss and gradNorm their means; kl, clipFraction and the
+    entropies means over all their loss tokens (a step weighs as its tokens); optimizerSteps their count."""
+    tokens = sum(s["tokens"] for s in steps)
+
+    def per_token(key: str) -> float:
+        return sum(s[key] * s["tokens"] for s in steps) / tokens if tokens else 0.0
+
+    role_sum: dict[str, float] = {}
+    role_tokens: dict[str, int] = {}
+    for s in steps:
+        for role, n in s["roleTokens"].items():
+            role_tokens[role] = role_tokens.get(role, 0) + n
+            role_sum[role] = role_sum.get(role, 0.0) + s["entropyByRole"].get(role, 0.0) * n
+    return {
+        "loss": sum(s["loss"] for s in steps) / len(steps),
+        "kl": per_token("kl"),
+        "clipFraction": per_token("clipFraction"),
+        "entropy": per_token("entropy"),
+        "entropyByRole": {role: role_sum[role] / n for role, n in role_tokens.items() if n},
+        "gradNorm": sum(s["gradNorm"] for s in steps) / len(steps),
+        "optimizerSteps": len(steps),
+    }
