@@ -119,6 +119,27 @@ export const runConfig = z
         /** Entropy bonus per loss token; the entropy is measured and reported either way. */
         entropyCoef: z.number().min(0),
       }),
+      /**
+       * How a policy's batch becomes optimizer steps, all in one iteration and one policy version (the
+       * kernel's `update`, infra/kernels/selfplay_kernel/minibatch.py). Later steps are off-policy: their PPO
+       * ratio is taken against the behaviour log-probs, so the clip bounds how far the earlier steps moved.
+       */
+      update: z.strictObject({
+        /**
+         * Prompts per optimizer step (verl's `ppo_mini_batch_size`): each prompt comes with all its rows (a
+         * GRPO group's G rollouts). Absent: the whole batch (or, with `roleOrder`, each role's rows) in one step.
+         */
+        miniBatchPrompts: positiveInt.max(1_000_000).optional(),
+        /** Passes over the batch (PPO epochs); each pass takes every mini-batch once. */
+        epochs: positiveInt.max(100),
+        /**
+         * Roles updated in turn: every step of the first role's rows, then the next role's, then the rows of
+         * roles not listed, together (SSP: proposer, then solver). Empty: all roles in the same steps.
+         */
+        roleOrder: z
+          .array(z.string().min(1))
+          .refine((roles) => new Set(roles).size === roles.length, { message: 'list each role once' }),
+      }),
       /** Save the kernel's full state (weights, optimizer, RNG, applied keys) with every iteration's commit. */
       checkpoint: z.boolean(),
       /**
@@ -262,13 +283,25 @@ export const TIMEOUT_DEFAULTS = {
   retryMaxSeconds: 60,
 } as const satisfies RunConfig['timeouts'];
 
+/**
+ * One optimizer step over the whole batch, every role together: the update of iteration inputs recorded
+ * before `training.update` existed (activities/stages/update.ts fills it in), and of recipes whose paper
+ * takes one step.
+ */
+export const UPDATE_DEFAULTS: Readonly<RunConfig['training']['update']> = { epochs: 1, roleOrder: [] };
+
 /** Defaults shared by every recipe; a preset overrides them. */
 const commonDefaults = {
   seed: 0,
   shardSize: 32,
   corpus: { uri: 'test/fixtures/corpus/small.jsonl', maxSegmentChars: 24_000, maxDocumentChars: 2_000_000 },
   inference: { default: {}, roles: {}, requestTimeoutSeconds: 600, maxRetries: 5 },
-  training: { policy: 'policy', checkpoint: true, negateAdvantages: false },
+  training: {
+    policy: 'policy',
+    checkpoint: true,
+    negateAdvantages: false,
+    update: UPDATE_DEFAULTS,
+  },
   weightSync: { engine: 'none', servers: [], attempts: 3, timeoutSeconds: 600 },
   pools: { orchestrator: 'selfplay-orchestrator', rollout: 'selfplay-rollout', trainer: 'selfplay-trainer' },
   timeouts: TIMEOUT_DEFAULTS,

@@ -67,6 +67,19 @@ export interface OptimizerSpec {
   weightDecay: number;
 }
 
+/**
+ * How the batch becomes optimizer steps, all of one policy version (the kernel's minibatch.py). Absent: one
+ * step over the whole batch.
+ */
+export interface UpdateSpec {
+  /** Prompts per optimizer step, each with all its rows; absent: every prompt (of a role phase) in one step. */
+  miniBatchPrompts?: number;
+  /** Passes over the batch. */
+  epochs: number;
+  /** Roles updated in turn, each its own steps; the unlisted roles' rows last, together. */
+  roleOrder: string[];
+}
+
 export interface TrainStepRequest {
   /** `{runId}/iter-{n}/{policy}`: the kernel applies it at most once. */
   idempotencyKey: string;
@@ -78,6 +91,7 @@ export interface TrainStepRequest {
   batch: { uri: string; rows: number; sha256: string };
   loss: LossSpec;
   optimizer: OptimizerSpec;
+  update?: UpdateSpec;
 }
 
 export interface TrainStepMetrics {
@@ -91,6 +105,10 @@ export interface TrainStepMetrics {
   entropy?: number;
   /** The same per row role: a role collapsing onto a few answers shows here first. */
   entropyByRole?: Record<string, number>;
+  /** Optimizer steps taken (one per mini-batch and epoch); kernels before mini-batches report none. */
+  optimizerSteps?: number;
+  /** Mini-batches whose loss or gradient was not finite, skipped without changing the weights. */
+  skippedSteps?: number;
 }
 
 export interface TrainStepResponse {

@@ -12,7 +12,8 @@ import { checkpointPrefix, snapshotPrefix } from '../clients/storage/keys';
 import { trainerUrlFor } from '../../config/env';
 import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
 import { heartbeatWhile } from '../lib/heartbeat';
-import type { LossSpec, TrainStepMetrics } from '../clients/trainer-contract';
+import type { LossSpec, TrainStepMetrics, UpdateSpec } from '../clients/trainer-contract';
+import { UPDATE_DEFAULTS } from '../../config/schema';
 import { recordTrainMetrics } from './stage-metrics';
 
 /**
@@ -87,6 +88,7 @@ export function updateActivities(deps: ActivityDeps) {
             batch: { uri: batch.uri, rows: batch.rows, sha256: batch.sha256 },
             loss: lossSpec(config.training.loss),
             optimizer: config.training.optimizer,
+            ...updateSpec(config.training.update),
           };
           const response = await trainer.trainStep(request, signal).catch(async (err: unknown) => {
             if (!isVersionConflict(err)) throw err;
@@ -154,6 +156,17 @@ export function flatTrainMetrics(metrics: TrainStepMetrics): Record<string, numb
   const { entropyByRole, ...scalars } = metrics;
   const byRole = Object.entries(entropyByRole ?? {}).map(([role, h]) => [`entropy.${role}`, h] as const);
   return { ...scalars, ...Object.fromEntries(byRole) };
+}
+
+/**
+ * The request's `update`, only when it asks for more than one step over the whole batch, so a kernel from
+ * before mini-batches still takes every other run's steps. An iteration input recorded before the field
+ * existed has none: one step, as it was then.
+ */
+export function updateSpec(update: RunConfig['training']['update'] | undefined): { update?: UpdateSpec } {
+  const { miniBatchPrompts, epochs, roleOrder } = { ...UPDATE_DEFAULTS, ...update };
+  if (miniBatchPrompts === undefined && epochs === 1 && roleOrder.length === 0) return {};
+  return { update: { ...(miniBatchPrompts ? { miniBatchPrompts } : {}), epochs, roleOrder: [...roleOrder] } };
 }
 
 /** The loss as the trainer contract takes it: `entropyCoef` only when it is on (see LossSpec). */

@@ -87,5 +87,11 @@ export const maePreset = {
       maxGradNorm: 1.0,
       weightDecay: 0.01,
     },
+    /**
+     * The reference code's veRL mini-batch of 64 prompts (one rollout each) over the union of the three
+     * roles' batches: 3 × 128 rows make 6 optimizer steps per iteration, one PPO epoch (Table 3). The paper
+     * itself says "one synchronized update"; the mini-batch is the code's, hence several steps in it.
+     */
+    update: { miniBatchPrompts: 64, epochs: 1, roleOrder: [] },
   },
 } as const;

@@ -120,5 +120,10 @@ export const scopePreset = {
       maxGradNorm: 1.0,
       weightDecay: 0.01,
     },
+    /**
+     * Epochs and mini-batches are [U]: verl's defaults, a mini-batch of 256 prompts and one epoch, which make
+     * one step of the Challenger's 64 prompts and one of the Solver's 256 tasks.
+     */
+    update: { miniBatchPrompts: 256, epochs: 1, roleOrder: [] },
   },
 } as const;

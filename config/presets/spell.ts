@@ -119,5 +119,7 @@ export const spellPreset = {
       maxGradNorm: 1.0,
       weightDecay: 0.01,
     },
+    /** §3: strictly on-policy, one gradient step over the union of the roles' batches (mini-batch = batch). */
+    update: { epochs: 1, roleOrder: [] },
   },
 } as const;

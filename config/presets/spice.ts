@@ -69,5 +69,11 @@ export const spicePreset = {
       entropyCoef: 0,
     },
     optimizer: { learningRate: 1e-6, schedule: 'constant', warmupSteps: 0, maxGradNorm: 1.0, weightDecay: 0 },
+    /**
+     * "128 trajectories per gradient update" (the paper's table) over Oat's rollout of 128 prompts × G: 16
+     * prompts of G = 8 rollouts per optimizer step, one PPO epoch (Oat's default). A Challenger prompt's
+     * rows and a Reasoner task's rows are one prompt each, so at another G the steps hold 16·G rows.
+     */
+    update: { miniBatchPrompts: 16, epochs: 1, roleOrder: [] },
   },
 } as const;

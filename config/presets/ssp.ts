@@ -107,8 +107,7 @@ export const SSP_DEFAULTS = {
  * Run-config defaults SSP sets for the shared fields (§3, Table 4): B = 256 answers, n = 5 solver rollouts,
  * 150–200 steps, temperature 1.0, 8192 response tokens per trajectory, top-3 retrieval; PPO-clip with
  * clip_high 0.285, KL loss 0.01, token-mean, lr 1e-6 with 5 warm-up steps. The advantages are fixed per
- * role by the paper (GRPO solver, REINFORCE proposer), so only the `grpo` estimator is accepted. The two
- * sequential updates of the code become one step over both roles' rows (the proposer's first).
+ * role by the paper (GRPO solver, REINFORCE proposer), so only the `grpo` estimator is accepted.
  */
 export const sspPreset = {
   iterations: 200,
@@ -138,5 +137,11 @@ export const sspPreset = {
       maxGradNorm: 1.0,
       weightDecay: 0.01,
     },
+    /**
+     * Table 4: global batch 256, mini-batch 128 (prompts, verl's unit: a solver prompt brings its n = 5
+     * rollouts), one epoch; the code's two sequential actor updates (`combine_update=false`), proposer first:
+     * 2 proposer steps, then 2 solver steps.
+     */
+    update: { miniBatchPrompts: 128, epochs: 1, roleOrder: ['proposer', 'solver'] },
   },
 } as const;

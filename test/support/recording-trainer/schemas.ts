@@ -3,6 +3,7 @@ import type {
   ChatMessage,
   LossSpec,
   OptimizerSpec,
+  UpdateSpec,
   TrainingRow,
   TrainStepRequest,
   TrainStepResponse,
@@ -35,6 +36,12 @@ const optimizerSchema: z.ZodType<OptimizerSpec> = z.strictObject({
   weightDecay: z.number().min(0),
 });
 
+const updateSchema: z.ZodType<UpdateSpec> = z.strictObject({
+  miniBatchPrompts: z.number().int().positive().optional(),
+  epochs: z.number().int().positive(),
+  roleOrder: z.array(z.string().min(1)),
+});
+
 export const trainStepRequestSchema: z.ZodType<TrainStepRequest> = z.strictObject({
   idempotencyKey: z.string().min(1),
   runId: z.string().min(1),
@@ -48,6 +55,7 @@ export const trainStepRequestSchema: z.ZodType<TrainStepRequest> = z.strictObjec
   }),
   loss: lossSchema,
   optimizer: optimizerSchema,
+  update: updateSchema.optional(),
 });
 
 const messageSchema: z.ZodType<ChatMessage> = z.strictObject({
@@ -87,6 +95,8 @@ const metricsSchema = z.strictObject({
   seconds: finite,
   entropy: finite.optional(),
   entropyByRole: z.record(z.string(), finite).optional(),
+  optimizerSteps: nonNegativeInt.optional(),
+  skippedSteps: nonNegativeInt.optional(),
 });
 
 export const trainStepResponseSchema: z.ZodType<TrainStepResponse> = z.strictObject({

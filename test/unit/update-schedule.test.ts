@@ -1,0 +1,46 @@
+import { resolveRunConfig, RECIPES, type RunConfig } from '../../config/schema';
+import { updateSpec } from '../../activities/stages/update';
+
+const resolved = (input: object): RunConfig => {
+  const r = resolveRunConfig(input);
+  if (!r.ok) throw new Error(r.problems.join('; '));
+  return r.config;
+};
+
+describe('training.update: how a batch becomes optimizer steps', () => {
+  test("each preset takes its paper's mini-batches and role order", () => {
+    const updates = Object.fromEntries(
+      RECIPES.map((recipe) => [recipe, resolved({ recipe }).training.update]),
+    );
+    expect(updates).toEqual({
+      spice: { miniBatchPrompts: 16, epochs: 1, roleOrder: [] },
+      spell: { epochs: 1, roleOrder: [] },
+      mae: { miniBatchPrompts: 64, epochs: 1, roleOrder: [] },
+      ssp: { miniBatchPrompts: 128, epochs: 1, roleOrder: ['proposer', 'solver'] },
+      scope: { miniBatchPrompts: 256, epochs: 1, roleOrder: [] },
+    });
+  });
+
+  test('bad values are refused with their field named', () => {
+    const r = resolveRunConfig({
+      recipe: 'ssp',
+      training: { update: { miniBatchPrompts: 0, epochs: 1.5, roleOrder: ['solver', 'solver'] } },
+    });
+    expect(r.ok).toBe(false);
+    expect(!r.ok && r.problems).toEqual([
+      'training.update.miniBatchPrompts: Too small: expected number to be >0',
+      'training.update.epochs: Invalid input: expected int, received number',
+      'training.update.roleOrder: list each role once',
+    ]);
+  });
+
+  test('the kernel is sent an update only when it asks for more than one step over the whole batch', () => {
+    expect(updateSpec(resolved({ recipe: 'spell' }).training.update)).toEqual({});
+    // An iteration input recorded before the field existed: one step, as then.
+    expect(updateSpec(undefined)).toEqual({});
+    expect(updateSpec(resolved({ recipe: 'ssp' }).training.update)).toEqual({
+      update: { miniBatchPrompts: 128, epochs: 1, roleOrder: ['proposer', 'solver'] },
+    });
+    expect(updateSpec({ epochs: 2, roleOrder: [] })).toEqual({ update: { epochs: 2, roleOrder: [] } });
+  });
+});
