@@ -179,6 +179,11 @@ export const runConfig = z
       /** Each passage is cut to this many tokens. */
       passageTokens: positiveInt.max(100_000),
       /**
+       * The passages of one search are cut to this many tokens in all, in rank order (each passage to what
+       * the earlier ones left, the rest dropped). Absent: only `passageTokens` limits them.
+       */
+      responseTokens: positiveInt.max(1_000_000).optional(),
+      /**
        * Dense indexes: the OpenAI-compatible embedding server queries go to (e.g. the kernel's `embed`
        * command at http://127.0.0.1:8100/v1) and its model; each defaults to what the index was built with.
        */

@@ -8,7 +8,15 @@ export const trajectoryCheckpoint = (ctx: RecipeContext, unit: number, name: str
 
 /** What a stage's context decides for every search rollout of a run. */
 type FromContext =
-  'llm' | 'retriever' | 'topP' | 'maxTokens' | 'topK' | 'passageTokens' | 'signal' | 'checkpoint';
+  'llm'
+  | 'retriever'
+  | 'topP'
+  | 'maxTokens'
+  | 'topK'
+  | 'passageTokens'
+  | 'responseTokens'
+  | 'signal'
+  | 'checkpoint';
 
 /**
  * A search rollout inside a recipe's stage: the role's endpoint, the configured retriever and its budgets,
@@ -29,6 +37,7 @@ export async function searchInStage(
     maxTokens: config.sampling.maxTokens,
     topK: config.retrieval.topK,
     passageTokens: config.retrieval.passageTokens,
+    ...(config.retrieval.responseTokens ? { responseTokens: config.retrieval.responseTokens } : {}),
     checkpoint: trajectoryCheckpoint(ctx, spec.checkpoint.unit, spec.checkpoint.name),
     signal: ctx.signal,
   });

@@ -12,6 +12,22 @@ export function countTokens(text: string): number {
   return text.match(TOKEN)?.length ?? 0;
 }
 
+/**
+ * The passages in rank order within `maxTokens` in all: each is cut to what the earlier ones left, and those
+ * past the budget are dropped (a tool response capped as a whole, SCOPE's "at most 500 tokens in total").
+ */
+export function withinTokens<T extends { text: string }>(passages: readonly T[], maxTokens: number): T[] {
+  const out: T[] = [];
+  let left = maxTokens;
+  for (const p of passages) {
+    if (left <= 0) break;
+    const text = cutToTokens(p.text, left);
+    left -= countTokens(text);
+    out.push(text === p.text ? p : { ...p, text });
+  }
+  return out;
+}
+
 /** `text` up to the end of its `maxTokens`-th token (spacing kept as it was); the whole text when shorter. */
 export function cutToTokens(text: string, maxTokens: number): string {
   if (maxTokens <= 0) return '';

@@ -1,6 +1,7 @@
 import type { ChatMessage } from '../clients/trainer-contract';
 import { seedOf } from '../lib/rng';
 import { errorObservation, noticeObservation, resultsObservation } from './observation';
+import { withinTokens } from '../retrieval/tokens';
 import {
   CALL_EXAMPLE,
   checkTagNames,
@@ -132,11 +133,12 @@ async function observe(spec: SearchLoopSpec, t: Trajectory, call: SearchCall): P
   if (spec.searchLimit && t.searches.length >= spec.searchLimit.after) {
     return { kind: 'notice', observation: noticeObservation(spec.searchLimit.notice), passages: [] };
   }
-  const passages = await spec.retriever.search(call.query, {
+  const found = await spec.retriever.search(call.query, {
     topK: spec.topK,
     maxTokens: spec.passageTokens,
     ...(spec.signal ? { signal: spec.signal } : {}),
   });
+  const passages = spec.responseTokens === undefined ? found : withinTokens(found, spec.responseTokens);
   return { kind: 'results', observation: resultsObservation(passages), passages };
 }
 

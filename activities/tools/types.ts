@@ -99,6 +99,8 @@ export interface SearchLoopSpec {
   maxTokens: number;
   topK: number;
   passageTokens: number;
+  /** The passages of one search within this many tokens in all (`retrieval.responseTokens`); absent: no cap. */
+  responseTokens?: number;
   /**
    * SCOPE's Challenger: after this many searches the environment answers a further search with `notice`
    * ("searches complete") instead of results, so the model writes its task.

@@ -96,6 +96,8 @@ export const scopePreset = {
   shardSize: 8,
   judgePool: 'rollout',
   sampling: { temperature: 1.0, topP: 1.0, maxTokens: 8192 },
+  /** §3: the top 3 passages per search, at most 500 tokens in total (not 500 per passage). */
+  retrieval: { topK: 3, responseTokens: 500 },
   training: {
     /**
      * Two policies (§2): the Challenger and the Solver, each with its own weights, steps and versions; the

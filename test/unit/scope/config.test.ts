@@ -14,7 +14,7 @@ describe('SCOPE run config', () => {
         loss: { type: 'ppo_clip', clipLow: 0.2, clipHigh: 0.2, klCoef: 1e-3 },
         optimizer: { learningRate: 1e-6, maxGradNorm: 1 },
       },
-      retrieval: { topK: 3, passageTokens: 500 },
+      retrieval: { topK: 3, passageTokens: 500, responseTokens: 500 },
     });
     expect(c.scope).toEqual({
       taskTypes: ['long_form_qa', 'summarisation', 'planning', 'writing'],

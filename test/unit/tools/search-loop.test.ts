@@ -1,5 +1,6 @@
 import type { LlmCaller } from '../../../activities/clients/inference';
 import { runSearchLoop } from '../../../activities/tools/search-loop';
+import { countTokens } from '../../../activities/retrieval/tokens';
 import { fakeLlm, fakeRetriever, memoryCheckpoint } from '../../support/search-fakes';
 import type { Retriever, SearchLoopSpec, Trajectory } from '../../../activities/tools/types';
 
@@ -293,5 +294,25 @@ describe('runSearchLoop', () => {
     const idle = fakeLlm([]);
     expect(await runSearchLoop(spec(idle.llm, fakeRetriever(), { checkpoint }))).toEqual(whole);
     expect(idle.requests).toHaveLength(0);
+  });
+  test('responseTokens caps the passages of one search in all, in rank order, not each passage', async () => {
+    const words = (n: number, w: string): string => Array.from({ length: n }, () => w).join(' ');
+    const found = [
+      { id: 'a', text: words(300, 'alpha'), score: 3 },
+      { id: 'b', text: words(300, 'beta'), score: 2 },
+      { id: 'c', text: words(300, 'gamma'), score: 1 },
+    ];
+    const turns = ['<search>q</search>', '<answer>x</answer>'];
+    const capped = await runSearchLoop(
+      spec(fakeLlm(turns).llm, fakeRetriever({ q: found }), { responseTokens: 500 }),
+    );
+    expect(capped.passages.map((p) => [p.id, countTokens(p.text)])).toEqual([
+      ['a', 300],
+      ['b', 200],
+    ]);
+    expect(capped.turns[0]?.observation).toContain(`Doc 2 ${words(200, 'beta')}\n</information>`);
+    // Without it each passage keeps its own 500-token budget: all three come back whole.
+    const uncapped = await runSearchLoop(spec(fakeLlm(turns).llm, fakeRetriever({ q: found })));
+    expect(uncapped.passages.map((p) => countTokens(p.text))).toEqual([300, 300, 300]);
   });
 });
