@@ -257,11 +257,26 @@ export interface IterationSummary {
 }
 
 /** What a committed manifest says; written by `commit`, read on resume. */
+/**
+ * Where an iteration stands in a recipe's staged schedule (SCOPE's rounds of a Challenger stage, then a Solver
+ * stage): a pure function of the config and the iteration number, so a resumed run is where it was.
+ */
+export interface ScheduleStep {
+  /** The stage this iteration is a step of; only its policy trains. */
+  stage: string;
+  /** The round (the paper's iteration t), from 1. */
+  round: number;
+  /** The step within the stage in this round, from 1. */
+  stageIteration: number;
+}
+
 export interface Manifest {
   v: 2;
   runId: string;
   iteration: number;
   recipe: string;
+  /** Present when the recipe runs a staged schedule. */
+  schedule?: ScheduleStep;
   policies: PolicySet;
   recipeStateKey?: string;
   configHash: string;

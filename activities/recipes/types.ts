@@ -1,7 +1,7 @@
 import type { RunConfig, RecipeName } from '../../config/schema';
 import type { LlmCaller } from '../clients/inference';
 import type { TrainingRow } from '../clients/trainer-contract';
-import type { Accumulation, RecipeMetrics } from '../../contracts/selfplay';
+import type { Accumulation, RecipeMetrics, ScheduleStep } from '../../contracts/selfplay';
 import type { SegmentSource } from '../corpus/segment-source';
 import type { Corpus } from '../corpus/corpus';
 import type { Retriever } from '../tools/types';
@@ -124,7 +124,9 @@ export interface Recipe<
   /** A few numbers about a stage's shard output, for the workflow and the UI. */
   summarize(stage: 'propose' | 'gate' | 'solve' | 'judge', records: readonly Unit[]): Record<string, number>;
   /** Whether the iteration gathers rounds of units until a judge metric reaches a target; none: one round. */
-  accumulation?(config: RunConfig): Accumulation | undefined;
+  accumulation?(config: RunConfig, iteration: number): Accumulation | undefined;
+  /** The iteration's step of a staged schedule, which its manifest records; none: every iteration alike. */
+  schedule?(config: RunConfig, iteration: number): ScheduleStep | undefined;
 }
 
 // The registry stores recipes with their record types erased; each recipe is type-checked where it is defined.

@@ -40,11 +40,13 @@ export function commitActivities(deps: ActivityDeps) {
       let hash = existing?.configHash;
       if (!existing) {
         hash = configHash(input.config);
+        const schedule = deps.recipes[input.config.recipe]?.schedule?.(input.config, input.iteration);
         const manifest: Manifest = {
           v: 2,
           runId: input.runId,
           iteration: input.iteration,
           recipe: input.config.recipe,
+          ...(schedule ? { schedule } : {}),
           policies: input.policies,
           ...(input.recipeStateKey ? { recipeStateKey: input.recipeStateKey } : {}),
           configHash: hash,

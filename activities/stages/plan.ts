@@ -62,7 +62,7 @@ export function planActivities(deps: ActivityDeps) {
         if (!(await deps.store.exists(key))) await putJsonl(deps.store, key, rows);
         shards.push({ shard, documents: rows.length });
       }
-      const accumulation = recipe.accumulation?.(config);
+      const accumulation = recipe.accumulation?.(config, iteration);
       return {
         shards,
         ...(accumulation ? { accumulation } : {}),

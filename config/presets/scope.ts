@@ -55,6 +55,28 @@ export const scopeParams = z.strictObject({
    * the Challenger retrieved (its task is meant to need facts from every search turn).
    */
   rubricContext: z.enum(['source', 'source_and_retrieved']),
+  /**
+   * The training schedule (§1). `stages`, the paper's: rounds of K Challenger steps against the frozen
+   * Solver, then K Solver steps on freshly selected tasks; each run iteration is one step of one stage
+   * (iteration n: round ⌊(n−1)/2K⌋+1, the Challenger's stage for its first K). `joint`: both policies step
+   * every iteration, the Solver on the tasks of the Challenger's own rollouts.
+   */
+  schedule: z.strictObject({
+    mode: z.enum(['stages', 'joint']),
+    /** K: steps of each stage per round (20 in the paper). */
+    stageSteps: positiveInt.max(100_000),
+    /** Tasks a Solver step trains on (Table 9: 256 unique prompts), G rollouts each. */
+    solverTasks: positiveInt.max(100_000),
+    /** N_filter: Solver rollouts whose ḡ selects a candidate task in the Solver's stage (4 in the paper). */
+    filterRollouts: z.number().int().min(1).max(256),
+    /**
+     * Fresh documents, one candidate task each, per round of a Solver step's selection ([U]: the paper's
+     * batches hold 200–500 candidates); rounds go on until `solverTasks` tasks are kept.
+     */
+    candidatesPerRound: positiveInt.max(100_000),
+    /** Rounds a Solver step gathers at most; one still short trains on the tasks it kept (`solverTasks` shows it). */
+    maxRounds: positiveInt.max(100),
+  }),
   /** The frozen judge's decoding per call (§2 "Judge settings"; the gates' decoding is [U]: greedy). */
   judgeSampling: z.strictObject({
     gate: z.strictObject({ temperature: z.number().min(0).max(2), maxTokens: positiveInt }),
@@ -75,6 +97,14 @@ export const SCOPE_DEFAULTS = {
   lengthPenalty: { softTokens: 1024, hardTokens: 2048, floor: 0.05 },
   rubrics: { min: 3, max: 5 },
   rubricContext: 'source',
+  schedule: {
+    mode: 'stages',
+    stageSteps: 20,
+    solverTasks: 256,
+    filterRollouts: 4,
+    candidatesPerRound: 256,
+    maxRounds: 4,
+  },
   judgeSampling: {
     gate: { temperature: 0, maxTokens: 4096 },
     rubrics: { temperature: 0, maxTokens: 8192 },
@@ -83,14 +113,15 @@ export const SCOPE_DEFAULTS = {
 } satisfies z.input<typeof scopeParams>;
 
 /**
- * Run-config defaults SCOPE sets for the shared fields (Table 9): 64 source documents per step (the
- * Challenger's unique prompts), G = 8, responses up to 8192 tokens, GRPO, PPO-clip ε = 0.2 (verl's default,
- * [U]), β = 1e-3, lr 1e-6 with warm-up (0.03 of 60 steps ≈ 2), gradient clip 1.0. The rollout temperature is
+ * Run-config defaults SCOPE sets for the shared fields (Table 9): 64 source documents per Challenger step (its
+ * unique prompts), G = 8, 120 iterations (T = 3 rounds of 20 Challenger and 20 Solver steps), responses up
+ * to 8192 tokens, GRPO, PPO-clip ε = 0.2 (verl's default, [U]), β = 1e-3, lr 1e-6 with warm-up (0.03 of a
+ * policy's 60 steps ≈ 2, counted in that policy's own steps), gradient clip 1.0. The rollout temperature is
  * [U]: 1.0. Judging is LLM work (the frozen judge), so it runs on the rollout pool. Each document is heavy
  * (G Challenger trajectories, up to G² Solver trajectories, their gradings), hence small shards.
  */
 export const scopePreset = {
-  iterations: 60,
+  iterations: 120,
   batchSize: 64,
   groupSize: 8,
   shardSize: 8,

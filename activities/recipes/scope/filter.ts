@@ -8,13 +8,15 @@ import { approxTokens } from '../../scoring/tokens';
 import { mean, meanRewardByRole, rowsByRole, zeroAdvantageFraction } from '../role-stats';
 import {
   challengerReward,
+  gradeOf,
   lengthPenalty,
-  rubricScore,
+  meanGrade,
   searchBonus,
   solverFormat,
   solverReward,
 } from './rewards';
 import { selectTask } from './select';
+import { scheduleOf, scopeStep } from './schedule';
 import {
   CHALLENGER,
   SOLVER,
@@ -45,21 +47,30 @@ interface Scored {
   item: Item;
   challengerRewards: number[];
   meanScores: Array<number | undefined>;
-  selected?: { candidate: number; rollouts: SolverScore[] };
+  selected?: { candidate: number; rollouts: SolverScore[]; trajectories: readonly Trajectory[] };
 }
 
 /**
  * Rewards, task selection and the batch (scope.md §1–§2); deterministic in its inputs.
  * - Challenger: G rows per document, R_C (Eq. 4) per rollout, advantages within the document's group.
- * - Solver: for the one task per document selected by ḡ, its G rollouts with R_S (Eq. 6), advantages within
+ * - Solver: for the one task per document selected by ḡ, G rollouts with R_S (Eq. 6), advantages within
  *   the group. Groups outside [0.2, 0.8] are not trained (their ḡ still rewards the Challenger).
+ * Which roles train follows the schedule (schedule.ts): a Challenger step trains the Challenger only (the
+ * frozen Solver's G rollouts only measure ḡ); a Solver step trains the Solver only, on the tasks its
+ * N_filter rollouts kept (at most `solverTasks`, in document order), with the G fresh rollouts the judge stage
+ * sampled for each; `joint` trains both from the same rollouts.
  * Both use `training.estimator` (the preset's GRPO: (R − mean)/(std + ε)). Every row carries its
  * trajectory's `lossMaskSpans`, so retrieved text is not trained on (the Search-R1 masking, §2 [U]).
  */
 export function filterScope(ctx: FilterContext, shards: ScopeShard[]): FilterOutput {
-  const { config } = ctx;
-  const scored = alignItems(shards).map((item) => scoreItem(item, config));
-  const rows = scored.flatMap((s) => rowsOf(s, config));
+  const { config, iteration } = ctx;
+  const stage = scopeStep(config, iteration)?.stage;
+  const items = alignItems(shards);
+  const scored =
+    stage === SOLVER
+      ? selectForSolver(items, config)
+      : items.map((item) => scoreItem(item, config, stage !== CHALLENGER));
+  const rows = scored.flatMap((s) => rowsOf(s, config, stage !== SOLVER));
   return { rows, metrics: metricsOf(scored, rows, config) };
 }
 
@@ -77,9 +88,8 @@ function alignItems(shards: readonly ScopeShard[]): Item[] {
   return items;
 }
 
-const gradeOf = (r: GradedRollout): number => rubricScore(r.grades.map((g) => g.value));
-
-function scoreItem(item: Item, config: RunConfig): Scored {
+/** R_C of every candidate and, when the Solver trains too, the task selected among them. */
+function scoreItem(item: Item, config: RunConfig, trainSolver: boolean): Scored {
   const p = config.scope;
   const meanScores = item.gate.candidates.map((c, k) => {
     if (c.status !== 'valid') return undefined;
@@ -88,21 +98,59 @@ function scoreItem(item: Item, config: RunConfig): Scored {
       throw new Error(
         `document ${item.plan.docIndex}, task ${k}: ${rollouts.length} graded rollouts, expected ${config.groupSize}`,
       );
-    return mean(rollouts.map(gradeOf));
+    return meanGrade(rollouts);
   });
   const challengerRewards = item.propose.candidates.map((c, k) =>
     challengerReward(c.format.score, meanScores[k] !== undefined, meanScores[k] ?? 0, p.gateFailReward),
   );
-  const candidate = selectTask(meanScores, p.taskSelection);
+  const candidate = trainSolver ? selectTask(meanScores, p.taskSelection) : undefined;
   if (candidate === undefined) return { item, challengerRewards, meanScores };
   const trajectories = item.solve.candidates[candidate]?.trajectories ?? [];
   const graded = item.judge.candidates[candidate]?.rollouts ?? [];
-  const rollouts = trajectories.map((t, j): SolverScore => {
+  const rollouts = solverScores(item, trajectories, graded, config);
+  return { item, challengerRewards, meanScores, selected: { candidate, rollouts, trajectories } };
+}
+
+/**
+ * A Solver step's documents: ḡ of each one's candidate from its N_filter graded rollouts, and the kept tasks'
+ * fresh rollouts, the first `solverTasks` of them in document order (a step that gathered more keeps those).
+ */
+function selectForSolver(items: readonly Item[], config: RunConfig): Scored[] {
+  const { filterRollouts, solverTasks } = scheduleOf(config);
+  let kept = 0;
+  return items.map((item): Scored => {
+    const meanScores = item.gate.candidates.map((c, k) => {
+      if (c.status !== 'valid') return undefined;
+      const rollouts = item.judge.candidates[k]?.rollouts ?? [];
+      if (rollouts.length !== filterRollouts)
+        throw new Error(
+          `document ${item.plan.docIndex}, task ${k}: ${rollouts.length} graded rollouts, expected ${filterRollouts}`,
+        );
+      return meanGrade(rollouts);
+    });
+    const candidate = selectTask(meanScores, config.scope.taskSelection);
+    const unselected = { item, challengerRewards: [], meanScores };
+    if (candidate === undefined || kept >= solverTasks) return unselected;
+    const training = item.judge.candidates[candidate]?.training;
+    if (!training)
+      throw new Error(`document ${item.plan.docIndex}: task ${candidate} was kept without training rollouts`);
+    kept++;
+    const rollouts = solverScores(item, training.trajectories, training.rollouts, config);
+    return { ...unselected, selected: { candidate, rollouts, trajectories: training.trajectories } };
+  });
+}
+
+function solverScores(
+  item: Item,
+  trajectories: readonly Trajectory[],
+  graded: readonly GradedRollout[],
+  config: RunConfig,
+): SolverScore[] {
+  return trajectories.map((t, j): SolverScore => {
     const r = graded[j];
     if (!r) throw new Error(`document ${item.plan.docIndex}: rollout ${j} was not graded`);
     return solverScore(t, r, config);
   });
-  return { item, challengerRewards, meanScores, selected: { candidate, rollouts } };
 }
 
 function solverScore(trajectory: Trajectory, graded: GradedRollout, config: RunConfig): SolverScore {
@@ -124,7 +172,7 @@ function solverScore(trajectory: Trajectory, graded: GradedRollout, config: RunC
   };
 }
 
-function rowsOf(s: Scored, config: RunConfig): TrainingRow[] {
+function rowsOf(s: Scored, config: RunConfig, trainChallenger: boolean): TrainingRow[] {
   const { item } = s;
   const rows: TrainingRow[] = [];
   const addGroup = (
@@ -147,20 +195,21 @@ function rowsOf(s: Scored, config: RunConfig): TrainingRow[] {
       }),
     );
   };
-  addGroup(
-    CHALLENGER,
-    `${CHALLENGER}/doc-${item.plan.docIndex}`,
-    item.propose.messages,
-    item.propose.candidates.map((c) => c.trajectory),
-    s.challengerRewards,
-  );
+  if (trainChallenger)
+    addGroup(
+      CHALLENGER,
+      `${CHALLENGER}/doc-${item.plan.docIndex}`,
+      item.propose.messages,
+      item.propose.candidates.map((c) => c.trajectory),
+      s.challengerRewards,
+    );
   if (s.selected) {
     const k = s.selected.candidate;
     addGroup(
       SOLVER,
       `${SOLVER}/doc-${item.plan.docIndex}/task-${k}`,
       item.gate.candidates[k]?.solverMessages ?? [],
-      item.solve.candidates[k]?.trajectories ?? [],
+      s.selected.trajectories,
       s.selected.rollouts.map((r) => r.reward),
     );
   }
@@ -193,7 +242,11 @@ function metricsOf(
     histogram[k] = (histogram[k] ?? 0) + 1;
   }
   const gated = candidates.flatMap(({ c }) => (c.gates ? [c.gates] : []));
-  const grades = candidates.flatMap(({ judged }) => judged?.rollouts.flatMap((r) => r.grades) ?? []);
+  const graded = candidates.flatMap(({ judged }) => [
+    ...(judged?.rollouts ?? []),
+    ...(judged?.training?.rollouts ?? []),
+  ]);
+  const grades = graded.flatMap((r) => r.grades);
   const gateScores = gated.flatMap((v) => [v.identifiability, v.relevance]);
   const solver = scored.flatMap((s) => s.selected?.rollouts ?? []);
   const valid = meanScores.length;
@@ -224,14 +277,13 @@ function metricsOf(
       ),
       gradings: grades.length,
       gradeFallbacks: grades.filter((v) => v.fallback).length,
-      noAnswerRollouts: candidates.reduce(
-        (n, { judged }) => n + (judged?.rollouts.filter((r) => r.answer === null).length ?? 0),
-        0,
-      ),
+      noAnswerRollouts: graded.filter((r) => r.answer === null).length,
       /** ḡ over every valid task (§6 dynamics: about 0.5 while the Challenger keeps up). */
       meanScore: mean(meanScores),
-      /** Keep rate: valid tasks inside the selection band, one per document at most. */
+      /** Tasks the Solver trains on: inside the selection band, one per document at most. */
       solverTasks: scored.filter((s) => s.selected).length,
+      /** A Solver step's tasks kept in the band, before the cut to `solverTasks`. */
+      keptTasks: candidates.filter(({ judged }) => judged?.training).length,
       keepRate: valid ? scored.filter((s) => s.selected).length / valid : 0,
       challengerSearches: mean(candidates.map(({ c }) => c.trajectory.searches.length)),
       solverSearches: mean(solver.map((r) => r.searches)),

@@ -5,6 +5,7 @@ import { gateScope } from './gate';
 import { solveScope } from './solve';
 import { judgeScope } from './judge';
 import { filterScope } from './filter';
+import { scopeAccumulation, scopeStep } from './schedule';
 import type { ScopeGated, ScopeJudged, ScopeProposal, ScopeSolved, ScopeUnit } from './records';
 
 /**
@@ -13,8 +14,9 @@ import type { ScopeGated, ScopeJudged, ScopeProposal, ScopeSolved, ScopeUnit } f
  * Stages: plan = (document, task type, search budget); propose = G Challenger trajectories, the judge's
  * gates and rubrics; gate = verdicts and Solver prompts; solve = G Solver trajectories per valid task;
  * judge = one grading call per rollout and rubric; filter = R_C, task selection, R_S, GRPO advantages.
- * The Challenger's rows have role `challenger`, the Solver's `solver`: two policies once the core trains
- * several, one policy (both roles) until then.
+ * The Challenger's rows have role `challenger`, the Solver's `solver`, each trained by its own policy. Under
+ * the paper's schedule (schedule.ts) an iteration is a step of one stage: the Challenger's, or the Solver's,
+ * which gathers rounds of fresh candidates until it has kept its tasks.
  */
 export const scopeRecipe: Recipe<ScopeProposal, ScopeGated, ScopeSolved, ScopeJudged, ScopeUnit> = {
   name: 'scope',
@@ -24,6 +26,8 @@ export const scopeRecipe: Recipe<ScopeProposal, ScopeGated, ScopeSolved, ScopeJu
   solve: solveScope,
   judge: judgeScope,
   filter: filterScope,
+  accumulation: scopeAccumulation,
+  schedule: scopeStep,
   summarize(stage, records): Record<string, number> {
     switch (stage) {
       case 'propose': {
@@ -49,10 +53,15 @@ export const scopeRecipe: Recipe<ScopeProposal, ScopeGated, ScopeSolved, ScopeJu
           ),
         };
       case 'judge': {
-        const grades = (records as ScopeJudged[]).flatMap((j) =>
-          j.candidates.flatMap((c) => c.rollouts.flatMap((r) => r.grades)),
+        const candidates = (records as ScopeJudged[]).flatMap((j) => j.candidates);
+        const grades = candidates.flatMap((c) =>
+          [...c.rollouts, ...(c.training?.rollouts ?? [])].flatMap((r) => r.grades),
         );
-        return { gradings: grades.length, fallbacks: grades.filter((g) => g.fallback).length };
+        return {
+          gradings: grades.length,
+          fallbacks: grades.filter((g) => g.fallback).length,
+          keptTasks: candidates.filter((c) => c.training).length,
+        };
       }
     }
   },

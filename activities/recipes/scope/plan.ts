@@ -3,14 +3,17 @@ import { seededRng, shuffledRange, type Rng } from '../../lib/rng';
 import type { CorpusSegment } from '../../corpus/corpus';
 import { NON_RETRYABLE, nonRetryable } from '../../lib/errors';
 import type { ScopeUnit } from './records';
+import { documentOffset, isSolverStep, scheduleOf } from './schedule';
 
 type Planned = Omit<ScopeUnit, 'unit' | 'docIndex'>;
 
 /**
- * Stage 1, step 1 (scope.md §1): B prompts (source document, task type, search budget), one per document.
- * The documents are consecutive windows of one run-wide seeded permutation of the corpus, so iterations use
- * non-overlapping documents until the corpus is exhausted (then the order repeats); task types are drawn
- * uniformly from `scope.taskTypes` ([U]); budgets 1/2/3 are stratified 4:3:2 over the batch.
+ * Stage 1, step 1 (scope.md §1): B prompts (source document, task type, search budget), one per document;
+ * in a Solver step (stage 2) a round of `candidatesPerRound` fresh documents instead, one candidate task
+ * each. The documents are consecutive windows of one run-wide seeded permutation of the corpus, so steps
+ * use non-overlapping documents until the corpus is exhausted (then the order repeats; schedule.ts
+ * `documentOffset`); task types are drawn uniformly from `scope.taskTypes` ([U]); budgets 1/2/3 are
+ * stratified 4:3:2 over the batch.
  */
 export async function planScope(ctx: PlanContext): Promise<Planned[]> {
   const { config, iteration } = ctx;
@@ -26,13 +29,13 @@ export async function planScope(ctx: PlanContext): Promise<Planned[]> {
   const source = await ctx.segments();
   if (source.count === 0) throw new Error(`corpus ${config.corpus.uri} has no documents`);
   const order = shuffledRange(seededRng(config.seed, 'scope-order'), source.count);
-  const start = (iteration - 1) * config.batchSize;
-  const budgets = stratifiedBudgets(
-    config.batchSize,
-    p.searchTurnWeights,
-    seededRng(config.seed, iteration, 'budget'),
-  );
-  const types = seededRng(config.seed, iteration, 'task-type');
+  const round = ctx.round ?? 0;
+  const start = documentOffset(config, iteration, round);
+  const count = isSolverStep(config, iteration) ? scheduleOf(config).candidatesPerRound : config.batchSize;
+  // A later selection round draws its own budgets and types; the first keeps the seeds it always had.
+  const at = round > 0 ? [iteration, round] : [iteration];
+  const budgets = stratifiedBudgets(count, p.searchTurnWeights, seededRng(config.seed, ...at, 'budget'));
+  const types = seededRng(config.seed, ...at, 'task-type');
   const segments = await source.read(budgets.map((_, i) => order[(start + i) % order.length] as number));
   return budgets.map((searchBudget, i): Planned => {
     const s = segments[i] as CorpusSegment;

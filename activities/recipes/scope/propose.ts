@@ -14,6 +14,7 @@ import {
 } from './prompts';
 import { challengerFormat } from './rewards';
 import { searchTrajectory } from './search';
+import { isSolverStep } from './schedule';
 import {
   CHALLENGER,
   JUDGE,
@@ -24,7 +25,8 @@ import {
 } from './records';
 
 /**
- * Stage 1, steps 2–5a (scope.md §1) for one document: G Challenger trajectories, each searching exactly
+ * Stage 1, steps 2–5a (scope.md §1) for one document: G Challenger trajectories (one candidate task in a
+ * Solver step, stage 2, where the Challenger only writes the tasks to select from), each searching exactly
  * its budget (a further search is answered "searches complete") before writing `<task>`; then, for every
  * task (having one makes r_fmt > 0, §1 step 3), the frozen judge's two quality gates and, when both pass,
  * its rubrics (T = 0). The judge's calls run here, on the rollout pool with the Challenger's, so the gate
@@ -34,7 +36,7 @@ export async function proposeScope(ctx: RecipeContext, unit: ScopeUnit): Promise
   const { config } = ctx;
   const messages = challengerMessages(unit.text, unit.taskType, unit.searchBudget, config.scope.searchSyntax);
   const candidates = await Promise.all(
-    Array.from({ length: config.groupSize }, async (_, k): Promise<Candidate> => {
+    Array.from({ length: candidatesPerDocument(ctx) }, async (_, k): Promise<Candidate> => {
       const trajectory = await searchTrajectory(ctx, {
         role: CHALLENGER,
         call: SCOPE_CALLS.challenger,
@@ -51,6 +53,9 @@ export async function proposeScope(ctx: RecipeContext, unit: ScopeUnit): Promise
   );
   return { unit: unit.unit, docIndex: unit.docIndex, messages, candidates };
 }
+
+const candidatesPerDocument = (ctx: RecipeContext): number =>
+  isSolverStep(ctx.config, ctx.iteration) ? 1 : ctx.config.groupSize;
 
 async function judgeCandidate(
   ctx: RecipeContext,

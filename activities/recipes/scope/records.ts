@@ -89,7 +89,14 @@ export interface GradedRollout {
   grades: BinaryScore[];
 }
 
+/** A task kept in a Solver step (stage 2): its G fresh rollouts, sampled after its selection, and their grades. */
+export interface SolverTraining {
+  trajectories: Trajectory[];
+  rollouts: GradedRollout[];
+}
+
 export interface ScopeJudged extends Unit {
   docIndex: number;
-  candidates: Array<{ rollouts: GradedRollout[] }>;
+  /** `rollouts`: the solve stage's rollouts graded; `training`: present for a task a Solver step keeps. */
+  candidates: Array<{ rollouts: GradedRollout[]; training?: SolverTraining }>;
 }

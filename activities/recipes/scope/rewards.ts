@@ -1,6 +1,7 @@
 import type { TrajectoryTurn } from '../../tools/types';
 import { hasThink } from '../../scoring/tags';
 import { mean } from '../role-stats';
+import type { GradedRollout } from './records';
 
 /**
  * SCOPE's rewards (scope.md §2), as pure functions of what the stages recorded. The weights are the paper's
@@ -23,6 +24,12 @@ const validSearches = (turns: readonly TrajectoryTurn[]): number =>
 
 /** g (Eq. 1): Σ w_k b_k / Σ w_k with uniform weights, i.e. the share of rubrics met; 0 without rubrics. */
 export const rubricScore = (bits: readonly number[]): number => mean(bits);
+
+/** g of one graded rollout: 0 without an answer (it has no grades). */
+export const gradeOf = (r: GradedRollout): number => rubricScore(r.grades.map((g) => g.value));
+
+/** ḡ: the mean g over a task's graded rollouts; 0 for none. */
+export const meanGrade = (rollouts: readonly GradedRollout[]): number => mean(rollouts.map(gradeOf));
 
 /** f_diff (Eq. 5): max(0, 1 − |ḡ − τ| / min(τ, 1 − τ)); with τ = 0.5, 1 − 2|ḡ − 0.5|. */
 export function difficultyReward(meanScore: number, tau = TARGET_SCORE): number {

@@ -4,9 +4,9 @@
  * document. Among a document's eligible tasks the one nearest ḡ = 0.5 is kept (the paper does not say which;
  * the most informative one), ties to the lower index, so the choice is deterministic.
  *
- * This runs inside the iteration: the Solver rollouts that estimate ḡ for the Challenger's reward (N = G)
- * also serve as the filter's rollouts and as the Solver's training group, where the paper samples fresh
- * documents with the updated Challenger and N_filter = 4 separate rollouts.
+ * Under the paper's schedule a Solver step selects among fresh candidates by ḡ of N_filter rollouts and trains
+ * on G others (schedule.ts); under `joint`, the G rollouts that estimate ḡ for the Challenger's reward also
+ * select the task and train the Solver.
  */
 /** ḡ is a mean of fractions: 0.8 may arrive as 0.7999…, and must still count as inside the band (and tie). */
 const EPSILON = 1e-9;

@@ -14,6 +14,7 @@ describe('SCOPE run config', () => {
         loss: { type: 'ppo_clip', clipLow: 0.2, clipHigh: 0.2, klCoef: 1e-3 },
         optimizer: { learningRate: 1e-6, maxGradNorm: 1 },
       },
+      iterations: 120,
       retrieval: { topK: 3, passageTokens: 500, responseTokens: 500 },
     });
     expect(c.scope).toEqual({
@@ -26,6 +27,14 @@ describe('SCOPE run config', () => {
       lengthPenalty: { softTokens: 1024, hardTokens: 2048, floor: 0.05 },
       rubrics: { min: 3, max: 5 },
       rubricContext: 'source',
+      schedule: {
+        mode: 'stages',
+        stageSteps: 20,
+        solverTasks: 256,
+        filterRollouts: 4,
+        candidatesPerRound: 256,
+        maxRounds: 4,
+      },
       judgeSampling: {
         gate: { temperature: 0, maxTokens: 4096 },
         rubrics: { temperature: 0, maxTokens: 8192 },

@@ -16,6 +16,20 @@ import { configFor } from '../../support/recipe-harness';
 
 const G = 4;
 const config = configFor({ recipe: 'scope', groupSize: G, batchSize: 1 });
+/** Both roles every iteration, from the same rollouts. */
+const joint = configFor({
+  recipe: 'scope',
+  groupSize: G,
+  batchSize: 1,
+  scope: { schedule: { mode: 'joint' } },
+});
+/** The paper's stages with K = 2: iterations 1–2 the Challenger's, 3–4 the Solver's. */
+const staged = configFor({
+  recipe: 'scope',
+  groupSize: G,
+  batchSize: 1,
+  scope: { schedule: { stageSteps: 2, filterRollouts: 3, solverTasks: 1 } },
+});
 
 const trajectory = (turns: TrajectoryTurn[]): Trajectory => {
   const completion = turns.map((t) => t.text + (t.observation ?? '')).join('');
@@ -115,9 +129,15 @@ describe('SCOPE filter: rewards, selection, rows', () => {
         { rollouts: [] },
       ],
     };
-    const out = filterScope({ config, runId: 'u', iteration: 1, state: undefined }, [
-      { shard: 0, plan: [unit], propose: [proposal], gate: [gate!], solve: [solved], judge: [judged] },
-    ]);
+    const shard = {
+      shard: 0,
+      plan: [unit],
+      propose: [proposal],
+      gate: [gate!],
+      solve: [solved],
+      judge: [judged],
+    };
+    const out = filterScope({ config: joint, runId: 'u', iteration: 1, state: undefined }, [shard]);
 
     const challengerRows = out.rows.filter((r) => r.role === 'challenger');
     const rc = [
@@ -161,6 +181,68 @@ describe('SCOPE filter: rewards, selection, rows', () => {
       gradings: 32,
     });
     expect(out.metrics.extra.meanScore).toBeCloseTo((0.5 + 0.875) / 2, 12);
+
+    // A Challenger step of the paper's schedule: the same rewards, but the frozen Solver's rollouts only
+    // measure ḡ; nothing trains the Solver.
+    const challengerStep = filterScope({ config: staged, runId: 'u', iteration: 2, state: undefined }, [
+      shard,
+    ]);
+    expect(challengerStep.rows).toEqual(challengerRows);
+    expect(challengerStep.metrics.extra).toMatchObject({ solverTasks: 0, keptTasks: 0 });
+  });
+
+  test('a Solver step trains on the fresh rollouts of the tasks its N_filter rollouts kept, up to solverTasks', () => {
+    const solverTurns = [search('x'), final('<think>t</think><answer>A</answer>')];
+    // Three documents, one candidate each; the first two land in the band, the third does not.
+    const docs = [0, 1, 2].map((d) => {
+      const u = { ...unit, unit: d, docIndex: d, segmentId: `d#${d}` };
+      const proposal: ScopeProposal = { unit: d, docIndex: d, messages: [], candidates: [challenger()] };
+      const [gated] = gateScope(staged, [u], [proposal]);
+      const filterRollouts = Array.from({ length: 3 }, () => trajectory(solverTurns));
+      const solved: ScopeSolved = { unit: d, docIndex: d, candidates: [{ trajectories: filterRollouts }] };
+      const fresh = Array.from({ length: G }, () => trajectory([final('<answer>A</answer>')]));
+      const training = { trajectories: fresh, rollouts: graded([4, 4, 0, 0]) };
+      const judged: ScopeJudged = {
+        unit: d,
+        docIndex: d,
+        candidates: [d < 2 ? { rollouts: graded([2, 2, 2]), training } : { rollouts: graded([4, 4, 4]) }],
+      };
+      return { u, proposal, gated: gated!, solved, judged };
+    });
+    const shard = {
+      shard: 0,
+      plan: docs.map((d) => d.u),
+      propose: docs.map((d) => d.proposal),
+      gate: docs.map((d) => d.gated),
+      solve: docs.map((d) => d.solved),
+      judge: docs.map((d) => d.judged),
+    };
+    const out = filterScope({ config: staged, runId: 'u', iteration: 3, state: undefined }, [shard]);
+    // No Challenger rows; one kept task (solverTasks = 1, the first in document order) with its G fresh rows.
+    expect(out.rows.map((r) => [r.role, r.group])).toEqual(
+      Array.from({ length: G }, () => ['solver', 'solver/doc-0/task-0']),
+    );
+    expect(out.rows.map((r) => r.completion)).toEqual(
+      docs[0]!.judged.candidates[0]!.training!.trajectories.map((t) => t.completion),
+    );
+    expect(out.metrics.extra).toMatchObject({
+      keptTasks: 2,
+      solverTasks: 1,
+      gradings: 3 * 3 * 4 + 2 * G * 4,
+    });
+    expect(out.metrics.extra.meanScore).toBeCloseTo((0.5 + 0.5 + 1) / 3, 12);
+
+    // A kept task must come with its training rollouts: a judge record without them is an error.
+    const broken = {
+      ...shard,
+      judge: [{ ...docs[0]!.judged, candidates: [{ rollouts: graded([2, 2, 2]) }] }],
+    };
+    const one = { ...broken, plan: [docs[0]!.u], propose: [docs[0]!.proposal], gate: [docs[0]!.gated] };
+    expect(() =>
+      filterScope({ config: staged, runId: 'u', iteration: 4, state: undefined }, [
+        { ...one, solve: [docs[0]!.solved] },
+      ]),
+    ).toThrow('document 0: task 0 was kept without training rollouts');
   });
 
   test('algorithm1 reading pays r_fmt for a gate failure; no task in the band trains no Solver', () => {
@@ -168,7 +250,7 @@ describe('SCOPE filter: rewards, selection, rows', () => {
       recipe: 'scope',
       groupSize: G,
       batchSize: 1,
-      scope: { gateFailReward: 'algorithm1' },
+      scope: { gateFailReward: 'algorithm1', schedule: { mode: 'joint' } },
     });
     const candidates = [challenger({ gates: gates(fail, pass) }), challenger(), challenger(), challenger()];
     const proposal: ScopeProposal = { unit: 0, docIndex: 0, messages: [], candidates };
