@@ -1,6 +1,12 @@
 import type { ObjectStore } from '../activities/clients/storage';
 import { runPrefix } from '../activities/clients/storage/keys';
-import { versionsOf, versionsText, type Manifest, type StageName } from '../contracts/selfplay';
+import {
+  versionsOf,
+  versionsText,
+  type Manifest,
+  type ScheduleStep,
+  type StageName,
+} from '../contracts/selfplay';
 import { escapeXml, lineChart, stackedBarChart } from './report-svg';
 import { keptManifests } from './lineage';
 import { evalAccuracySeries, evalColumns } from './report-eval';
@@ -156,8 +162,11 @@ export function renderReport(
       : '–';
   // Rounds gathered per step, for a recipe that accumulates (SPELL).
   const rounds = manifests.some((m) => m.metrics?.rounds !== undefined);
+  // A staged schedule's own numbering (SCOPE: the Challenger's stage, then the Solver's, per round).
+  const staged = manifests.some((m) => m.schedule !== undefined);
   const header = [
     'iteration',
+    ...(staged ? ['stage'] : []),
     'policy versions',
     'committed at',
     'valid-task rate',
@@ -173,6 +182,7 @@ export function renderReport(
     const totalSeconds = stageNames.reduce((s, n) => s + (Number.isFinite(wall(m, n)) ? wall(m, n) : 0), 0);
     return [
       cell(m.iteration),
+      ...(staged ? [escapeXml(m.schedule ? stepText(m.schedule) : '–')] : []),
       escapeXml(m.policies ? versionsText(versionsOf(m.policies)) : '–'),
       escapeXml(m.committedAt ?? ''),
       cell(r?.validTaskRate),
@@ -225,3 +235,6 @@ ${table}
 </html>
 `;
 }
+
+/** `challenger 3 (round 2)`: the stage, the step within it and the round. */
+const stepText = (s: ScheduleStep): string => `${s.stage} ${s.stageIteration} (round ${s.round})`;

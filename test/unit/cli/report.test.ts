@@ -101,6 +101,18 @@ describe('selfplay report', () => {
     expect(html).toMatch(/<td>0\.300<\/td><td>3<\/td><td>[\d.]+<\/td><\/tr>/);
   });
 
+  test("a staged schedule's manifests get a stage column with the step and round", async () => {
+    const manifests = await loadManifests(store, runId);
+    manifests.forEach(
+      (m, i) =>
+        (m.schedule = { stage: i < 2 ? 'challenger' : 'solver', round: 1, stageIteration: (i % 2) + 1 }),
+    );
+    const html = renderReport(runId, manifests, 'now');
+    expect(html).toContain('<th>iteration</th><th>stage</th><th>policy versions</th>');
+    expect(html).toContain('<td>3</td><td>solver 1 (round 1)</td>');
+    expect(renderReport(runId, await loadManifests(store, runId), 'now')).not.toContain('<th>stage</th>');
+  });
+
   test('held-out accuracy: a line per benchmark from the start, and accuracy, pass@n and maj@n columns', async () => {
     const manifests = await loadManifests(store, runId);
     const result = (accuracy: number, n: number, version: number): BenchmarkResult => ({
