@@ -114,6 +114,48 @@ describe('SPICE on the training kernel', () => {
   }, 600_000);
 
   /**
+   * A mini-batched update on the real kernel: with one prompt per mini-batch, each iteration's batch is as
+   * many optimizer steps as it has prompts, all in one policy version, and the manifest says how many.
+   */
+  test(
+    'mini-batched updates: one optimizer step per prompt, one version per iteration',
+    () =>
+      withKernelRun({ model, name: 'kernel-minibatch', policies: (runId) => [runId] }, async (run) => {
+        const outcome = await run.execute({
+          ...run.baseConfig,
+          recipe: 'spice',
+          iterations: 2,
+          batchSize: 3,
+          shardSize: 3,
+          groupSize: 2,
+          corpus: { uri: 'test/fixtures/corpus/small.jsonl', maxSegmentChars: 600 },
+          sampling: { maxTokens: 16 },
+          spice: { maxAttempts: 2, typeSelectionAttempts: 1 },
+          training: {
+            policy: run.runId,
+            estimator: 'reinforce',
+            optimizer: { learningRate: 1e-3 },
+            update: { miniBatchPrompts: 1 },
+          },
+        });
+        expect(outcome).toMatchObject({ lastCommitted: 2, versions: { [run.runId]: 2 } });
+        for (const iteration of [1, 2]) {
+          const rows = await run.rows(iteration, run.runId);
+          const prompts = new Set(rows.map((r) => JSON.stringify(r.messages))).size;
+          expect(prompts).toBeGreaterThanOrEqual(3);
+          const manifest = await run.manifest(iteration);
+          expect(manifest?.policies[run.runId]?.version).toBe(iteration);
+          const train = manifest?.metrics.train[run.runId];
+          expect(train).toMatchObject({ optimizerSteps: prompts, skippedSteps: 0 });
+          expect(train?.gradNorm).toBeGreaterThan(0);
+          expect(train?.clipFraction).toBeGreaterThanOrEqual(0);
+        }
+        expect(await servedVersion(run.kernels[run.runId]!, run.runId)).toBe(2);
+      }),
+    600_000,
+  );
+
+  /**
    * SPELL and MAE through the real kernel for one iteration each: every role samples from the tiny model and
    * the iteration commits with whatever its random outputs earn (a questioner that writes no valid JSON gives
    * SPELL an empty batch, so no step; MAE's solver and judge rows train).
