@@ -260,10 +260,6 @@ export const runConfig = z
   .refine((c) => Math.ceil(c.batchSize / c.shardSize) <= MAX_SHARDS, {
     path: ['shardSize'],
     message: `batchSize / shardSize must give at most ${MAX_SHARDS} shards, so an iteration's history stays small; raise shardSize`,
-  })
-  .refine((c) => c.recipe !== 'scope' || Math.ceil(c.scope.schedule.candidatesPerRound / c.shardSize) <= MAX_SHARDS, {
-    path: ['scope', 'schedule', 'candidatesPerRound'],
-    message: `candidatesPerRound / shardSize must give at most ${MAX_SHARDS} shards per round; raise shardSize`,
   });
 
 export type RunConfig = z.output<typeof runConfig>;

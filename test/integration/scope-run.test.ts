@@ -12,6 +12,7 @@ import type {
   ScopeGated,
   ScopeJudged,
   ScopeProposal,
+  ScopeSolved,
   ScopeUnit,
 } from '../../activities/recipes/scope/records';
 import type { Trajectory } from '../../activities/tools/types';
@@ -83,6 +84,7 @@ describe('SCOPE run on the real stack', () => {
       training: {
         policies: { [`${runId}-c`]: { roles: ['challenger'] }, [`${runId}-s`]: { roles: ['solver'] } },
       },
+      scope: { schedule: { mode: 'joint' } },
       ...overrides,
     });
 
@@ -262,5 +264,104 @@ describe('SCOPE run on the real stack', () => {
     expect(turns).toBeGreaterThan(0);
     const manifest = await getJson<Manifest>(stack.store, manifestKey(runId, 1));
     expect(manifest?.metrics.recipe.rowsByRole.challenger).toBe(B * G);
+  });
+
+  test("the paper's stages: Challenger steps against a frozen Solver, then Solver steps on freshly selected tasks", async () => {
+    const runId = uniqueId('scope-stages');
+    const schedule = {
+      stageSteps: 1,
+      solverTasks: 2,
+      filterRollouts: 2,
+      candidatesPerRound: 4,
+      maxRounds: 3,
+    };
+    const config = scopeConfig(runId, { iterations: 4, seed: 5, scope: { schedule } });
+    const outcome = await stack.withWorkers(() =>
+      stack.client.workflow.execute(selfPlayRun, {
+        workflowId: runId,
+        taskQueue: `${stack.queuePrefix}-orchestrator`,
+        args: [config],
+      }),
+    );
+    expect(outcome.lastCommitted).toBe(4);
+    const manifests = await Promise.all(
+      [1, 2, 3, 4].map(async (k) => (await getJson<Manifest>(stack.store, manifestKey(runId, k)))!),
+    );
+    expect(manifests.map((m) => m.schedule)).toEqual([
+      { stage: 'challenger', round: 1, stageIteration: 1 },
+      { stage: 'solver', round: 1, stageIteration: 1 },
+      { stage: 'challenger', round: 2, stageIteration: 1 },
+      { stage: 'solver', round: 2, stageIteration: 1 },
+    ]);
+    const records = async <T>(m: Manifest, stage: string): Promise<T[]> =>
+      (await Promise.all((m.artifacts[stage] ?? []).map((key) => getJsonl<T>(stack.store, key)))).flatMap(
+        (r) => r ?? [],
+      );
+    const documents = new Set<string>();
+    let solverVersion = 0;
+    let kept = 0;
+    for (const [i, m] of manifests.entries()) {
+      const k = i + 1;
+      const [challenger = [], solver = []] = await Promise.all(
+        [`${runId}-c`, `${runId}-s`].map(
+          async (p) => (await getJsonl<TrainingRow>(stack.store, batchKey(runId, k, p))) ?? [],
+        ),
+      );
+      const [plan, propose, solved, judged] = await Promise.all([
+        Promise.all(
+          (m.artifacts.propose ?? []).map((key) =>
+            getJsonl<ScopeUnit>(stack.store, key.replace('/propose/', '/plan/')),
+          ),
+        ).then((r) => r.flatMap((x) => x ?? [])),
+        records<ScopeProposal>(m, 'propose'),
+        records<ScopeSolved>(m, 'solve'),
+        records<ScopeJudged>(m, 'judge'),
+      ]);
+      // A round's steps use documents of their own (its 4 + at most 12 fill the 16-document corpus once).
+      if (m.schedule?.stage === 'challenger') documents.clear();
+      for (const u of plan) {
+        expect(documents.has(u.segmentId)).toBe(false);
+        documents.add(u.segmentId);
+      }
+      if (m.schedule?.stage === 'challenger') {
+        // G Challenger rows per document; the Solver is frozen: its N_train = G rollouts only measure ḡ.
+        expect(plan).toHaveLength(B);
+        expect(propose.every((p) => p.candidates.length === G)).toBe(true);
+        expect(challenger).toHaveLength(B * G);
+        expect(solver).toHaveLength(0);
+        expect(m.policies[`${runId}-c`]?.version).toBe(m.schedule.round);
+        expect(m.policies[`${runId}-s`]?.version).toBe(solverVersion);
+        expect(m.metrics.rounds).toBeUndefined();
+        continue;
+      }
+      // A Solver step: rounds of 4 fresh candidates (one task per document) until 2 are kept, at most 3.
+      const rounds = m.metrics.rounds ?? 0;
+      expect(rounds).toBeGreaterThanOrEqual(1);
+      expect(plan).toHaveLength(4 * rounds);
+      expect(propose.every((p) => p.candidates.length === 1)).toBe(true);
+      const keptHere = judged.flatMap((j) => j.candidates).filter((c) => c.training).length;
+      expect(keptHere >= 2 || rounds === 3).toBe(true);
+      // It stopped at the first round that brought the kept tasks to 2: the earlier rounds kept fewer.
+      const keptBefore = judged.filter((r) => r.docIndex < 4 * (rounds - 1) && r.candidates[0]?.training);
+      expect(keptBefore.length).toBeLessThan(2);
+      solved.forEach((s, u) =>
+        s.candidates.forEach((c, j) => {
+          const graded = judged[u]!.candidates[j]!;
+          // N_filter rollouts select; a kept task brings G fresh ones, graded, for training.
+          if (c.trajectories.length > 0) expect(c.trajectories).toHaveLength(2);
+          if (graded.training) expect(graded.training.trajectories).toHaveLength(G);
+        }),
+      );
+      const tasks = Math.min(keptHere, 2);
+      expect(m.metrics.recipe.extra.solverTasks).toBe(tasks);
+      expect(challenger).toHaveLength(0);
+      expect(solver).toHaveLength(G * tasks);
+      expect(new Set(solver.map((r) => r.role))).toEqual(new Set(tasks ? ['solver'] : []));
+      if (tasks > 0) solverVersion++;
+      kept += tasks;
+      expect(m.policies[`${runId}-s`]?.version).toBe(solverVersion);
+      expect(m.policies[`${runId}-c`]?.version).toBe(m.schedule!.round);
+    }
+    expect(kept).toBeGreaterThan(0);
   });
 });

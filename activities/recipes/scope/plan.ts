@@ -3,7 +3,8 @@ import { seededRng, shuffledRange, type Rng } from '../../lib/rng';
 import type { CorpusSegment } from '../../corpus/corpus';
 import { NON_RETRYABLE, nonRetryable } from '../../lib/errors';
 import type { ScopeUnit } from './records';
-import { documentOffset, isSolverStep, scheduleOf } from './schedule';
+import { documentOffset, isSolverStep, scheduleOf, scopeStep } from './schedule';
+import { MAX_SHARDS } from '../../../config/schema';
 
 type Planned = Omit<ScopeUnit, 'unit' | 'docIndex'>;
 
@@ -24,6 +25,16 @@ export async function planScope(ctx: PlanContext): Promise<Planned[]> {
       NON_RETRYABLE.invalidConfig,
       'scope: the judge is the frozen base model on its own server: set inference.roles.judge to ' +
         '{"baseUrl": "...", "model": "...", "frozen": true}',
+    );
+  }
+  const { candidatesPerRound } = scheduleOf(config);
+  if (scopeStep(config, iteration) && Math.ceil(candidatesPerRound / config.shardSize) > MAX_SHARDS) {
+    // Checked here, not by the config schema: a schema refinement would fail the replay of runs recorded
+    // before the schedule existed, whose resolved config now carries it.
+    throw nonRetryable(
+      NON_RETRYABLE.invalidConfig,
+      `scope.schedule.candidatesPerRound: ${candidatesPerRound} candidates in shards of ${config.shardSize} ` +
+        `make more than ${MAX_SHARDS} shards per round; raise shardSize or lower candidatesPerRound`,
     );
   }
   const source = await ctx.segments();

@@ -27,6 +27,44 @@ describe('SCOPE plan and task selection', () => {
     ).rejects.toThrow(/inference.roles.judge .*"frozen": true/);
   });
 
+  test('a staged run whose candidate rounds make too many shards is refused at its first plan', async () => {
+    const config = configFor({
+      recipe: 'scope',
+      shardSize: 2,
+      inference: { roles: { judge: { baseUrl: 'http://judge.local/v1', model: 'base', frozen: true } } },
+    });
+    const corpus = () => Promise.reject(new Error('not reached'));
+    await expect(
+      planScope({ config, runId: 'unit', iteration: 1, corpus, segments: corpus, state: undefined }),
+    ).rejects.toThrow(
+      'scope.schedule.candidatesPerRound: 256 candidates in shards of 2 make more than 64 shards per round',
+    );
+  });
+
+  test('a Solver step plans a round of candidatesPerRound fresh documents', async () => {
+    const config = configFor({
+      recipe: 'scope',
+      batchSize: 2,
+      scope: { schedule: { stageSteps: 1, candidatesPerRound: 3, maxRounds: 2 } },
+      inference: { roles: { judge: { baseUrl: 'http://judge.local/v1', model: 'base', frozen: true } } },
+    });
+    const corpus = await loadCorpus(config.corpus.uri);
+    const plan = (iteration: number, round: number) =>
+      planScope({
+        config,
+        runId: 'unit',
+        iteration,
+        corpus: () => Promise.resolve(corpus),
+        segments: () => Promise.resolve(inMemorySegments(corpus)),
+        state: undefined,
+        round,
+      });
+    const [challenger, first, second] = await Promise.all([plan(1, 0), plan(2, 0), plan(2, 1)]);
+    expect([challenger.length, first.length, second.length]).toEqual([2, 3, 3]);
+    const ids = [...challenger, ...first, ...second].map((u) => u.segmentId);
+    expect(new Set(ids).size).toBe(Math.min(8, corpus.stats.segments));
+  });
+
   test('one prompt per document; consecutive iterations use different documents; seeded', async () => {
     const config = configFor({
       recipe: 'scope',
