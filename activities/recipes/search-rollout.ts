@@ -8,7 +8,7 @@ export const trajectoryCheckpoint = (ctx: RecipeContext, unit: number, name: str
 
 /** What a stage's context decides for every search rollout of a run. */
 type FromContext =
-  'llm'
+  | 'llm'
   | 'retriever'
   | 'topP'
   | 'maxTokens'

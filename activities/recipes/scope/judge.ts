@@ -42,7 +42,8 @@ export async function judgeScope(
       const trajectories = solved.candidates[k]?.trajectories ?? [];
       const rollouts = await gradeAll(ctx, gated, c, k, trajectories, 0);
       if (!selecting) return { rollouts };
-      if (selectTask([meanGrade(rollouts)], ctx.config.scope.taskSelection) === undefined) return { rollouts };
+      if (selectTask([meanGrade(rollouts)], ctx.config.scope.taskSelection) === undefined)
+        return { rollouts };
       return { rollouts, training: await trainingRollouts(ctx, gated, c, k, rollouts.length) };
     }),
   );

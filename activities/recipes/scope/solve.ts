@@ -19,7 +19,9 @@ export async function solveScope(ctx: RecipeContext, gated: ScopeGated): Promise
       if (c.status !== 'valid' || !c.solverMessages) return { trajectories: [] };
       const messages = c.solverMessages;
       const trajectories = await Promise.all(
-        Array.from({ length: n }, (_, j) => solverTrajectory(ctx, gated, messages, `solver-${k}-${j}`, [k, j])),
+        Array.from({ length: n }, (_, j) =>
+          solverTrajectory(ctx, gated, messages, `solver-${k}-${j}`, [k, j]),
+        ),
       );
       return { trajectories };
     }),
