@@ -127,9 +127,11 @@ export const runConfig = z
       update: z.strictObject({
         /**
          * Prompts per optimizer step (verl's `ppo_mini_batch_size`): each prompt comes with all its rows (a
-         * GRPO group's G rollouts). Absent: the whole batch (or, with `roleOrder`, each role's rows) in one step.
+         * GRPO group's G rollouts). `all`: the whole batch (or, with `roleOrder`, each role's rows) in one step.
          */
-        miniBatchPrompts: positiveInt.max(1_000_000).optional(),
+        miniBatchPrompts: z.union([positiveInt.max(1_000_000), z.literal('all')], {
+          error: 'expected a positive integer of prompts, or "all"',
+        }),
         /** Passes over the batch (PPO epochs); each pass takes every mini-batch once. */
         epochs: positiveInt.max(100),
         /**
@@ -293,7 +295,11 @@ export const TIMEOUT_DEFAULTS = {
  * before `training.update` existed (activities/stages/update.ts fills it in), and of recipes whose paper
  * takes one step.
  */
-export const UPDATE_DEFAULTS: Readonly<RunConfig['training']['update']> = { epochs: 1, roleOrder: [] };
+export const UPDATE_DEFAULTS: Readonly<RunConfig['training']['update']> = {
+  miniBatchPrompts: 'all',
+  epochs: 1,
+  roleOrder: [],
+};
 
 /** Defaults shared by every recipe; a preset overrides them. */
 const commonDefaults = {

@@ -165,8 +165,9 @@ export function flatTrainMetrics(metrics: TrainStepMetrics): Record<string, numb
  */
 export function updateSpec(update: RunConfig['training']['update'] | undefined): { update?: UpdateSpec } {
   const { miniBatchPrompts, epochs, roleOrder } = { ...UPDATE_DEFAULTS, ...update };
-  if (miniBatchPrompts === undefined && epochs === 1 && roleOrder.length === 0) return {};
-  return { update: { ...(miniBatchPrompts ? { miniBatchPrompts } : {}), epochs, roleOrder: [...roleOrder] } };
+  const all = miniBatchPrompts === 'all';
+  if (all && epochs === 1 && roleOrder.length === 0) return {};
+  return { update: { ...(all ? {} : { miniBatchPrompts }), epochs, roleOrder: [...roleOrder] } };
 }
 
 /** The loss as the trainer contract takes it: `entropyCoef` only when it is on (see LossSpec). */

@@ -120,6 +120,6 @@ export const spellPreset = {
       weightDecay: 0.01,
     },
     /** §3: strictly on-policy, one gradient step over the union of the roles' batches (mini-batch = batch). */
-    update: { epochs: 1, roleOrder: [] },
+    update: { miniBatchPrompts: 'all', epochs: 1, roleOrder: [] },
   },
 } as const;

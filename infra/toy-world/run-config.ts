@@ -39,6 +39,9 @@ export function toyWorldRunConfig(world: { corpus: string; heldOut: string }): R
       estimator: 'dr_grpo',
       loss: { normalizerConstant: maxTokens },
       optimizer: { learningRate: 2e-3, maxGradNorm: 1.0 },
+      // One optimizer step per iteration, as this world's learning rate was tuned with (not SPICE's 16-prompt
+      // mini-batches, which would make two at B = 16).
+      update: { miniBatchPrompts: 'all' },
     },
     weightSync: { engine: 'kernel' },
     inference: { requestTimeoutSeconds: 300 },

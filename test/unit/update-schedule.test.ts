@@ -14,7 +14,7 @@ describe('training.update: how a batch becomes optimizer steps', () => {
     );
     expect(updates).toEqual({
       spice: { miniBatchPrompts: 16, epochs: 1, roleOrder: [] },
-      spell: { epochs: 1, roleOrder: [] },
+      spell: { miniBatchPrompts: 'all', epochs: 1, roleOrder: [] },
       mae: { miniBatchPrompts: 64, epochs: 1, roleOrder: [] },
       ssp: { miniBatchPrompts: 128, epochs: 1, roleOrder: ['proposer', 'solver'] },
       scope: { miniBatchPrompts: 256, epochs: 1, roleOrder: [] },
@@ -34,6 +34,13 @@ describe('training.update: how a batch becomes optimizer steps', () => {
     ]);
   });
 
+  test('a mini-batch is a number of prompts or "all"', () => {
+    const r = resolveRunConfig({ recipe: 'mae', training: { update: { miniBatchPrompts: 'half' } } });
+    expect(!r.ok && r.problems).toEqual([
+      'training.update.miniBatchPrompts: expected a positive integer of prompts, or "all"',
+    ]);
+  });
+
   test('the kernel is sent an update only when it asks for more than one step over the whole batch', () => {
     expect(updateSpec(resolved({ recipe: 'spell' }).training.update)).toEqual({});
     // An iteration input recorded before the field existed: one step, as then.
@@ -41,6 +48,11 @@ describe('training.update: how a batch becomes optimizer steps', () => {
     expect(updateSpec(resolved({ recipe: 'ssp' }).training.update)).toEqual({
       update: { miniBatchPrompts: 128, epochs: 1, roleOrder: ['proposer', 'solver'] },
     });
-    expect(updateSpec({ epochs: 2, roleOrder: [] })).toEqual({ update: { epochs: 2, roleOrder: [] } });
+    expect(updateSpec({ miniBatchPrompts: 'all', epochs: 2, roleOrder: [] })).toEqual({
+      update: { epochs: 2, roleOrder: [] },
+    });
+    // A run's own "all" replaces its preset's mini-batch: one step over the whole batch.
+    const whole = resolved({ recipe: 'spice', training: { update: { miniBatchPrompts: 'all' } } });
+    expect(updateSpec(whole.training.update)).toEqual({});
   });
 });
