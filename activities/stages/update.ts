@@ -18,7 +18,8 @@ import { recordTrainMetrics } from './stage-metrics';
 
 /**
  * The trainer pool's activities. One training step per policy per iteration under the idempotency key
- * `(runId, iteration, policy)`: however often this is retried, the kernel applies the step once. A kernel
+ * `(runId, iteration, policy)`: however often this is retried, the kernel applies the step once (one policy
+ * version, made of one optimizer step per mini-batch when `training.update` asks for several). A kernel
  * that lost its state (restarted, preempted) answers 409; it is restored from the committed checkpoint and
  * the same step is sent again. After the step the kernel's state is checkpointed and, when inference
  * servers need it, a sampler snapshot of the new version is published.
