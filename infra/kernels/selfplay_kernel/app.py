@@ -84,6 +84,11 @@ def create_app(policy: Policy, sampler: Sampler) -> FastAPI:
                 404, "policy_not_found", f"policy: this kernel holds policy {name!r}, not {policy_name!r}"
             )
 
+    @app.get("/healthz")
+    def healthz() -> dict:
+        """What probes ask every rank's pod (the other ranks answer it too, see cli._follow)."""
+        return {"status": "ok", "rank": policy.world.rank, "worldSize": policy.world.size}
+
     @app.get("/v1/models")
     def models() -> dict:
         return {

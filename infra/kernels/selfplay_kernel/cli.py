@@ -2,6 +2,9 @@
 writes a tiny local model for tests and benchmarks, `warm-start` builds a small model and teaches it a world's
 roles by supervised training (see warm_start.py).
 
+`serve` also runs under `torchrun` (`torchrun --nproc-per-node N -m selfplay_kernel serve ...`): the ranks
+train one FSDP-sharded policy and rank 0 serves the HTTP API (distributed.py).
+
 `serve` and `embed` print exactly one JSON line to stdout once the server accepts connections (the caller's handshake:
 it learns the URL even with `--port 0`); everything else goes to stderr. SIGTERM and SIGINT shut it down
 cleanly (exit 0).
@@ -21,6 +24,7 @@ import time
 
 def _serve(args: argparse.Namespace) -> int:
     from .app import create_app
+    from .distributed import init_world, stop_followers
     from .policy import KernelConfig, Policy
     from .sampler import Sampler
 
@@ -36,7 +40,10 @@ def _serve(args: argparse.Namespace) -> int:
         seed=args.seed,
         max_batch_rows=args.max_batch_rows,
     )
-    policy = Policy.load(config)
+    world = init_world(args.device)
+    policy = Policy.load(config, world)
+    if not world.leader:
+        return _follow(policy, args.host, args.port)
     sampler = Sampler(policy)
     app = create_app(policy, sampler)
 
@@ -45,10 +52,62 @@ def _serve(args: argparse.Namespace) -> int:
             app,
             args.host,
             args.port,
-            lambda: {"model": args.model, "device": str(policy.device), "policyVersion": policy.version},
+            lambda: {
+                "model": args.model,
+                "device": str(policy.device),
+                "policyVersion": policy.version,
+                "worldSize": world.size,
+            },
         )
     finally:
         sampler.close()
+        stop_followers(world)
+        _leave(world)
+
+
+def _follow(policy, host: str, port: int) -> int:
+    """A rank other than 0 under torchrun: runs rank 0's operations until rank 0 stops it (SIGTERM and SIGINT
+    are left to rank 0, which stops the followers on its way out). The first process of each host or pod
+    (LOCAL_RANK 0, or no torchrun) answers `GET /healthz` on the serving port, for probes that ask every pod."""
+    import os
+
+    from .distributed import follow
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: None)
+    if os.environ.get("LOCAL_RANK", "0") == "0":
+        _serve_health(host, port, {"status": "ok", "rank": policy.world.rank, "worldSize": policy.world.size})
+    follow(policy)
+    _leave(policy.world)
+    return 0
+
+
+def _serve_health(host: str, port: int, body: dict) -> None:
+    """`GET /healthz` answering `body`, from a daemon thread."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    payload = json.dumps(body).encode()
+
+    class Health(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (the http.server API)
+            found = self.path == "/healthz"
+            self.send_response(200 if found else 404)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(payload if found else b'{"error": {"type": "not_found"}}')
+
+        def log_message(self, *_) -> None:
+            pass
+
+    server = ThreadingHTTPServer((host, port), Health)
+    threading.Thread(target=server.serve_forever, name="health", daemon=True).start()
+
+
+def _leave(world) -> None:
+    if world.distributed:
+        import torch.distributed
+
+        torch.distributed.destroy_process_group()
 
 
 def _embed(args: argparse.Namespace) -> int:

@@ -3,10 +3,15 @@
 Training steps and state operations (checkpoint, restore, publish, sampler load) run one at a time under
 `ops`; the weights themselves sit behind a read/write lock so sampling (readers) never sees a half-applied
 step (writer), while several sampling batches and a checkpoint may read together.
+
+Under torchrun (distributed.py) the trained model is sharded with FSDP2 over the ranks, and rank 0 also keeps
+an unsharded replica of it, updated after every step and restore, from which it samples and publishes: sampling
+then needs no other rank, and a publish no gathering.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import threading
@@ -16,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
+
+from .distributed import World, device_of, full, shard
 
 log = logging.getLogger(__name__)
 
@@ -126,12 +133,17 @@ class Policy:
     responses: dict[str, dict] = field(default_factory=dict)
     ops: threading.Lock = field(default_factory=threading.Lock)
     weights: RWLock = field(default_factory=RWLock)
+    world: World = field(default_factory=World)
+    replica: torch.nn.Module | None = None  # rank 0's unsharded copy under FSDP
     _reference: torch.nn.Module | None = None
 
     @classmethod
-    def load(cls, config: KernelConfig) -> Policy:
+    def load(cls, config: KernelConfig, world: World | None = None) -> Policy:
+        """The policy as `serve` starts it; with a distributed `world`, this rank's FSDP shard of it (every
+        rank reads the whole model into host memory once, then keeps its shard on its device)."""
+        world = world or World()
         torch.manual_seed(config.seed)
-        device = resolve_device(config.device)
+        device = device_of(world, resolve_device(config.device))
         dtype = DTYPES[config.dtype]
         tokenizer = load_tokenizer(config.model)
         if tokenizer.eos_token_id is None:
@@ -140,7 +152,7 @@ class Policy:
             tokenizer.pad_token = tokenizer.eos_token
         if tokenizer.chat_template is None:
             raise SystemExit(f"--model {config.model}: the tokenizer has no chat template")
-        model = load_base_model(config.model, device, dtype)
+        model = load_base_model(config.model, torch.device("cpu") if world.distributed else device, dtype)
         if config.lora_rank > 0:
             from peft import LoraConfig, get_peft_model
 
@@ -156,17 +168,33 @@ class Policy:
                 ),
             )
             model.eval()
+        replica = None
+        if world.distributed:
+            if world.leader:
+                replica = copy.deepcopy(model).to(device)
+                replica.requires_grad_(False)
+            shard(model, device)
         params = [p for p in model.parameters() if p.requires_grad]
         optimizer = torch.optim.AdamW(params, lr=1e-6, weight_decay=0.0)
         log.info(
-            "loaded %s on %s as %s (%s, %d trainable parameters)",
+            "loaded %s on %s as %s (%s, %d trainable parameters%s)",
             config.model,
             device,
             config.policy,
             f"LoRA rank {config.lora_rank}" if config.lora_rank else "full fine-tuning",
-            sum(p.numel() for p in params),
+            sum(p.numel() for p in params),  # a DTensor's numel() is its whole size
+            f", FSDP rank {world.rank} of {world.size}" if world.distributed else "",
         )
-        return cls(config=config, device=device, dtype=dtype, tokenizer=tokenizer, model=model, optimizer=optimizer)
+        return cls(
+            config=config,
+            device=device,
+            dtype=dtype,
+            tokenizer=tokenizer,
+            model=model,
+            optimizer=optimizer,
+            world=world,
+            replica=replica,
+        )
 
     @property
     def is_lora(self) -> bool:
@@ -176,9 +204,28 @@ class Policy:
     def context_length(self) -> int:
         return int(getattr(self.model.config, "max_position_embeddings", 0) or 1 << 30)
 
+    @property
+    def serving_model(self) -> torch.nn.Module:
+        """The unsharded model that samples and publishes: the trained model itself in one process, rank 0's
+        replica under FSDP."""
+        return self.replica if self.replica is not None else self.model
+
     def trainable(self) -> dict[str, torch.Tensor]:
-        """Trainable parameters by name, in the optimizer's order (what a checkpoint must hold)."""
+        """Trainable parameters by name, in the optimizer's order (what a checkpoint must hold); this rank's
+        shards (DTensors) under FSDP."""
         return {name: p for name, p in self.model.named_parameters() if p.requires_grad}
+
+    def refresh_replica(self) -> None:
+        """After the trained weights changed (a step, a restore): every rank gathers each trainable parameter
+        in turn and rank 0 copies it into its replica. Nothing to do in one process."""
+        if not self.world.distributed:
+            return
+        mine = dict(self.replica.named_parameters()) if self.replica is not None else {}
+        with torch.no_grad():
+            for name, p in self.trainable().items():
+                whole = full(p.detach())
+                if name in mine:
+                    mine[name].copy_(whole)
 
     @contextmanager
     def reference(self) -> Iterator[torch.nn.Module]:
@@ -190,6 +237,11 @@ class Policy:
             return
         if self._reference is None:
             log.info("loading the frozen reference model for the KL term")
-            self._reference = load_base_model(self.config.model, self.device, self.dtype)
-            self._reference.requires_grad_(False)
+            if self.world.distributed:
+                self._reference = load_base_model(self.config.model, torch.device("cpu"), self.dtype)
+                self._reference.requires_grad_(False)
+                shard(self._reference, self.device)
+            else:
+                self._reference = load_base_model(self.config.model, self.device, self.dtype)
+                self._reference.requires_grad_(False)
         yield self._reference

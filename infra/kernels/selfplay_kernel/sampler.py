@@ -318,7 +318,7 @@ class Sampler:
         rows = [r for j in jobs for r in j.rows]
         try:
             with self.policy.weights.read():
-                model = self.snapshot if self.snapshot is not None else self.policy.model
+                model = self.snapshot if self.snapshot is not None else self.policy.serving_model
                 version = self.version
                 started = time.perf_counter()
                 samples = generate(model, self.policy.tokenizer, rows, self.policy.device)

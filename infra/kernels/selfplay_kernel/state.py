@@ -7,6 +7,8 @@ described again, not rewritten.
 
 Checkpoint layout: trainable.safetensors (trainable parameters: all of them, or the LoRA adapter's),
 optimizer.pt, rng.pt, state.json (version, configuration, applied idempotency keys with first responses).
+Under FSDP rank 0 writes the same files from gathered whole tensors, and every rank restores by reading them
+all and keeping its shard (see `write_checkpoint`): one format for every world size.
 Snapshot layout: a Hugging Face model directory with tokenizer (full fine-tuning) or a PEFT adapter directory
 (LoRA, loadable by vLLM), plus selfplay_snapshot.json.
 """
@@ -19,11 +21,13 @@ import random
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 from safetensors.torch import load_file, save_file
 
+from .distributed import collective, everywhere, full, like
 from .errors import KernelError
 from .policy import Policy, load_base_model
 from .storage import Location, ObjectNotFound, parse
@@ -75,47 +79,89 @@ def _marker(loc: Location) -> dict | None:
 
 def checkpoint(policy: Policy, uri: str) -> dict:
     loc = parse(uri)
-    with policy.ops, policy.weights.read():
+    with policy.ops:
         done = _marker(loc)
         if done and done.get("policyVersion") == policy.version and done.get("policy") == policy.config.policy:
             return {"uri": uri, "policyVersion": policy.version, "bytes": done.get("bytes", 0)}
-        if done is not None:
-            loc.delete(MARKER)
-        with _staging(loc) as stage:
-            tensors = {name: p.detach().to("cpu").contiguous() for name, p in policy.trainable().items()}
-            save_file(tensors, str(stage / "trainable.safetensors"))
-            torch.save(policy.optimizer.state_dict(), stage / "optimizer.pt")
-            torch.save(
-                {
-                    "torch": torch.get_rng_state(),
-                    "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
-                    "python": random.getstate(),
-                },
-                stage / "rng.pt",
-            )
-            cfg = policy.config
-            state = {
-                "format": CHECKPOINT_FORMAT,
-                "policy": cfg.policy,
-                "policyVersion": policy.version,
-                "step": policy.version,
-                "model": cfg.model,
-                "loraRank": cfg.lora_rank,
-                "loraAlpha": cfg.lora_alpha,
-                "loraTargetModules": list(cfg.lora_target_modules),
-                "dtype": cfg.dtype,
-                "responses": policy.responses,
-            }
-            (stage / "state.json").write_text(json.dumps(state))
-            size = _size(stage)
-        loc.write(MARKER, json.dumps({"policy": cfg.policy, "policyVersion": policy.version, "bytes": size}).encode())
-        log.info("checkpoint of version %d at %s (%d bytes)", policy.version, uri, size)
-        return {"uri": uri, "policyVersion": policy.version, "bytes": size}
+        return everywhere(policy, write_checkpoint, uri)
+
+
+@collective
+def write_checkpoint(policy: Policy, uri: str) -> dict:
+    """Every rank gathers the whole trainable parameters and optimizer state (under FSDP, one tensor at a time);
+    rank 0 writes them, so a checkpoint is the same files whatever the world size and restores on any."""
+    leader = policy.world.leader
+    with policy.weights.read():
+        tensors = {}
+        for name, p in policy.trainable().items():
+            whole = full(p.detach())
+            if leader:
+                tensors[name] = whole.to("cpu").contiguous()
+        optimizer_state = _gathered(policy.optimizer.state_dict(), leader)
+    if not leader:
+        return {}
+    loc = parse(uri)
+    if _marker(loc) is not None:
+        loc.delete(MARKER)
+    with _staging(loc) as stage:
+        save_file(tensors, str(stage / "trainable.safetensors"))
+        torch.save(optimizer_state, stage / "optimizer.pt")
+        torch.save(
+            {
+                "torch": torch.get_rng_state(),
+                "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
+                "python": random.getstate(),
+            },
+            stage / "rng.pt",
+        )
+        cfg = policy.config
+        state = {
+            "format": CHECKPOINT_FORMAT,
+            "policy": cfg.policy,
+            "policyVersion": policy.version,
+            "step": policy.version,
+            "model": cfg.model,
+            "loraRank": cfg.lora_rank,
+            "loraAlpha": cfg.lora_alpha,
+            "loraTargetModules": list(cfg.lora_target_modules),
+            "dtype": cfg.dtype,
+            "responses": policy.responses,
+        }
+        (stage / "state.json").write_text(json.dumps(state))
+        size = _size(stage)
+    loc.write(MARKER, json.dumps({"policy": cfg.policy, "policyVersion": policy.version, "bytes": size}).encode())
+    log.info("checkpoint of version %d at %s (%d bytes)", policy.version, uri, size)
+    return {"uri": uri, "policyVersion": policy.version, "bytes": size}
+
+
+def _gathered(value, keep: bool):
+    """An optimizer state dict with every sharded tensor made whole (on CPU; None where not `keep`)."""
+    if isinstance(value, dict):
+        return {k: _gathered(v, keep) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_gathered(v, keep) for v in value]
+    if isinstance(value, torch.Tensor):
+        whole = full(value)
+        return whole.to("cpu") if keep else None
+    return value
 
 
 def restore(policy: Policy, uri: str) -> dict:
-    loc = parse(uri)
-    with policy.ops, _fetched(loc, "checkpoint") as files, policy.weights.write():
+    with policy.ops:
+        return everywhere(policy, load_checkpoint, uri)
+
+
+@dataclass
+class _Checkpoint:
+    state: dict
+    tensors: dict[str, torch.Tensor]
+    optimizer: dict
+    rng: dict
+
+
+def _read_checkpoint(policy: Policy, uri: str) -> _Checkpoint:
+    """A complete checkpoint of this kernel's policy and model, read and checked; KernelError when not."""
+    with _fetched(parse(uri), "checkpoint") as files:
         try:
             state = json.loads((files / "state.json").read_text())
         except (OSError, ValueError) as err:
@@ -129,16 +175,32 @@ def restore(policy: Policy, uri: str) -> dict:
             )
         optimizer_state = torch.load(files / "optimizer.pt", map_location="cpu", weights_only=True)
         rng = torch.load(files / "rng.pt", map_location="cpu", weights_only=True)
+    return _Checkpoint(state, tensors, optimizer_state, rng)
+
+
+@collective
+def load_checkpoint(policy: Policy, uri: str) -> dict:
+    """Every rank reads the whole checkpoint (whatever world size wrote it) and keeps its shard of each
+    tensor; rank 0 then refreshes its replica."""
+    with policy.weights.write():
+        ckpt = policy.world.agree(lambda: _read_checkpoint(policy, uri))
+        params = policy.trainable()
+        ordered = list(params.values())  # the optimizer's order: its state is keyed by these indices
+        for index, entry in ckpt.optimizer.get("state", {}).items():
+            for key, value in entry.items():
+                if isinstance(value, torch.Tensor):
+                    entry[key] = like(value, ordered[int(index)])
         with torch.no_grad():
             for name, p in params.items():
-                p.copy_(tensors[name])
-        policy.optimizer.load_state_dict(optimizer_state)
-        torch.set_rng_state(rng["torch"])
-        if rng["cuda"] and torch.cuda.is_available():
-            torch.cuda.set_rng_state_all(rng["cuda"])
-        random.setstate(_as_tuple(rng["python"]))
-        policy.version = int(state["policyVersion"])
-        policy.responses = dict(state.get("responses", {}))
+                p.copy_(like(ckpt.tensors[name].to(p.dtype), p))
+        policy.optimizer.load_state_dict(ckpt.optimizer)
+        torch.set_rng_state(ckpt.rng["torch"])
+        if ckpt.rng["cuda"] and torch.cuda.is_available():
+            torch.cuda.set_rng_state_all(ckpt.rng["cuda"])
+        random.setstate(_as_tuple(ckpt.rng["python"]))
+        policy.version = int(ckpt.state["policyVersion"])
+        policy.responses = dict(ckpt.state.get("responses", {}))
+        policy.refresh_replica()
     log.info("restored version %d from %s", policy.version, uri)
     return {"policy": policy.config.policy, "policyVersion": policy.version}
 
@@ -180,7 +242,7 @@ def publish(policy: Policy, uri: str, version: int) -> dict:
         if done is not None:
             loc.delete(MARKER)
         with _staging(loc) as stage:
-            policy.model.save_pretrained(stage)
+            policy.serving_model.save_pretrained(stage)
             if not policy.is_lora:
                 policy.tokenizer.save_pretrained(stage)
             meta = {

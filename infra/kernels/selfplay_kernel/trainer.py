@@ -6,7 +6,9 @@ before (first response again, `applied: false`) -> base version (409) -> batch (
 becomes one optimizer step, or one per mini-batch when the request's `update` asks for several
 (minibatch.py). Each step's gradient is accumulated over micro-batches of `--micro-batch-size` sequences; the
 per-sequence weights are computed over the step's whole mini-batch first (losses.sequence_weights), so the
-result equals the mini-batch's full gradient.
+result equals the mini-batch's full gradient. Under FSDP (distributed.py) every rank computes the weights over
+the whole mini-batch and trains on its share of the sequences; the gradients and metrics are summed over the
+ranks, so the step equals the single-process one up to float rounding.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from . import losses
 from .batch import BatchRef, TrainingRow, load_batch
 from .chat import encode_completion, encode_prompt
+from .distributed import World, collective, everywhere, scalar
 from .errors import KernelError
 from .minibatch import UpdateSpec, plan_steps
 from .policy import Policy
@@ -161,7 +164,8 @@ def learning_rate(spec: OptimizerSpec, step: int) -> float:
 
 
 def train_step(policy: Policy, request: TrainStepRequest) -> dict:
-    """Applies the step once per idempotency key and returns the TrainStepResponse as a dict."""
+    """Applies the step once per idempotency key and returns the TrainStepResponse as a dict. The checks up to
+    the base version are rank 0's; the step itself runs on every rank (`run_step`)."""
     if request.policy != policy.config.policy:
         raise KernelError(
             404,
@@ -180,12 +184,8 @@ def train_step(policy: Policy, request: TrainStepRequest) -> dict:
                 f"{request.policy!r}, which is at version {policy.version}",
             )
         started = time.perf_counter()
-        rows = load_batch(request.batch)
-        seqs = encode_rows(policy, rows)
-        with policy.weights.write():
-            metrics = _apply(policy, seqs, request)
+        metrics = everywhere(policy, run_step, request.model_dump_json())
         metrics["seconds"] = time.perf_counter() - started
-        policy.version += 1
         response = {
             "idempotencyKey": request.idempotencyKey,
             "applied": True,
@@ -195,6 +195,19 @@ def train_step(policy: Policy, request: TrainStepRequest) -> dict:
         policy.responses[request.idempotencyKey] = response
         log.info("step %s -> version %d: %s", request.idempotencyKey, policy.version, metrics)
         return response
+
+
+@collective
+def run_step(policy: Policy, request_json: str) -> dict:
+    """Every rank: reads and encodes the whole batch (the sequence weights and the mini-batch plan need every
+    row), trains on its share of the rows, and moves to the next version; returns the step's metrics."""
+    request = TrainStepRequest.model_validate_json(request_json)
+    seqs = policy.world.agree(lambda: encode_rows(policy, load_batch(request.batch)))
+    with policy.weights.write():
+        metrics = _apply(policy, seqs, request)
+        policy.version += 1
+        policy.refresh_replica()
+    return metrics
 
 
 @dataclass
@@ -241,21 +254,33 @@ def micro_batch_loss(policy: Policy, mb: list[Trajectory], weights: list[float],
     return MicroBatchLoss(loss, logp, mask, kl_sum, int((was_clipped & mask).sum()), entropy_sums)
 
 
+def rank_shares(world: World, seqs: list[Trajectory]) -> list[list[int]]:
+    """Which of a step's sequences each rank trains on: sorted by length (shortest together in a micro-batch,
+    to waste little padding), then dealt round robin (so ranks get similar lengths)."""
+    order = sorted(range(len(seqs)), key=lambda i: seqs[i].length)
+    return [order[r :: world.size] for r in range(world.size)]
+
+
 def accumulate_gradients(policy: Policy, seqs: list[Trajectory], spec: LossSpec) -> dict:
-    """Fills the trainable parameters' .grad with the full-batch gradient, one micro-batch at a time
-    (shortest sequences together, to waste little padding); returns loss, kl, clipFraction, tokens, and the
-    mean entropy per loss token, over the batch and per role."""
+    """Fills the trainable parameters' .grad with the full-batch gradient, one micro-batch at a time (under
+    FSDP, each rank its share of the sequences, the gradients summed over ranks); returns loss, kl,
+    clipFraction, tokens, and the mean entropy per loss token, over the batch and per role."""
+    world = policy.world
     loss_tokens = [sum(s.in_loss) for s in seqs]
     weights = losses.sequence_weights(spec.normalization, loss_tokens, spec.normalizerConstant)
     n_tokens = sum(loss_tokens)
-    order = sorted(range(len(seqs)), key=lambda i: seqs[i].length)
+    shares = rank_shares(world, seqs)
+    mine = shares[world.rank]
     size = policy.config.micro_batch_size
     total_loss = total_kl = 0.0
     clipped = 0
     entropy_sum: dict[str, float] = {}
     policy.optimizer.zero_grad(set_to_none=True)
-    for start in range(0, len(order), size):
-        idx = order[start : start + size]
+    for start in range(0, world.passes([len(s) for s in shares], size) * size, size):
+        idx = mine[start : start + size]
+        if not idx:  # a padding pass: the ranks' FSDP collectives stay in step; weight 0, no gradient
+            micro_batch_loss(policy, [seqs[shares[0][0]]], [0.0], spec).loss.backward()
+            continue
         part = micro_batch_loss(policy, [seqs[i] for i in idx], [weights[i] for i in idx], spec)
         part.loss.backward()
         total_loss += float(part.loss.detach())
@@ -263,6 +288,9 @@ def accumulate_gradients(policy: Policy, seqs: list[Trajectory], spec: LossSpec)
         clipped += part.clipped
         for i, h in zip(idx, part.entropy_sums):
             entropy_sum[seqs[i].role] = entropy_sum.get(seqs[i].role, 0.0) + h
+    roles = sorted({s.role for s in seqs})
+    total_loss, total_kl, clipped, *sums = world.sum([total_loss, total_kl, clipped, *(entropy_sum.get(r, 0.0) for r in roles)])
+    entropy_sum = dict(zip(roles, sums))
     role_tokens: dict[str, int] = {}
     for s, n in zip(seqs, loss_tokens):
         role_tokens[s.role] = role_tokens.get(s.role, 0) + n
@@ -283,7 +311,7 @@ def _apply(policy: Policy, seqs: list[Trajectory], request: TrainStepRequest) ->
     spec = request.update or UpdateSpec()
     plan = plan_steps([tuple(s.prompt) for s in seqs], [s.role for s in seqs], spec)
     if len(plan) > 1:
-        fill_behaviour(policy, seqs)
+        fill_behaviour(policy, seqs, plan)
     steps = [optimizer_step(policy, [seqs[i] for i in rows], request) for rows in plan]
     applied = [s for s in steps if s["applied"]]
     if not applied:
@@ -300,16 +328,24 @@ def _apply(policy: Policy, seqs: list[Trajectory], request: TrainStepRequest) ->
     }
 
 
-def fill_behaviour(policy: Policy, seqs: list[Trajectory]) -> None:
+def fill_behaviour(policy: Policy, seqs: list[Trajectory], plan: list[list[int]]) -> None:
     """Before the first of several steps, gives every token without a behaviour log-prob the policy's log-prob
     now (verl's `old_log_prob`): the later steps' ratios then measure how far the earlier steps moved the
-    policy, and the clip bounds it, instead of the ratio 1 a detached current log-prob would give."""
-    missing = [s for s in seqs if s.behaviour is None or any(math.isnan(b) for b in s.behaviour)]
+    policy, and the clip bounds it, instead of the ratio 1 a detached current log-prob would give. Under FSDP
+    each rank fills the rows it will train on (`rank_shares` of their step)."""
+    world = policy.world
+    owner = {}
+    for rows in plan:
+        for rank, share in enumerate(rank_shares(world, [seqs[i] for i in rows])):
+            owner.update({rows[k]: rank for k in share})
+    missing = [i for i, s in enumerate(seqs) if s.behaviour is None or any(math.isnan(b) for b in s.behaviour)]
+    shares = [[i for i in missing if owner[i] == rank] for rank in range(world.size)]
+    mine = shares[world.rank]
     size = policy.config.micro_batch_size
-    for start in range(0, len(missing), size):
-        part = missing[start : start + size]
-        with torch.no_grad():
-            logp = completion_logprobs(policy.model, part, policy.device, policy.tokenizer.pad_token_id)
+    for start in range(0, world.passes([len(s) for s in shares], size) * size, size):
+        part = [seqs[i] for i in mine[start : start + size]]
+        with torch.no_grad():  # an empty part: a padding pass over any row, for FSDP's collectives
+            logp = completion_logprobs(policy.model, part or seqs[:1], policy.device, policy.tokenizer.pad_token_id)
         for s, scores in zip(part, logp.tolist()):
             now = scores[len(scores) - len(s.completion) :]
             given = s.behaviour or [math.nan] * len(now)
@@ -322,7 +358,7 @@ def optimizer_step(policy: Policy, seqs: list[Trajectory], request: TrainStepReq
     policy version (one per iteration), so every step of an iteration takes the same rate."""
     metrics = accumulate_gradients(policy, seqs, request.loss)
     params = [p for p in policy.model.parameters() if p.requires_grad]
-    grad_norm = float(torch.nn.utils.clip_grad_norm_(params, request.optimizer.maxGradNorm))
+    grad_norm = scalar(torch.nn.utils.clip_grad_norm_(params, request.optimizer.maxGradNorm))
     finite = math.isfinite(grad_norm) and math.isfinite(metrics["loss"])
     if finite:
         lr = learning_rate(request.optimizer, policy.version)
