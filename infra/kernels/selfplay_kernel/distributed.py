@@ -6,9 +6,10 @@ single-process kernel runs exactly the code it ran before.
 
 Sharding: `fully_shard` (FSDP2) over every transformer block (`_no_split_modules` of the Hugging Face model)
 and then the root, so parameters, gradients and AdamW state are split over the ranks (LoRA: the adapters'
-and the frozen base weights alike). Gradients are reduce-scattered as SUMS (divide factor 1): every rank
-computes its rows' terms of the batch objective with the batch-wide sequence weights (losses.py), so the sum
-over ranks is the single-process gradient.
+and the frozen base weights alike). Every rank computes its rows' terms of the batch objective with the
+batch-wide sequence weights (losses.py), so the SUM over ranks of their gradients is the single-process
+gradient; FSDP averages what it reduce-scatters, so each rank back-propagates its terms times the world size
+(`gradient_scale`). (A divide factor of 1 would say the same, but needs a PREMUL_SUM that gloo lacks.)
 
 Control protocol (a gloo group of its own, whose timeout is long because followers wait on it between
 requests for as long as rollouts take): rank 0 broadcasts one `[operation, payload]` pair with
@@ -71,6 +72,12 @@ class World:
         needs. FSDP's collectives run once per pass, so a rank with fewer items runs padding passes."""
         return max(math.ceil(c / micro_batch_size) for c in counts)
 
+    @property
+    def gradient_scale(self) -> float:
+        """What a rank's loss terms are multiplied by before backward: FSDP's reduce-scatter averages over the
+        ranks, and the batch's gradient is their sum."""
+        return float(self.size)
+
     def sum(self, values: Sequence[float]) -> list[float]:
         """Element-wise sums over the ranks (float64 on the control group)."""
         if not self.distributed:
@@ -122,9 +129,9 @@ def device_of(world: World, device: torch.device) -> torch.device:
 
 def shard(model: torch.nn.Module, device: torch.device) -> None:
     """FSDP2 over `model` in place: each transformer block its own unit (gathered for its forward and freed
-    after), the rest (embeddings, final norm, head, tied or not) in the root unit; gradients summed over ranks."""
+    after), the rest (embeddings, final norm, head, tied or not) in the root unit."""
     from torch.distributed.device_mesh import init_device_mesh
-    from torch.distributed.fsdp import FSDPModule, fully_shard
+    from torch.distributed.fsdp import fully_shard
 
     mesh = init_device_mesh(device.type, (torch.distributed.get_world_size(),))
     base = model.get_base_model() if hasattr(model, "get_base_model") else model
@@ -133,9 +140,6 @@ def shard(model: torch.nn.Module, device: torch.device) -> None:
         if type(module).__name__ in blocks:
             fully_shard(module, mesh=mesh)
     fully_shard(model, mesh=mesh)
-    for module in model.modules():
-        if isinstance(module, FSDPModule):
-            module.set_gradient_divide_factor(1.0)
 
 
 def full(t: torch.Tensor) -> torch.Tensor:

@@ -282,7 +282,7 @@ def accumulate_gradients(policy: Policy, seqs: list[Trajectory], spec: LossSpec)
             micro_batch_loss(policy, [seqs[shares[0][0]]], [0.0], spec).loss.backward()
             continue
         part = micro_batch_loss(policy, [seqs[i] for i in idx], [weights[i] for i in idx], spec)
-        part.loss.backward()
+        (part.loss * world.gradient_scale).backward()
         total_loss += float(part.loss.detach())
         total_kl += part.kl_sum
         clipped += part.clipped

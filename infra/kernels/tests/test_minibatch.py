@@ -75,7 +75,7 @@ def test_the_clip_engages_on_the_second_step(make_kernel, behaviour):
     request = TrainStepRequest.model_construct(loss=loss, optimizer=optimizer)
     plan = plan_steps([tuple(s.prompt) for s in seqs], [s.role for s in seqs], UpdateSpec(miniBatchPrompts=2))
     assert plan == [[0, 1], [2, 3]]
-    fill_behaviour(policy, seqs)
+    fill_behaviour(policy, seqs, plan)
     first, second = (optimizer_step(policy, [seqs[i] for i in rows], request) for rows in plan)
     assert first["applied"] and second["applied"]
     assert first["clipFraction"] == 0.0

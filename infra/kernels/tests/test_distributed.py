@@ -1,0 +1,173 @@
+"""The kernel under torchrun on CPU (gloo, 2 ranks): a train step equals the single-process step, a checkpoint
+written by 2 ranks restores on 1 and on 2, and rank 0's HTTP API serves sampling and publishing from its
+replica. Each test starts `torchrun --nproc-per-node 2 -m selfplay_kernel serve` as a real process tree."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+import torch
+from conftest import POLICY, row, step_request, write_batch
+from safetensors.torch import load_file
+
+LORA = {"lora_rank": 4, "lora_alpha": 8.0}
+MICRO_BATCH = 2
+
+# Five rows of different lengths and two roles: with micro-batches of 2, rank 0 trains on 3 rows (2 passes),
+# rank 1 on 2 rows (1 pass and 1 padding pass).
+ROWS = [
+    row("four", 1.0),
+    row("The answer is \\boxed{4} because two and two make four.", -0.5),
+    row("", 0.25),
+    row("Seven", -1.0),
+    row("One two three four five six seven eight nine ten.", 0.75, role="proposer"),
+]
+# KL (reference model sharded too, or LoRA's adapter switched off) and entropy terms in the loss.
+LOSS = {"klCoef": 0.05, "entropyCoef": 0.01}
+OPTIMIZER = {"learningRate": 1e-3}
+
+
+@contextmanager
+def torchrun_kernel(model: str, tmp_path: Path, lora: bool) -> Iterator[httpx.Client]:
+    """`serve` on 2 CPU ranks; yields a client of rank 0's API. SIGTERM at the end must stop every rank: rank 0
+    shuts its server down and stops rank 1 (torchrun itself then exits 1, as it does on any signal)."""
+    args = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2"]
+    args += ["-m", "selfplay_kernel", "serve", "--model", model, "--policy", POLICY, "--device", "cpu"]
+    args += ["--port", "0", "--micro-batch-size", str(MICRO_BATCH)]
+    if lora:
+        args += ["--lora-rank", str(LORA["lora_rank"]), "--lora-alpha", str(LORA["lora_alpha"])]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": os.pathsep.join(sys.path)}
+    log = (tmp_path / "torchrun.log").open("w")
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=log, text=True, env=env, start_new_session=True)
+    try:
+        line = proc.stdout.readline()
+        assert line, f"torchrun exited before serving: {(tmp_path / 'torchrun.log').read_text()[-3000:]}"
+        announced = json.loads(line)
+        assert announced["worldSize"] == 2
+        with httpx.Client(base_url=announced["url"], timeout=300) as client:
+            yield client
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=120)
+        logged = (tmp_path / "torchrun.log").read_text()
+        assert "rank 1: stopped by rank 0" in logged and "Finished server process" in logged, logged[-3000:]
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        log.close()
+
+
+def post(client, path: str, body: dict) -> dict:
+    response = client.post(path, json=body)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def checkpoint(client, uri: Path) -> tuple[dict[str, torch.Tensor], dict]:
+    """Checkpoints through the API; the trainable tensors and the optimizer state it wrote."""
+    post(client, f"/v1/policies/{POLICY}/checkpoint", {"uri": str(uri)})
+    return load_file(str(uri / "trainable.safetensors")), torch.load(uri / "optimizer.pt", weights_only=True)
+
+
+def assert_close_states(a: tuple[dict, dict], b: tuple[dict, dict], atol: float) -> None:
+    (tensors_a, opt_a), (tensors_b, opt_b) = a, b
+    assert tensors_a.keys() == tensors_b.keys()
+    for name in tensors_a:
+        assert torch.allclose(tensors_a[name], tensors_b[name], rtol=0, atol=atol), name
+    assert opt_a["state"].keys() == opt_b["state"].keys() and len(opt_a["state"]) == len(tensors_a)
+    for index, entry in opt_a["state"].items():
+        other = opt_b["state"][index]
+        assert int(entry["step"]) == int(other["step"])
+        for key in ("exp_avg", "exp_avg_sq"):
+            scale = float(entry[key].abs().max()) or 1.0
+            assert torch.allclose(entry[key], other[key], rtol=1e-3, atol=1e-4 * scale), (index, key)
+
+
+def assert_same_metrics(a: dict, b: dict) -> None:
+    assert a["tokens"] == b["tokens"] and a["optimizerSteps"] == b["optimizerSteps"]
+    for key in ("loss", "gradNorm", "kl", "clipFraction", "entropy"):
+        assert a[key] == pytest.approx(b[key], rel=1e-4, abs=1e-7), key
+    assert a["entropyByRole"] == pytest.approx(b["entropyByRole"], rel=1e-4)
+
+
+def sampled_logprobs(client) -> list[float]:
+    body = {
+        "model": POLICY,
+        "messages": [{"role": "user", "content": "What is two plus two?"}],
+        "max_tokens": 6,
+        "seed": 7,
+        "logprobs": True,
+    }
+    choice = post(client, "/v1/chat/completions", body)["choices"][0]
+    return [t["logprob"] for t in choice["logprobs"]["content"]]
+
+
+@pytest.mark.parametrize("lora", [False, True], ids=["full", "lora"])
+def test_steps_on_two_ranks_equal_the_steps_on_one(make_kernel, tiny_model, tmp_path, lora):
+    one = make_kernel(micro_batch_size=MICRO_BATCH, **(LORA if lora else {}))
+    batch = write_batch(tmp_path / "b.jsonl", ROWS)
+    first = step_request(batch, key="k1", loss=LOSS, optimizer=OPTIMIZER)
+    # Two prompts' mini-batches, twice: four optimizer steps, behaviour log-probs filled on each rank's rows.
+    second = step_request(batch, key="k2", base=1, loss=LOSS, optimizer=OPTIMIZER)
+    second["update"] = {"miniBatchPrompts": 1, "epochs": 2}
+    second["batch"] = write_batch(
+        tmp_path / "b2.jsonl", ROWS + [row("Eight", 0.5, messages=[{"role": "user", "content": "And 4+4?"}])]
+    )
+    with torchrun_kernel(tiny_model, tmp_path, lora) as two:
+        for request in (first, second):
+            expected = post(one.client, "/v1/train/step", request)
+            got = post(two, "/v1/train/step", request)
+            assert got["policyVersion"] == expected["policyVersion"]
+            assert_same_metrics(got["metrics"], expected["metrics"])
+            assert_close_states(
+                checkpoint(two, tmp_path / f"two-{request['idempotencyKey']}"),
+                checkpoint(one.client, tmp_path / f"one-{request['idempotencyKey']}"),
+                atol=1e-5,
+            )
+            # Rank 0 samples from its replica, which follows every step.
+            assert sampled_logprobs(two) == pytest.approx(sampled_logprobs(one.client), abs=1e-4)
+        assert got["metrics"]["optimizerSteps"] == 4
+        published = post(two, f"/v1/policies/{POLICY}/publish", {"uri": str(tmp_path / "snap"), "version": 2})
+        assert published["format"] == ("lora" if lora else "full")
+        assert (tmp_path / "snap" / ("adapter_config.json" if lora else "config.json")).is_file()
+
+
+def test_a_two_rank_checkpoint_restores_on_one_and_on_two(make_kernel, tiny_model, tmp_path):
+    batch = write_batch(tmp_path / "b.jsonl", ROWS)
+    first = step_request(batch, key="k1", loss=LOSS, optimizer=OPTIMIZER)
+    second = step_request(batch, key="k2", base=1, loss=LOSS, optimizer=OPTIMIZER)
+    with torchrun_kernel(tiny_model, tmp_path, lora=False) as two:
+        post(two, "/v1/train/step", first)
+        saved = checkpoint(two, tmp_path / "two-v1")
+        after_second = post(two, "/v1/train/step", second)["metrics"]
+
+        # On 1 rank: the same weights and optimizer state, so the next step is the one 2 ranks took.
+        one = make_kernel(micro_batch_size=MICRO_BATCH)
+        restored = post(one.client, f"/v1/policies/{POLICY}/restore", {"uri": str(tmp_path / "two-v1")})
+        assert restored["policyVersion"] == 1
+        assert_close_states(checkpoint(one.client, tmp_path / "one-v1"), saved, atol=0)
+        assert_same_metrics(post(one.client, "/v1/train/step", second)["metrics"], after_second)
+        assert post(one.client, "/v1/train/step", first)["applied"] is False  # applied keys travel too
+
+        # On 2 ranks, back from version 2: the weights of version 1 exactly, and again the same second step.
+        assert post(two, f"/v1/policies/{POLICY}/restore", {"uri": str(tmp_path / "two-v1")})["policyVersion"] == 1
+        assert_close_states(checkpoint(two, tmp_path / "two-v1-again"), saved, atol=0)
+        again = post(two, "/v1/train/step", {**second, "idempotencyKey": "k2-again"})["metrics"]
+        assert_same_metrics(again, after_second)
+
+        # A checkpoint that is not there fails on every rank alike, and the ranks go on serving.
+        missing = two.post(f"/v1/policies/{POLICY}/restore", json={"uri": str(tmp_path / "nothing")})
+        assert missing.status_code == 404 and missing.json()["error"]["type"] == "checkpoint_not_found"
+        assert two.get(f"/v1/policies/{POLICY}").json()["policyVersion"] == 2
+        bad_batch = {**second, "idempotencyKey": "k3", "baseVersion": 2, "batch": {**batch, "sha256": "0" * 64}}
+        assert two.post("/v1/train/step", json=bad_batch).status_code == 400
+        assert post(two, "/v1/train/step", {**second, "idempotencyKey": "k4", "baseVersion": 2})["applied"]
