@@ -289,7 +289,9 @@ def accumulate_gradients(policy: Policy, seqs: list[Trajectory], spec: LossSpec)
         for i, h in zip(idx, part.entropy_sums):
             entropy_sum[seqs[i].role] = entropy_sum.get(seqs[i].role, 0.0) + h
     roles = sorted({s.role for s in seqs})
-    total_loss, total_kl, clipped, *sums = world.sum([total_loss, total_kl, clipped, *(entropy_sum.get(r, 0.0) for r in roles)])
+    total_loss, total_kl, clipped, *sums = world.sum(
+        [total_loss, total_kl, clipped, *(entropy_sum.get(r, 0.0) for r in roles)]
+    )
     entropy_sum = dict(zip(roles, sums))
     role_tokens: dict[str, int] = {}
     for s, n in zip(seqs, loss_tokens):
