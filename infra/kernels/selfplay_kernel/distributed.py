@@ -62,11 +62,6 @@ class World:
     def leader(self) -> bool:
         return self.rank == 0
 
-    def share(self, ordered: Sequence[T]) -> list[T]:
-        """This rank's items of `ordered`: every size-th, from its rank (round robin, so ranks get items of
-        similar length when `ordered` is sorted by length)."""
-        return list(ordered[self.rank :: self.size])
-
     def passes(self, counts: Sequence[int], micro_batch_size: int) -> int:
         """Forward (and backward) passes every rank runs when rank r has counts[r] items: the most any rank
         needs. FSDP's collectives run once per pass, so a rank with fewer items runs padding passes."""
