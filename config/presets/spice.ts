@@ -31,6 +31,12 @@ export const spiceParams = z.strictObject({
    * a small Challenger and Reasoner otherwise collude on wrong answers.
    */
   refuteArithmeticAnswers: z.boolean(),
+  /**
+   * Reject a task whose answer is not stated in its document (as a whole word or number). Not in the paper,
+   * whose Challenger grounds its answers by itself; off by default. The toy world turns it on: its Challenger
+   * otherwise collapses onto a few questions it knows to be valid, whatever the document.
+   */
+  requireAnswerInDocument: z.boolean(),
   /** Zero-advantage rows add nothing under Dr.GRPO's constant normaliser; dropping them only saves compute. */
   dropZeroAdvantage: z.boolean(),
 });
@@ -46,6 +52,7 @@ export const SPICE_DEFAULTS = {
   typeSelectionAttempts: 3,
   dropZeroAdvantage: false,
   refuteArithmeticAnswers: false,
+  requireAnswerInDocument: false,
 } as const;
 
 /** Run-config defaults SPICE sets for the shared fields. */

@@ -9,10 +9,11 @@ import type { GateVerdict, SpiceGated, SpiceProposal } from './records';
  * trajectories of the same document may share a question: they are separate samples of one prompt.
  */
 export function gateSpice(
-  _plan: PlanDocument[],
+  plan: PlanDocument[],
   proposals: SpiceProposal[],
-  options: { refuteArithmetic: boolean },
+  options: { refuteArithmetic: boolean; requireAnswerInDocument: boolean },
 ): SpiceGated[] {
+  const documents = new Map(plan.map((d) => [d.docIndex, d.text]));
   const askedBy = new Map<string, number>();
   return [...proposals]
     .sort((a, b) => a.docIndex - b.docIndex)
@@ -22,7 +23,10 @@ export function gateSpice(
           ? { format: 'mcq' }
           : { format: 'free_form', answerType: p.answerType ?? 'String' };
       const verdicts = p.trajectories.map((t): GateVerdict => {
-        const verdict = judgeAttempt(t.completion, t.finishReason, request, options);
+        const verdict = judgeAttempt(t.completion, t.finishReason, request, {
+          refuteArithmetic: options.refuteArithmetic,
+          ...(options.requireAnswerInDocument ? { groundIn: documents.get(p.docIndex) ?? '' } : {}),
+        });
         if (!verdict.valid) return verdict;
         const key = normalizeQuestion(verdict.task.question);
         const owner = askedBy.get(key);

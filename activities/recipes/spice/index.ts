@@ -22,7 +22,10 @@ export const spiceRecipe: Recipe<
   propose: proposeSpice,
   gate: (ctx, plan, proposals) =>
     Promise.resolve(
-      gateSpice(plan, proposals, { refuteArithmetic: ctx.config.spice.refuteArithmeticAnswers }),
+      gateSpice(plan, proposals, {
+        refuteArithmetic: ctx.config.spice.refuteArithmeticAnswers,
+        requireAnswerInDocument: ctx.config.spice.requireAnswerInDocument,
+      }),
     ),
   solve: solveSpice,
   judge: (_ctx, gated, solved) => judgeSpice(gated, solved, sharedAnswerChecker()),

@@ -41,6 +41,7 @@ export async function proposeSpice(ctx: RecipeContext, doc: PlanDocument): Promi
         finishReason: s.finishReason,
         valid: judgeAttempt(s.content, s.finishReason, request, {
           refuteArithmetic: config.spice.refuteArithmeticAnswers,
+          ...(config.spice.requireAnswerInDocument ? { groundIn: doc.text } : {}),
         }).valid,
       });
     }

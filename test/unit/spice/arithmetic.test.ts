@@ -42,9 +42,43 @@ describe('refuting a stated answer by arithmetic', () => {
         },
       ],
     } as unknown as SpiceProposal;
-    const [on] = gateSpice([], [proposal], { refuteArithmetic: true });
+    const [on] = gateSpice([], [proposal], { refuteArithmetic: true, requireAnswerInDocument: false });
     expect(on?.verdicts.map((v) => (v.valid ? 'valid' : v.reason))).toEqual(['wrong_arithmetic', 'valid']);
-    const [off] = gateSpice([], [proposal], { refuteArithmetic: false });
+    const [off] = gateSpice([], [proposal], { refuteArithmetic: false, requireAnswerInDocument: false });
     expect(off?.verdicts.map((v) => v.valid)).toEqual([true, true]);
+  });
+
+  test('with requireAnswerInDocument, an answer the document does not state is invalid', () => {
+    const proposal = {
+      unit: 0,
+      docIndex: 3,
+      docId: 'depot-000003',
+      format: 'free_form',
+      answerType: 'Integer',
+      trajectories: [
+        {
+          completion: '{"question":"What is 3 + 5?","answer":8,"answer_type":"Integer"}',
+          finishReason: 'stop',
+        },
+        {
+          completion: '{"question":"What is 30 + 51?","answer":81,"answer_type":"Integer"}',
+          finishReason: 'stop',
+        },
+      ],
+    } as unknown as SpiceProposal;
+    const plan = [
+      {
+        unit: 0,
+        docIndex: 3,
+        segmentId: 'depot-000003#0',
+        docId: 'depot-000003',
+        text: 'North and east hold 81 crates; 18 in all.',
+      },
+    ] as unknown as Parameters<typeof gateSpice>[0];
+    const [gated] = gateSpice(plan, [proposal], { refuteArithmetic: true, requireAnswerInDocument: true });
+    expect(gated?.verdicts.map((v) => (v.valid ? 'valid' : v.reason))).toEqual([
+      'answer_not_in_document',
+      'valid',
+    ]);
   });
 });

@@ -84,6 +84,7 @@ describe('SPICE gate, judge and filter', () => {
   test('the gate strips the answer line and rejects a question another document already asked', () => {
     const gated = gateSpice([], [proposal(0, [VALID_MCQ, INVALID]), proposal(1, [VALID_MCQ])], {
       refuteArithmetic: false,
+      requireAnswerInDocument: false,
     });
     const first = gated[0]!.verdicts[0]!;
     expect(first.valid && first.task.question).not.toMatch(/Correct:/);
@@ -95,7 +96,10 @@ describe('SPICE gate, judge and filter', () => {
     const cfg = config();
     // Four Challenger trajectories: two valid tasks (k = 2 and k = 4 of G=4 correct), two invalid.
     const p = proposal(0, [VALID_MCQ, VALID_MCQ, INVALID, INVALID]);
-    const gate: SpiceGated = gateSpice([], [p], { refuteArithmetic: false })[0]!;
+    const gate: SpiceGated = gateSpice([], [p], {
+      refuteArithmetic: false,
+      requireAnswerInDocument: false,
+    })[0]!;
     const boxed = (letter: string) => `so the answer is \\boxed{${letter}}`;
     const solve: SpiceSolved = {
       unit: 0,
