@@ -39,7 +39,7 @@ export const TOY_WORLD_DEFAULTS: ToyWorldOptions = {
   documents: 4000,
   heldOutItems: 240,
   warmStartDocuments: 4000,
-  warmStartSteps: 1500,
+  warmStartSteps: 3000,
 };
 
 export interface ToyWorld {

@@ -9,7 +9,12 @@
  * - a task whose stated sum is wrong is invalid (`spice.refuteArithmeticAnswers`): without it the small
  *   Challenger and Reasoner collude, the Challenger stating 9 for every sum and the Reasoner learning to answer
  *   9, so both rewards rise while held-out accuracy falls (measured: 16% to 5% over 20 iterations);
- * - a learning rate for a model of about a million parameters trained from scratch, not 1e-6;
+ * - a task whose answer its document does not state is invalid (`spice.requireAnswerInDocument`): the
+ *   Challenger otherwise finds one-digit sums below ten, which no document holds and the warm start never
+ *   taught, and by iteration 12 writes nothing else;
+ * - a learning rate for a model of about 0.4 M parameters trained from scratch, not 1e-6: 3e-4, the largest
+ *   tried that does not cost held-out accuracy in the first steps (1e-3 lost 9 points by iteration 2 and
+ *   2e-3 lost 19, measured with `npm run bench -- learning`);
  * - held-out accuracy measured on the world's held-out set before the first step and after every one,
  *   as the mean correctness of 2 samples per item at the sampling temperature (a pass@1 estimate: the
  *   policy as it plays, not its greedy mode).
@@ -33,15 +38,13 @@ export function toyWorldRunConfig(world: { corpus: string; heldOut: string }): R
       typeSelectionAttempts: 1,
       maxAttempts: 8,
       refuteArithmeticAnswers: true,
+      requireAnswerInDocument: true,
     },
     training: {
       policy: TOY_WORLD_POLICY,
       estimator: 'dr_grpo',
       loss: { normalizerConstant: maxTokens },
-      optimizer: { learningRate: 2e-3, maxGradNorm: 1.0 },
-      // One optimizer step per iteration, as this world's learning rate was tuned with (not SPICE's 16-prompt
-      // mini-batches, which would make two at B = 16).
-      update: { miniBatchPrompts: 'all' },
+      optimizer: { learningRate: 3e-4, maxGradNorm: 1.0 },
     },
     weightSync: { engine: 'kernel' },
     inference: { requestTimeoutSeconds: 300 },

@@ -48,13 +48,22 @@ export interface WarmStartExample {
   role: string;
 }
 
-const PLACES = ['North', 'South', 'East', 'West'] as const;
-const GOODS = ['crates', 'barrels', 'sacks', 'boxes', 'bales', 'drums'] as const;
-
-/** A number with the given count of digits (1: 1..9, 2: 10..99). */
-function number(rng: Rng, digits: 1 | 2): number {
-  return digits === 1 ? 1 + rng.int(9) : 10 + rng.int(90);
+/** Operands `[a, b]` of a sum of `kind`, each kind with a fixed count of digits in `a`, `b` and `a + b`. */
+function operands(rng: Rng, kind: SumKind): [number, number] {
+  const digit = (): number => 1 + rng.int(9);
+  const twoDigits = (): number => 10 + rng.int(90);
+  for (;;) {
+    const [a, b] =
+      kind === 'one_plus_one'
+        ? [digit(), digit()]
+        : [twoDigits(), kind === 'two_plus_one' ? digit() : twoDigits()];
+    const sumDigits = String(a + b).length;
+    if (sumDigits === SUM_DIGITS[kind]) return [a, b];
+  }
 }
+
+/** Digits of each kind's sum: 1+1 always carries (10..18), 2+1 never leaves two digits, 2+2 always reaches three. */
+const SUM_DIGITS: Record<SumKind, number> = { one_plus_one: 2, two_plus_one: 2, two_plus_two: 3 };
 
 export function sumQuestion(a: number, b: number): string {
   return `What is ${a} + ${b}?`;
@@ -64,38 +73,21 @@ export function taskOf(kind: SumKind, [a, b]: [number, number]): SumTask {
   return { kind, question: sumQuestion(a, b), answer: a + b };
 }
 
-/** Document `index` of the corpus made with `seed`. */
+/**
+ * Document `index` of the corpus made with `seed`: a tally of three rows, one sum of each kind in a fixed
+ * order. Every document has the same token layout (each kind fixes the digits of its operands and of its sum),
+ * so a number the Challenger copies sits at the same distance before its answer in every prompt: a model of two
+ * layers learns that copy in minutes, where a copy it must find by content (numbers anywhere in a free-form
+ * log) it had not learned after twice as long (docs/learning.md).
+ */
 export function depotLog(seed: number, index: number): DepotLog {
   const rng = seededRng(seed, 'toy-world', 'document', index);
-  const goods = rng.pick(GOODS);
-  const [big1, big2, small1, small2] = rng.shuffle(PLACES);
-  const counts = new Map<string, number>([
-    [big1 as string, number(rng, 2)],
-    [big2 as string, number(rng, 2)],
-    [small1 as string, number(rng, 1)],
-    [small2 as string, number(rng, 1)],
-  ]);
-  const count = (place: string | undefined): number => counts.get(place as string) as number;
-  const sums: DepotLog['sums'] = {
-    one_plus_one: [count(small1), count(small2)],
-    two_plus_one: [count(big1), count(small1)],
-    two_plus_two: [count(big1), count(big2)],
-  };
-  const pairs: Array<[string | undefined, string | undefined]> = [
-    [big1, big2],
-    [big1, small1],
-    [small1, small2],
-  ];
-  const sentences = [
-    `Depot log ${index}.`,
-    ...PLACES.map((place) => `${place} holds ${count(place)} ${goods}.`),
-    ...rng
-      .shuffle(pairs)
-      .map(
-        ([p, q]) => `${p} and ${(q as string).toLowerCase()} hold ${count(p) + count(q)} ${goods} together.`,
-      ),
-  ];
-  return { id: `depot-${String(index).padStart(6, '0')}`, text: sentences.join(' '), sums };
+  const sums = Object.fromEntries(SUM_KINDS.map((kind) => [kind, operands(rng, kind)])) as DepotLog['sums'];
+  const rows = SUM_KINDS.map((kind, i) => {
+    const [a, b] = sums[kind];
+    return `Row ${i + 1}: ${a} + ${b} = ${a + b}.`;
+  });
+  return { id: `depot-${String(index).padStart(6, '0')}`, text: ['Depot tally.', ...rows].join(' '), sums };
 }
 
 /** The corpus: `{"id","text"}` objects for the run's `corpus.uri`. */
@@ -124,17 +116,6 @@ export function heldOut(
       answer: `${a} + ${b} = ${a + b}\n#### ${a + b}`,
     };
   });
-}
-
-function operands(rng: Rng, kind: SumKind): [number, number] {
-  switch (kind) {
-    case 'one_plus_one':
-      return [number(rng, 1), number(rng, 1)];
-    case 'two_plus_one':
-      return [number(rng, 2), number(rng, 1)];
-    case 'two_plus_two':
-      return [number(rng, 2), number(rng, 2)];
-  }
 }
 
 /** The kind of the sum a text asks for (`What is 37 + 48?`), by the digits of its operands. */
