@@ -29,6 +29,7 @@ export function updateActivities(deps: ActivityDeps) {
     new TrainerClient(trainerUrlFor(config, deps.env, policy), {
       timeoutMs: config.timeouts.trainStepMinutes * 60_000,
       maxRetries: config.inference.maxRetries,
+      ...(deps.env.kernelToken ? { token: deps.env.kernelToken } : {}),
     });
 
   /** Brings a kernel that is not at the committed version back to it from the committed checkpoint, or fails clearly. */

