@@ -209,10 +209,12 @@ export const runConfig = z
         .strictObject({
           baseUrl: z.url().optional(),
           model: z.string().min(1).optional(),
-          /** The variable holding the embedding server's key (the kernel's `embed`: SELFPLAY_KERNEL_TOKEN). */
+          /**
+           * The variable holding the embedding server's key (the kernel's `embed`: SELFPLAY_KERNEL_TOKEN), sent to
+           * `baseUrl`, or without one to the server the index was built with (its manifest, in the run's storage).
+           */
           apiKeyEnv: apiKeyEnv.optional(),
         })
-        .refine(credentialWithItsUrl, { message: CREDENTIAL_NEEDS_URL, path: ['apiKeyEnv'] })
         .optional(),
     }),
     /**
