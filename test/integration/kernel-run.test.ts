@@ -5,7 +5,13 @@ import { openStore } from '../../activities/clients/storage';
 import type { Manifest } from '../../contracts/selfplay';
 import { selfPlayRun } from '../../workflows';
 import { queueNames } from '../../workers/pools';
-import { buildTinyModel, kernelAuth, kernelToken, startKernel, type KernelProcess } from '../support/kernel-process';
+import {
+  buildTinyModel,
+  kernelAuth,
+  kernelToken,
+  startKernel,
+  type KernelProcess,
+} from '../support/kernel-process';
 import { servedVersion, withKernelRun } from '../support/kernel-run';
 import { spawnWorker } from '../support/worker-process';
 import { uniqueId } from '../support/stack';
@@ -80,7 +86,9 @@ describe('SPICE on the training kernel', () => {
 
       expect(outcome).toMatchObject({ lastCommitted: 3, versions: { [runId]: 3 } });
       // The restarted kernel was restored to version 2 and trained once more: no step applied twice.
-      const state = (await (await fetch(`${kernel.url}/v1/policies/${runId}`, { headers: kernelAuth() })).json()) as {
+      const state = (await (
+        await fetch(`${kernel.url}/v1/policies/${runId}`, { headers: kernelAuth() })
+      ).json()) as {
         policyVersion: number;
       };
       expect(state.policyVersion).toBe(3);

@@ -42,7 +42,11 @@ describe('workflow replay', () => {
   const replay = async (histories: RecordedHistory[]): Promise<string[]> => {
     const failures: string[] = [];
     const results: AsyncIterable<ReplayResult> = Worker.runReplayHistories(
-      { workflowBundle: await workflowBundle(), replayName: 'replay-test', dataConverter: dataConverterFromEnv() },
+      {
+        workflowBundle: await workflowBundle(),
+        replayName: 'replay-test',
+        dataConverter: dataConverterFromEnv(),
+      },
       histories,
     );
     for await (const result of results)

@@ -121,7 +121,9 @@ export async function servedVersion(kernel: KernelProcess, model: string): Promi
 
 /** The version of the policy a kernel trains (`/v1/policies/{policy}`). */
 export async function trainedVersion(kernel: KernelProcess, policy: string): Promise<number> {
-  const state = (await (await fetch(`${kernel.url}/v1/policies/${policy}`, { headers: kernelAuth() })).json()) as {
+  const state = (await (
+    await fetch(`${kernel.url}/v1/policies/${policy}`, { headers: kernelAuth() })
+  ).json()) as {
     policyVersion: number;
   };
   return state.policyVersion;

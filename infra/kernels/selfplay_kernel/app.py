@@ -36,6 +36,16 @@ class VersionedUriRequest(UriRequest):
     version: Annotated[int, Field(ge=0)]
 
 
+class RestoreRequest(UriRequest):
+    # The run taking the weights (lineage.py); absent (clients before lineages): the checkpoint's own run.
+    lineage: NonEmpty | None = None
+
+
+class CheckpointRequest(UriRequest):
+    # The version the caller expects to save; absent (clients before it): whatever the kernel holds.
+    version: Annotated[int, Field(ge=0)] | None = None
+
+
 def _openai_route(path: str) -> bool:
     return path.startswith(("/v1/chat", "/v1/models", "/v1/embeddings"))
 
@@ -124,19 +134,19 @@ def create_app(policy: Policy, sampler: Sampler, access: Access) -> FastAPI:
     @app.get("/v1/policies/{policy_name}")
     def policy_state(policy_name: str) -> dict:
         known(policy_name)
-        return {"policy": name, "policyVersion": policy.version}
+        return {"policy": name, "policyVersion": policy.version, "lineage": policy.lineage}
 
     @app.post("/v1/policies/{policy_name}/checkpoint")
-    def checkpoint(policy_name: str, body: UriRequest) -> dict:
+    def checkpoint(policy_name: str, body: CheckpointRequest) -> dict:
         known(policy_name)
         access.check_uri(body.uri)
-        return state.checkpoint(policy, body.uri)
+        return state.checkpoint(policy, body.uri, body.version)
 
     @app.post("/v1/policies/{policy_name}/restore")
-    def restore(policy_name: str, body: UriRequest) -> dict:
+    def restore(policy_name: str, body: RestoreRequest) -> dict:
         known(policy_name)
         access.check_uri(body.uri)
-        return state.restore(policy, body.uri)
+        return state.restore(policy, body.uri, body.lineage)
 
     @app.post("/v1/policies/{policy_name}/publish")
     def publish(policy_name: str, body: VersionedUriRequest) -> dict:

@@ -2,8 +2,12 @@
 
 A checkpoint or snapshot is a directory-like location that counts only once its `COMPLETE` marker exists.
 Saving removes an old marker first and writes the new one last, so a crash mid-save never leaves something
-loadable that is half old, half new. Both saves are idempotent: a complete one at the same version is
-described again, not rewritten.
+loadable that is half old, half new. The marker names the version, the run lineage and a hash of the weights.
+Both saves are idempotent: a complete one of the same version, lineage and weights is described again, not
+rewritten. One of another version or another run's lineage is refused (409 `checkpoint_conflict`): its
+location belongs to something else. One of the same version and lineage with other weights is the leftover of a
+step applied again after its commit failed (never committed, since a committed iteration is not trained again):
+it is rewritten, so the checkpoint a commit names always holds the weights the kernel holds.
 
 Checkpoint layout: trainable.safetensors (trainable parameters: all of them, or the LoRA adapter's),
 optimizer.pt, rng.pt, state.json (version, configuration, applied idempotency keys with first responses).
@@ -13,6 +17,7 @@ Snapshot layout: a Hugging Face model directory with tokenizer (full fine-tuning
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import random
@@ -25,6 +30,7 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from .errors import KernelError
+from .lineage import check_restore
 from .policy import Policy, load_base_model
 from .storage import Location, ObjectNotFound, parse
 
@@ -73,13 +79,56 @@ def _marker(loc: Location) -> dict | None:
         return {}
 
 
-def checkpoint(policy: Policy, uri: str) -> dict:
+def weights_digest(policy: Policy) -> str:
+    """sha256 of the trainable parameters (names, then raw bytes), what makes two saves of a version alike."""
+    digest = hashlib.sha256()
+    for name, p in policy.trainable().items():
+        digest.update(name.encode())
+        digest.update(p.detach().to("cpu").contiguous().view(torch.uint8).numpy().tobytes())
+    return digest.hexdigest()
+
+
+def _existing(policy: Policy, loc: Location, what: str, version: int, digest: str) -> dict | None:
+    """The marker of a complete save of exactly these weights (reuse it); None when there is none or it is
+    a leftover of this lineage with other weights (rewrite it); 409 when it belongs to something else."""
+    done = _marker(loc)
+    if done is None:
+        return None
+    if done.get("policy") != policy.config.policy or done.get("policyVersion") != version or (
+        done.get("lineage") != policy.lineage and done.get("lineage") is not None
+    ):
+        raise KernelError(
+            409,
+            "checkpoint_conflict",
+            f"uri: {loc.uri} already holds a {what} of policy {done.get('policy')!r} version "
+            f"{done.get('policyVersion')} of run {done.get('lineage')!r}, not version {version} of run "
+            f"{policy.lineage!r}; it is left as it is",
+        )
+    if done.get("sha256") == digest:
+        return done
+    log.warning("%s at %s holds other weights of version %d: rewriting it", what, loc.uri, version)
+    return None
+
+
+def _check_version(policy: Policy, version: int | None, what: str) -> None:
+    if version is not None and version != policy.version:
+        raise KernelError(
+            409,
+            "version_conflict",
+            f"version: policy {policy.config.policy!r} is at version {policy.version}, not {version} "
+            f"(the {what} expected)",
+        )
+
+
+def checkpoint(policy: Policy, uri: str, version: int | None = None) -> dict:
     loc = parse(uri)
     with policy.ops, policy.weights.read():
-        done = _marker(loc)
-        if done and done.get("policyVersion") == policy.version and done.get("policy") == policy.config.policy:
-            return {"uri": uri, "policyVersion": policy.version, "bytes": done.get("bytes", 0)}
+        _check_version(policy, version, "checkpoint")
+        digest = weights_digest(policy)
+        done = _existing(policy, loc, "checkpoint", policy.version, digest)
         if done is not None:
+            return {"uri": uri, "policyVersion": policy.version, "bytes": done.get("bytes", 0)}
+        if _marker(loc) is not None:
             loc.delete(MARKER)
         with _staging(loc) as stage:
             tensors = {name: p.detach().to("cpu").contiguous() for name, p in policy.trainable().items()}
@@ -98,6 +147,7 @@ def checkpoint(policy: Policy, uri: str) -> dict:
                 "format": CHECKPOINT_FORMAT,
                 "policy": cfg.policy,
                 "policyVersion": policy.version,
+                "lineage": policy.lineage,
                 "step": policy.version,
                 "model": cfg.model,
                 "loraRank": cfg.lora_rank,
@@ -108,12 +158,21 @@ def checkpoint(policy: Policy, uri: str) -> dict:
             }
             (stage / "state.json").write_text(json.dumps(state))
             size = _size(stage)
-        loc.write(MARKER, json.dumps({"policy": cfg.policy, "policyVersion": policy.version, "bytes": size}).encode())
+        marker = {
+            "policy": cfg.policy,
+            "policyVersion": policy.version,
+            "lineage": policy.lineage,
+            "sha256": digest,
+            "bytes": size,
+        }
+        loc.write(MARKER, json.dumps(marker).encode())
         log.info("checkpoint of version %d at %s (%d bytes)", policy.version, uri, size)
         return {"uri": uri, "policyVersion": policy.version, "bytes": size}
 
 
-def restore(policy: Policy, uri: str) -> dict:
+def restore(policy: Policy, uri: str, lineage: str | None = None) -> dict:
+    """Loads a complete checkpoint for the run `lineage` (default: the checkpoint's own), which takes the
+    weights (lineage.check_restore)."""
     loc = parse(uri)
     with policy.ops, _fetched(loc, "checkpoint") as files, policy.weights.write():
         try:
@@ -121,6 +180,9 @@ def restore(policy: Policy, uri: str) -> dict:
         except (OSError, ValueError) as err:
             raise KernelError(400, "checkpoint_invalid", f"uri: {uri}/state.json is unreadable: {err}") from None
         _check_compatible(policy, state, uri)
+        owner = lineage or state.get("lineage")
+        if owner is not None:
+            check_restore(policy, owner)
         tensors = load_file(str(files / "trainable.safetensors"))
         params = policy.trainable()
         if set(tensors) != set(params) or any(tensors[n].shape != p.shape for n, p in params.items()):
@@ -139,8 +201,9 @@ def restore(policy: Policy, uri: str) -> dict:
         random.setstate(_as_tuple(rng["python"]))
         policy.version = int(state["policyVersion"])
         policy.responses = dict(state.get("responses", {}))
-    log.info("restored version %d from %s", policy.version, uri)
-    return {"policy": policy.config.policy, "policyVersion": policy.version}
+        policy.lineage = owner
+    log.info("restored version %d from %s for run %s", policy.version, uri, owner)
+    return {"policy": policy.config.policy, "policyVersion": policy.version, "lineage": owner}
 
 
 def _as_tuple(value):
@@ -168,16 +231,12 @@ def publish(policy: Policy, uri: str, version: int) -> dict:
     loc = parse(uri)
     fmt = "lora" if policy.is_lora else "full"
     with policy.ops, policy.weights.read():
-        if version != policy.version:
-            raise KernelError(
-                409,
-                "version_conflict",
-                f"version: policy {policy.config.policy!r} is at version {policy.version}, not {version}",
-            )
-        done = _marker(loc)
-        if done and done.get("policyVersion") == version and done.get("policy") == policy.config.policy:
-            return {"uri": uri, "policyVersion": version, "format": done.get("format", fmt)}
+        _check_version(policy, version, "snapshot")
+        digest = weights_digest(policy)
+        done = _existing(policy, loc, "snapshot", version, digest)
         if done is not None:
+            return {"uri": uri, "policyVersion": version, "format": done.get("format", fmt)}
+        if _marker(loc) is not None:
             loc.delete(MARKER)
         with _staging(loc) as stage:
             policy.model.save_pretrained(stage)
@@ -186,6 +245,8 @@ def publish(policy: Policy, uri: str, version: int) -> dict:
             meta = {
                 "policy": policy.config.policy,
                 "policyVersion": version,
+                "lineage": policy.lineage,
+                "sha256": digest,
                 "format": fmt,
                 "baseModel": policy.config.model,
             }

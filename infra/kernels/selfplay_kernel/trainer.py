@@ -2,7 +2,8 @@
 one policy version.
 
 Order of checks (so a retry is always safe): request shape (400) -> policy name (404) -> idempotency key seen
-before (first response again, `applied: false`) -> base version (409) -> batch (400/503) -> steps. The batch
+before (first response again, `applied: false`) -> lineage (409, lineage.py) -> base version (409) -> batch
+(400/503) -> steps. The batch
 becomes one optimizer step, or one per mini-batch when the request's `update` asks for several
 (minibatch.py). Each step's gradient is accumulated over micro-batches of `--micro-batch-size` sequences; the
 per-sequence weights are computed over the step's whole mini-batch first (losses.sequence_weights), so the
@@ -24,6 +25,7 @@ from . import losses
 from .batch import BatchRef, TrainingRow, load_batch
 from .chat import encode_completion, encode_prompt
 from .errors import KernelError
+from .lineage import check_step
 from .minibatch import UpdateSpec, plan_steps
 from .policy import Policy
 
@@ -172,6 +174,7 @@ def train_step(policy: Policy, request: TrainStepRequest) -> dict:
         first = policy.responses.get(request.idempotencyKey)
         if first is not None:
             return {**first, "applied": False}
+        check_step(policy, request.runId)
         if request.baseVersion != policy.version:
             raise KernelError(
                 409,
@@ -186,6 +189,7 @@ def train_step(policy: Policy, request: TrainStepRequest) -> dict:
             metrics = _apply(policy, seqs, request)
         metrics["seconds"] = time.perf_counter() - started
         policy.version += 1
+        policy.lineage = request.runId
         response = {
             "idempotencyKey": request.idempotencyKey,
             "applied": True,

@@ -35,7 +35,7 @@ def test_every_route_but_health_needs_the_token(make_kernel):
             assert error["type"] == "unauthorized" and why in error["message"], error
             assert "SELFPLAY_KERNEL_TOKEN" in error["message"]
     assert kernel.client.get("/health", headers={"Authorization": ""}).json() == {"status": "ok"}
-    assert kernel.client.get("/v1/policies/pol").json() == {"policy": "pol", "policyVersion": 0}
+    assert kernel.client.get("/v1/policies/pol").json() == {"policy": "pol", "policyVersion": 0, "lineage": None}
 
 
 def test_uris_outside_the_roots_are_refused(make_kernel, tmp_path):
