@@ -20,6 +20,7 @@ import { startScriptedLlm, type ScriptedLlm } from '../test/support/scripted-llm
 import { startRecordingTrainer, type RecordingTrainer } from '../test/support/recording-trainer/server';
 import { startTemporalDevServer } from '../test/support/temporal-server';
 import { workflowBundle } from '../test/support/stack';
+import { dataConverterFromEnv } from '../config/payload-codec';
 
 export interface IterationBenchOptions {
   /** The scripted server's capacity (completions at once) and latency per completion. */
@@ -76,7 +77,7 @@ export async function runOneIteration(options: IterationBenchOptions): Promise<I
   try {
     const runId = 'bench-iteration';
     const t0 = performance.now();
-    await new Client({ connection }).workflow.execute(selfPlayRun, {
+    await new Client({ connection, dataConverter: dataConverterFromEnv() }).workflow.execute(selfPlayRun, {
       workflowId: runId,
       taskQueue: queues.orchestrator,
       args: [{ recipe: 'spice', iterations: 1, pools: queues, ...options.config }],

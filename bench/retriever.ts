@@ -36,7 +36,8 @@ export async function main(): Promise<void> {
     const embedding = server && {
       baseUrl: `${server.url}/v1`,
       model: DEFAULT_EMBEDDING_MODEL,
-      apiKey: 'EMPTY',
+      // The server takes the kernel token from this environment when one is set.
+      apiKey: process.env.SELFPLAY_KERNEL_TOKEN || 'EMPTY',
     };
     const out = path.join(dir, 'index');
     let started = performance.now();

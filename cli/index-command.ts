@@ -1,11 +1,13 @@
-import { loadWorkerEnv } from '../config/env';
+import { configuredApiKey, loadWorkerEnv } from '../config/env';
 import { buildIndex } from '../activities/retrieval/build';
 import { DEFAULT_EMBEDDING_MODEL } from '../activities/retrieval/embeddings';
 
 export const INDEX_USAGE = `  index build --corpus URI --out DIR_OR_S3 [--kind bm25|dense] [--embedding-url URL] [--embedding-model NAME]
+                    [--embedding-api-key-env SELFPLAY_..._TOKEN]
                     build a search index from a JSONL corpus into a directory or s3://bucket/prefix (manifest
                     last; a complete index there is kept as is); dense embeds through an OpenAI-compatible server,
-                    e.g. the kernel's 'embed' command (--embedding-url http://127.0.0.1:8100/v1)`;
+                    e.g. the kernel's 'embed' command (--embedding-url http://127.0.0.1:8100/v1), with the key in the
+                    variable --embedding-api-key-env names (the kernel's: SELFPLAY_KERNEL_TOKEN)`;
 
 /**
  * `selfplay index build`: builds in this process (no Temporal needed) with the same code as the `buildIndex`
@@ -33,7 +35,11 @@ export async function indexCommand(positionals: string[], flags: Map<string, str
           embedding: {
             baseUrl: embeddingUrl,
             model: one('--embedding-model') ?? DEFAULT_EMBEDDING_MODEL,
-            apiKey: loadWorkerEnv().inferenceApiKey,
+            apiKey: configuredApiKey(
+              loadWorkerEnv(),
+              { baseUrl: embeddingUrl, apiKeyEnv: one('--embedding-api-key-env') },
+              `embedding server ${embeddingUrl}`,
+            ),
           },
         }
       : {}),

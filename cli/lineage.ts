@@ -1,8 +1,4 @@
-import {
-  defaultPayloadConverter,
-  WorkflowExecutionAlreadyStartedError,
-  type Client,
-} from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { ObjectStore } from '../activities/clients/storage';
 import { getJson } from '../activities/clients/storage/codec';
 import { latestKey } from '../activities/clients/storage/keys';
@@ -109,10 +105,16 @@ export async function forkRun(
   return { workflowId: id, resumeFrom };
 }
 
-/** The input config of the run's current execution, from its history's first event. */
+/**
+ * The input config of the run's current execution, from its history's first event, decoded with the client's
+ * own codecs (the stored payload is encrypted when the deployment sets SELFPLAY_CODEC_KEYS).
+ */
 export async function runInput(client: Client, runId: string): Promise<Record<string, unknown>> {
   const history = await client.workflow.getHandle(runId).fetchHistory();
   const payload = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
   if (!payload) throw new Error('its history has no input');
-  return defaultPayloadConverter.fromPayload<Record<string, unknown>>(payload);
+  const { payloadCodecs, payloadConverter } = client.options.loadedDataConverter;
+  let decoded = [payload];
+  for (const codec of [...payloadCodecs].reverse()) decoded = await codec.decode(decoded);
+  return payloadConverter.fromPayload<Record<string, unknown>>(decoded[0]!);
 }

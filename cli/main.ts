@@ -2,6 +2,8 @@ import { writeFileSync } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
 import { resolveRunConfig } from '../config/schema';
 import { temporalConnectionFromEnv } from '../config/temporal-connection';
+import { AesGcmCodec, CODEC_KEYS_ENV, codecKeysFromEnv, dataConverterFromEnv } from '../config/payload-codec';
+import { CODEC_SERVER_USAGE, DEFAULT_UI_ORIGIN, startCodecServer } from './codec-server';
 import { selfPlayRun } from '../workflows';
 import { runIdProblem } from '../workflows/selfPlayRun';
 import { progressQuery } from '../workflows/messages';
@@ -56,6 +58,7 @@ const USAGE = `selfplay <command>
 ${EVAL_USAGE}
 ${INDEX_USAGE}
 ${VERIFY_USAGE}
+${CODEC_SERVER_USAGE}
   schedule create --lineage NAME --cron "0 2 * * *" --iterations K --eval FILE.jsonl
                   [--recipe NAME] [--config FILE.json|.yaml] [--set key=value]... [--catchup-window 1h]
                     nightly continual training: each job resumes the lineage's promoted checkpoint, trains K
@@ -63,7 +66,8 @@ ${VERIFY_USAGE}
   schedule list | describe NAME | pause NAME | unpause NAME | trigger NAME | delete NAME
                     the lineage schedules; trigger starts a job now (skipped while one runs)
 Environment: TEMPORAL_ADDRESS (localhost:7233), TEMPORAL_NAMESPACE (default), SELFPLAY_STORAGE (.selfplay/storage),
-             TEMPORAL_API_KEY or TEMPORAL_TLS_CERT/_KEY/_CA/_SERVER_NAME for a TLS server (docs/deployment.md)`;
+             TEMPORAL_API_KEY or TEMPORAL_TLS_CERT/_KEY/_CA/_SERVER_NAME for a TLS server,
+             SELFPLAY_CODEC_KEYS for encrypted payloads (docs/deployment.md)`;
 
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
@@ -94,6 +98,7 @@ async function main(argv: string[]): Promise<void> {
     return verifyAnswersCommand(positionals, flags).catch((err: unknown) => asUsageError(err));
   }
   if (command === 'schedule' && positionals[0]) return schedule(positionals[0], positionals[1], flags);
+  if (command === 'codec-server') return codecServer(flags);
   throw new UsageError(USAGE);
 }
 
@@ -105,7 +110,29 @@ async function client(): Promise<Client> {
       `cannot reach Temporal at ${address} (${String(err)}); start it with 'bash infra/local/temporal.sh start' or set TEMPORAL_ADDRESS`,
     );
   });
-  return new Client({ connection, namespace });
+  return new Client({ connection, namespace, dataConverter: asUsage(() => dataConverterFromEnv()) });
+}
+
+/** Serves /encode and /decode for the Web UI until SIGINT/SIGTERM. */
+async function codecServer(flags: Map<string, string[]>): Promise<void> {
+  const keys = asUsage(() => codecKeysFromEnv(), CODEC_SERVER_USAGE);
+  if (!keys) throw new UsageError(`codec-server needs ${CODEC_KEYS_ENV}:\n${CODEC_SERVER_USAGE}`);
+  const port = Number(flags.get('--port')?.[0] ?? 8081);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new UsageError(`--port: expected a port number, got ${flags.get('--port')?.[0]}`);
+  }
+  const server = await startCodecServer({
+    codec: new AesGcmCodec(keys),
+    host: flags.get('--host')?.[0] ?? '127.0.0.1',
+    port,
+    origins: flags.get('--origin') ?? [DEFAULT_UI_ORIGIN],
+  });
+  console.log(`codec server on ${server.url} (keys ${keys.map((k) => k.id).join(', ')}; first encrypts)`);
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  await server.close();
 }
 
 async function start(flags: Map<string, string[]>, wait: boolean): Promise<void> {

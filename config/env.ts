@@ -2,6 +2,7 @@ import type { RunConfig } from './schema';
 import type { EndpointSettings } from '../activities/clients/inference';
 import { NON_RETRYABLE, nonRetryable } from '../activities/lib/errors';
 import { policyForRole, policySpec } from './policies';
+import { apiKeyFrom, credentialsFromEnv, NO_API_KEY } from './credentials';
 
 /**
  * What a worker takes from its environment: where storage lives, default inference and trainer endpoints,
@@ -10,18 +11,25 @@ import { policyForRole, policySpec } from './policies';
  *   SELFPLAY_STORAGE                 s3://bucket/prefix or a local directory (default .selfplay/storage)
  *   SELFPLAY_INFERENCE_URL           default OpenAI-compatible base URL, e.g. http://vllm:8000/v1
  *   SELFPLAY_INFERENCE_MODEL         default model name
- *   SELFPLAY_INFERENCE_API_KEY       API key (or OPENAI_API_KEY); "EMPTY" when unset, as vLLM expects
+ *   SELFPLAY_INFERENCE_API_KEY       the key of SELFPLAY_INFERENCE_URL only (or OPENAI_API_KEY); "EMPTY" when unset
  *   SELFPLAY_INFERENCE_CONCURRENCY   completions in flight per endpoint from this worker (default 64)
  *   SELFPLAY_TRAINER_URL             the training kernel
+ *   SELFPLAY_KERNEL_TOKEN            the kernels' bearer token, sent to trainer URLs and kernel samplers
+ *   SELFPLAY_<NAME>_API_KEY/_TOKEN   keys a run config's endpoints name by `apiKeyEnv` (config/credentials.ts)
  *   S3_ENDPOINT, AWS_*               S3-compatible server and credentials
  */
 export interface WorkerEnv {
   storageUri: string;
   inferenceUrl?: string;
   inferenceModel?: string;
+  /** Sent to `inferenceUrl` only. */
   inferenceApiKey: string;
   inferenceConcurrency: number;
   trainerUrl?: string;
+  /** The kernels' bearer token (kernel routes need it; a kernel on loopback may run without). */
+  kernelToken?: string;
+  /** The credential variables run configs may name (`apiKeyEnv`); none when absent. */
+  credentials?: Readonly<Record<string, string>>;
 }
 
 export function loadWorkerEnv(env: NodeJS.ProcessEnv = process.env): WorkerEnv {
@@ -35,14 +43,30 @@ export function loadWorkerEnv(env: NodeJS.ProcessEnv = process.env): WorkerEnv {
     storageUri: env.SELFPLAY_STORAGE || '.selfplay/storage',
     inferenceUrl: env.SELFPLAY_INFERENCE_URL || undefined,
     inferenceModel: env.SELFPLAY_INFERENCE_MODEL || undefined,
-    inferenceApiKey: env.SELFPLAY_INFERENCE_API_KEY || env.OPENAI_API_KEY || 'EMPTY',
+    inferenceApiKey: env.SELFPLAY_INFERENCE_API_KEY || env.OPENAI_API_KEY || NO_API_KEY,
     inferenceConcurrency: concurrency,
     trainerUrl: env.SELFPLAY_TRAINER_URL || undefined,
+    kernelToken: env.SELFPLAY_KERNEL_TOKEN || undefined,
+    credentials: credentialsFromEnv(env),
   };
 }
 
 /**
- * A role's endpoint: the config's role entry, then its default entry, then the worker environment.
+ * The key of a configured server: the variable its entry names, none without a name. A credential never
+ * follows a URL it was not configured beside.
+ */
+export function configuredApiKey(
+  env: WorkerEnv,
+  entry: { baseUrl?: string; apiKeyEnv?: string },
+  what: string,
+): string {
+  return apiKeyFrom(env.credentials ?? {}, entry.apiKeyEnv, what);
+}
+
+/**
+ * A role's endpoint: the config's role entry, then its default entry, then the worker environment. Its API
+ * key comes with its base URL: the entry that names the URL names the key variable (`apiKeyEnv`), and the
+ * environment's URL gets the environment's key.
  * `{policy}` and `{version}` in the model name are filled in with the policy that plays the role and the
  * version being sampled, so a vLLM server that gets a LoRA adapter per version is asked for
  * `"{policy}-v{version}"`, the adapter of exactly that version. A role no policy trains (a frozen judge)
@@ -56,7 +80,8 @@ export function endpointFor(
 ): EndpointSettings {
   const fromRole = config.inference.roles[role] ?? {};
   const fromDefault = config.inference.default;
-  const baseUrl = fromRole.baseUrl ?? fromDefault.baseUrl ?? env.inferenceUrl;
+  const urlEntry = [fromRole, fromDefault].find((e) => e.baseUrl !== undefined);
+  const baseUrl = urlEntry?.baseUrl ?? env.inferenceUrl;
   const model = fromRole.model ?? fromDefault.model ?? env.inferenceModel;
   if (!baseUrl || !model) {
     throw nonRetryable(
@@ -68,7 +93,9 @@ export function endpointFor(
   return {
     baseUrl,
     model: modelFor(role, model, config, versions),
-    apiKey: env.inferenceApiKey,
+    apiKey: urlEntry
+      ? configuredApiKey(env, urlEntry, `inference endpoint ${baseUrl} of role "${role}"`)
+      : env.inferenceApiKey,
     maxConcurrentCompletions: env.inferenceConcurrency,
     supportsN: fromRole.supportsN ?? fromDefault.supportsN ?? true,
     requestTimeoutMs: config.inference.requestTimeoutSeconds * 1000,

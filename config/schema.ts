@@ -5,12 +5,14 @@ import { MAE_DEFAULTS, maeParams, maePreset } from './presets/mae';
 import { SSP_DEFAULTS, sspParams, sspPreset } from './presets/ssp';
 import { SCOPE_DEFAULTS, scopeParams, scopePreset } from './presets/scope';
 import { EVALUATION_DEFAULTS, evaluationOn, evaluationParams } from './evaluation';
+import { CREDENTIAL_NEEDS_URL, apiKeyEnv } from './credentials';
 
 /**
  * The run configuration: ONE plain-JSON object, the only argument of `selfPlayRun`, so a run can be started
  * from the Temporal Web UI. Every field but `recipe` is optional; defaults come from the recipe's preset.
  * Unknown fields are errors (a typo must not silently fall back to a default). Secrets never live here:
- * API keys and S3 credentials come from the worker's environment.
+ * API keys and S3 credentials come from the worker's environment, and an endpoint names the variable holding
+ * its own key (config/credentials.ts).
  */
 
 /** A run or policy id: a storage prefix segment and a workflow id. */
@@ -21,16 +23,30 @@ const positiveInt = z.number().int().positive();
 export const MAX_SHARDS = 64;
 const probability = z.number().min(0).max(1);
 
-const endpoint = z.strictObject({
-  /** An OpenAI-compatible server's base URL (e.g. http://vllm:8000/v1); default: SELFPLAY_INFERENCE_URL. */
-  baseUrl: z.url().optional(),
-  /** The model name to ask for; `{policy}` and `{version}` are filled in per request. Default: SELFPLAY_INFERENCE_MODEL. */
-  model: z.string().min(1).optional(),
-  /** Whether the server honours `n` (vLLM and SGLang do); otherwise n requests are sent. */
-  supportsN: z.boolean().optional(),
-  /** A frozen model (e.g. a judge on its own server): never brought to the policy's versions. */
-  frozen: z.boolean().optional(),
-});
+/** `apiKeyEnv` only beside the `baseUrl` it is meant for. */
+const credentialWithItsUrl = (entry: { baseUrl?: string; apiKeyEnv?: string }): boolean =>
+  entry.apiKeyEnv === undefined || entry.baseUrl !== undefined;
+
+const endpoint = z
+  .strictObject({
+    /**
+     * An OpenAI-compatible server's base URL (e.g. http://vllm:8000/v1); default: SELFPLAY_INFERENCE_URL (which
+     * gets SELFPLAY_INFERENCE_API_KEY).
+     */
+    baseUrl: z.url().optional(),
+    /**
+     * The worker environment variable holding this server's API key (`SELFPLAY_…_API_KEY` or `SELFPLAY_…_TOKEN`,
+     * e.g. SELFPLAY_KERNEL_TOKEN for the kernel's sampler), sent to this `baseUrl` only. Absent: no key.
+     */
+    apiKeyEnv: apiKeyEnv.optional(),
+    /** The model name to ask for; `{policy}` and `{version}` are filled in per request. Default: SELFPLAY_INFERENCE_MODEL. */
+    model: z.string().min(1).optional(),
+    /** Whether the server honours `n` (vLLM and SGLang do); otherwise n requests are sent. */
+    supportsN: z.boolean().optional(),
+    /** A frozen model (e.g. a judge on its own server): never brought to the policy's versions. */
+    frozen: z.boolean().optional(),
+  })
+  .refine(credentialWithItsUrl, { message: CREDENTIAL_NEEDS_URL, path: ['apiKeyEnv'] });
 
 export const runConfig = z
   .strictObject({
@@ -190,7 +206,15 @@ export const runConfig = z
        * command at http://127.0.0.1:8100/v1) and its model; each defaults to what the index was built with.
        */
       embedding: z
-        .strictObject({ baseUrl: z.url().optional(), model: z.string().min(1).optional() })
+        .strictObject({
+          baseUrl: z.url().optional(),
+          model: z.string().min(1).optional(),
+          /**
+           * The variable holding the embedding server's key (the kernel's `embed`: SELFPLAY_KERNEL_TOKEN), sent to
+           * `baseUrl`, or without one to the server the index was built with (its manifest, in the run's storage).
+           */
+          apiKeyEnv: apiKeyEnv.optional(),
+        })
         .optional(),
     }),
     /**

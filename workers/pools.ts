@@ -1,6 +1,7 @@
 import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../activities';
 import { heartbeatClock } from '../activities/lib/heartbeat';
+import { dataConverterFromEnv } from '../config/payload-codec';
 
 export const POOLS = ['orchestrator', 'rollout', 'trainer'] as const;
 export type Pool = (typeof POOLS)[number];
@@ -25,12 +26,15 @@ export interface PoolWorkersOptions {
   /** Concurrent activities per pool: rollout shards are I/O-bound, a trainer applies one step at a time. */
   slots?: Partial<Record<Pool, number>>;
   identity?: string;
+  /** Default: the payload codec of SELFPLAY_CODEC_KEYS (config/payload-codec.ts), so every worker encrypts alike. */
+  dataConverter?: WorkerOptions['dataConverter'];
 }
 
 /** One Temporal worker per pool; the orchestrator pool also runs the workflows. */
 export async function createPoolWorkers(options: PoolWorkersOptions): Promise<Worker[]> {
   const activities = createActivities(options.deps);
   const slots: Record<Pool, number> = { orchestrator: 32, rollout: 64, trainer: 1, ...options.slots };
+  const dataConverter = options.dataConverter ?? dataConverterFromEnv();
   return Promise.all(
     options.pools.map((pool) =>
       Worker.create({
@@ -38,6 +42,7 @@ export async function createPoolWorkers(options: PoolWorkersOptions): Promise<Wo
         namespace: options.namespace,
         taskQueue: options.queues[pool],
         activities,
+        dataConverter,
         // Every activity heartbeats, so a killed worker of any pool is noticed within the heartbeat timeout.
         interceptors: { activity: [heartbeatClock] },
         maxConcurrentActivityTaskExecutions: slots[pool],

@@ -15,6 +15,10 @@
  *
  * Errors are JSON `{ "error": { "type": string, "message": string } }`: 4xx for requests that cannot succeed
  * (malformed batch, unknown policy, version conflict), 5xx for failures worth retrying.
+ *
+ * Weights have an identity: the kernel records the run lineage whose steps made them (`runId` of the steps,
+ * `lineage` of a restore) and refuses with 409 `lineage_conflict` a step or restore of another run (a rollback
+ * lineage `{run}.r{n}` counts as its run), so two runs pointed at one kernel never train on each other's weights.
  */
 
 export interface ChatMessage {
@@ -123,6 +127,8 @@ export interface TrainStepResponse {
 export interface PolicyState {
   policy: string;
   policyVersion: number;
+  /** The run lineage whose weights the kernel holds; null for base weights (kernels before lineages: absent). */
+  lineage?: string | null;
 }
 
 export interface TrainerError {
@@ -133,6 +139,9 @@ export interface TrainerError {
  * for the same version is left as it is and described again. */
 export interface CheckpointRequest {
   uri: string;
+  /** The version the caller expects to save (409 when the kernel is at another); a complete checkpoint at
+   * `uri` of another version or another run's lineage is refused (409 `checkpoint_conflict`). */
+  version?: number;
 }
 
 export interface CheckpointResponse {
@@ -144,6 +153,8 @@ export interface CheckpointResponse {
 /** Loads a complete checkpoint: afterwards the kernel is exactly at the checkpoint's version. */
 export interface RestoreRequest {
   uri: string;
+  /** The run lineage taking the weights; default: the checkpoint's own. */
+  lineage?: string;
 }
 
 /**

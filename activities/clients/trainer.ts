@@ -14,12 +14,13 @@ import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
 
 /**
  * Client of the training kernel's HTTP contract (trainer-contract.ts). A step is safe to resend: the kernel
- * applies an idempotency key at most once, so connection errors and 5xx are retried; 4xx are not.
+ * applies an idempotency key at most once, so connection errors and 5xx are retried; 4xx are not. Every
+ * request carries the kernel's bearer token when one is given (SELFPLAY_KERNEL_TOKEN).
  */
 export class TrainerClient {
   constructor(
     private readonly baseUrl: string,
-    private readonly options: { timeoutMs: number; maxRetries: number },
+    private readonly options: { timeoutMs: number; maxRetries: number; token?: string },
   ) {}
 
   trainStep(request: TrainStepRequest, signal?: AbortSignal): Promise<TrainStepResponse> {
@@ -64,7 +65,10 @@ export class TrainerClient {
       try {
         const response = await fetch(url, {
           method,
-          headers: body === undefined ? {} : { 'content-type': 'application/json' },
+          headers: {
+            ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+            ...(this.options.token ? { authorization: `Bearer ${this.options.token}` } : {}),
+          },
           body: body === undefined ? undefined : JSON.stringify(body),
           signal: signal
             ? AbortSignal.any([signal, AbortSignal.timeout(this.options.timeoutMs)])
@@ -73,6 +77,12 @@ export class TrainerClient {
         const text = await response.text();
         if (response.ok) return parseJson<T>(text, url);
         const message = errorMessage(text) ?? `HTTP ${response.status}`;
+        if (response.status === 401) {
+          throw nonRetryable(
+            NON_RETRYABLE.invalidConfig,
+            `trainer ${url}: ${message}; set SELFPLAY_KERNEL_TOKEN on the trainer workers to the kernel's token`,
+          );
+        }
         if (response.status === 409) {
           throw nonRetryable(NON_RETRYABLE.versionConflict, `trainer ${url}: ${message}`);
         }

@@ -57,6 +57,13 @@ export class Embedder {
           { cause: err },
         );
       }
+      if (err instanceof APIError && (err.status === 401 || err.status === 403)) {
+        throw nonRetryable(
+          NON_RETRYABLE.invalidConfig,
+          `embedding server ${baseUrl} refused the credential (HTTP ${err.status}: ${err.message}); name the variable ` +
+            `holding its key in retrieval.embedding.apiKeyEnv (the kernel's embed: SELFPLAY_KERNEL_TOKEN)`,
+        );
+      }
       if (err instanceof APIError && err.status !== undefined && err.status < 500 && err.status !== 429) {
         throw nonRetryable(
           NON_RETRYABLE.invalidConfig,

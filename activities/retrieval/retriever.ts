@@ -1,6 +1,6 @@
 import type { Passage, Retriever, SearchOptions } from '../tools/types';
 import type { RunConfig } from '../../config/schema';
-import type { WorkerEnv } from '../../config/env';
+import { configuredApiKey, type WorkerEnv } from '../../config/env';
 import { getJson, getJsonl } from '../clients/storage/codec';
 import type { ObjectStore } from '../clients/storage/types';
 import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
@@ -137,7 +137,8 @@ export function retrieverFor(config: RunConfig, deps: { env: WorkerEnv }): Promi
   const key = JSON.stringify([index, kind, embedding?.baseUrl, embedding?.model]);
   let loading = cache.get(key);
   if (!loading) {
-    loading = loadRetriever(index, { ...embedding, apiKey: deps.env.inferenceApiKey }, kind);
+    const apiKey = configuredApiKey(deps.env, embedding ?? {}, `embedding server ${embedding?.baseUrl}`);
+    loading = loadRetriever(index, { ...embedding, apiKey }, kind);
     loading.catch(() => cache.delete(key));
     cache.set(key, loading);
   }

@@ -1,4 +1,5 @@
 import type { ActivityDeps } from './deps';
+import { configuredApiKey } from '../../config/env';
 import { heartbeatWhile } from '../lib/heartbeat';
 import { buildIndex } from '../retrieval/build';
 import { DEFAULT_EMBEDDING_MODEL } from '../retrieval/embeddings';
@@ -11,7 +12,7 @@ export interface BuildIndexInput {
   out: string;
   kind: IndexKind;
   /** Dense: the OpenAI-compatible embedding server and model (default: the kernel's bundled model). */
-  embedding?: { baseUrl: string; model?: string };
+  embedding?: { baseUrl: string; model?: string; apiKeyEnv?: string };
 }
 
 export interface BuildIndexOutput {
@@ -43,7 +44,11 @@ export function indexActivities(deps: Pick<ActivityDeps, 'env'>) {
                   embedding: {
                     baseUrl: input.embedding.baseUrl,
                     model: input.embedding.model ?? DEFAULT_EMBEDDING_MODEL,
-                    apiKey: deps.env.inferenceApiKey,
+                    apiKey: configuredApiKey(
+                      deps.env,
+                      input.embedding,
+                      `embedding server ${input.embedding.baseUrl}`,
+                    ),
                   },
                 }
               : {}),

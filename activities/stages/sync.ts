@@ -30,7 +30,8 @@ export async function ensureServersAt(
       `no inference server serves policy "${snapshot.policy}": set weightSync.servers or its roles' endpoints`,
     );
   }
-  const results = await syncServers(adapterFor(config.weightSync.engine), servers, snapshot, {
+  const adapter = adapterFor(config.weightSync.engine, { kernelToken: deps.env.kernelToken });
+  const results = await syncServers(adapter, servers, snapshot, {
     attempts: config.weightSync.attempts,
     timeoutMs: config.weightSync.timeoutSeconds * 1000,
     signal,

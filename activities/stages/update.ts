@@ -29,11 +29,13 @@ export function updateActivities(deps: ActivityDeps) {
     new TrainerClient(trainerUrlFor(config, deps.env, policy), {
       timeoutMs: config.timeouts.trainStepMinutes * 60_000,
       maxRetries: config.inference.maxRetries,
+      ...(deps.env.kernelToken ? { token: deps.env.kernelToken } : {}),
     });
 
   /** Brings a kernel that is not at the committed version back to it from the committed checkpoint, or fails clearly. */
   const restoreTo = async (
     trainer: TrainerClient,
+    runId: string,
     policy: string,
     committed: PolicyCommit,
     signal: AbortSignal,
@@ -47,7 +49,8 @@ export function updateActivities(deps: ActivityDeps) {
           `of version ${version} was committed (training.checkpoint is off, or the run is new); restart the kernel from the run's weights`,
       );
     }
-    const restored = await trainer.restore(policy, { uri: checkpointUri }, signal);
+    // The kernel refuses (409 lineage_conflict, with the reason) when it holds another run's weights.
+    const restored = await trainer.restore(policy, { uri: checkpointUri, lineage: runId }, signal);
     if (restored.policyVersion !== version) {
       throw nonRetryable(
         NON_RETRYABLE.versionConflict,
@@ -93,7 +96,7 @@ export function updateActivities(deps: ActivityDeps) {
           };
           const response = await trainer.trainStep(request, signal).catch(async (err: unknown) => {
             if (!isVersionConflict(err)) throw err;
-            await restoreTo(trainer, policy, committed, signal);
+            await restoreTo(trainer, runId, policy, committed, signal);
             return trainer.trainStep(request, signal);
           });
           recordTrainMetrics(config.recipe, policy, response.metrics);
@@ -102,7 +105,7 @@ export function updateActivities(deps: ActivityDeps) {
             ? (
                 await trainer.checkpoint(
                   policy,
-                  { uri: deps.store.uri(checkpointPrefix(runId, policy, version)) },
+                  { uri: deps.store.uri(checkpointPrefix(runId, policy, version)), version },
                   signal,
                 )
               ).uri
@@ -138,8 +141,10 @@ export function updateActivities(deps: ActivityDeps) {
         () => ({ waiting: 'prepare', policy }),
         async (signal) => {
           const state = await trainer.policyState(policy, signal);
-          if (state.policyVersion !== committed.version) {
-            await restoreTo(trainer, policy, committed, signal);
+          // Another run's weights at the same version number are not this run's: restore (or be refused).
+          const othersWeights = typeof state.lineage === 'string' && state.lineage !== input.runId;
+          if (state.policyVersion !== committed.version || othersWeights) {
+            await restoreTo(trainer, input.runId, policy, committed, signal);
           }
           if (config.weightSync.engine === 'none') return undefined;
           return committed.snapshot ?? publish(trainer, input.runId, policy, committed.version, signal);

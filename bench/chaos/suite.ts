@@ -9,6 +9,7 @@ import type { RecordingTrainerStats } from '../../test/support/recording-trainer
 import { iterationsLost, objectVersions, stepsAppliedTwice, unitsRecomputed, type AuditedRun } from './audit';
 import { FAULT_KINDS, faultPlan, type FaultKind, type PlannedFault } from './faults';
 import { startChaosStack, type ChaosStack } from './stack';
+import { dataConverterFromEnv } from '../../config/payload-codec';
 
 /** The attempts an activity got before this release: an outage that outlasted them failed the run. */
 export const OLD_ATTEMPT_BUDGET = 10;
@@ -64,7 +65,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const deadline = Date.now() + options.deadlineMs;
   const stack = await startChaosStack(seed);
   const connection = await Connection.connect({ address: stack.temporal.address });
-  const client = new Client({ connection });
+  const client = new Client({ connection, dataConverter: dataConverterFromEnv() });
   const runs: Array<AuditedRun & { completed: boolean }> = [];
   const injected = Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>;
   const holds: HoldRecord[] = [];

@@ -43,6 +43,7 @@ refused --set storage.uri=/var/selfplay
 refused --set workers.rollout.replica=3
 refused --set inference.engine=vllm
 refused --set temporal.address=
+refused --set security.kernelToken.existingSecret=
 
 echo "== compose"
 "${NODE_TS[@]}" infra/deploy/check-compose.ts infra/deploy/compose.yaml

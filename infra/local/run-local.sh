@@ -71,9 +71,12 @@ else
       --set spice.maxAttempts=4 --set spice.typeSelectionAttempts=1 --set weightSync.engine=kernel
       --set corpus.maxSegmentChars=1500 --set inference.requestTimeoutSeconds=300)
   fi
+  # The kernel and its clients share a token, as in a deployment (docs/deployment.md); one per local run.
+  export SELFPLAY_KERNEL_TOKEN="${SELFPLAY_KERNEL_TOKEN:-$(node -e 'console.log(require("crypto").randomBytes(24).toString("hex"))')}"
   start_json kernel "$LOG_DIR/kernel.log" KERNEL_URL "$KERNEL_PY" -m selfplay_kernel serve --model "$MODEL" --policy "$POLICY" --port 0
   echo "   kernel at $KERNEL_URL (log $LOG_DIR/kernel.log)"
   export SELFPLAY_INFERENCE_URL="$KERNEL_URL/v1" SELFPLAY_INFERENCE_MODEL="$POLICY" SELFPLAY_TRAINER_URL="$KERNEL_URL"
+  export SELFPLAY_INFERENCE_API_KEY="$SELFPLAY_KERNEL_TOKEN"
 fi
 
 "${NODE_TS[@]}" workers/main.ts >>"$LOG_DIR/worker.log" 2>&1 &

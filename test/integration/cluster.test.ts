@@ -1,7 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import { Connection } from '@temporalio/client';
 import { openStore, readObjectAtUri, writeObjectAtUri } from '../../activities/clients/storage';
 import { SPICE_CALLS } from '../../activities/clients/llm-protocol';
 import { shardKey } from '../../activities/clients/storage/keys';
@@ -16,6 +16,7 @@ import type { ScriptedStats } from '../support/scripted-llm/server';
 import { uniqueId, workflowBundle } from '../support/stack';
 import { waitFor } from '../support/wait';
 import { spawnWorker } from '../support/worker-process';
+import { temporalClient } from '../support/temporal-client';
 
 const ROOT = path.resolve(__dirname, '../..');
 const SHARDS = 4;
@@ -107,7 +108,7 @@ describe('a cluster on one machine', () => {
       timeouts: { heartbeatSeconds: 3, activityMaxAttempts: 10 },
     };
     const connection = await Connection.connect({ address });
-    const client = new Client({ connection });
+    const client = temporalClient(connection);
     try {
       const handle = await client.workflow.start(selfPlayRun, {
         workflowId: runId,

@@ -13,11 +13,13 @@ import { INDEX_KEYS } from '../../activities/retrieval/manifest';
 import { forgetRetrievers, retrieverFor } from '../../activities/retrieval/retriever';
 import { loadWorkerEnv } from '../../config/env';
 import { freePort } from '../support/free-port';
-import { startEmbeddingServer, type KernelProcess } from '../support/kernel-process';
+import { kernelToken, startEmbeddingServer, type KernelProcess } from '../support/kernel-process';
 import { configFor } from '../support/recipe-harness';
 import { SEARCH_DOCS, writeJsonl } from '../support/search-corpus';
 
-const env = loadWorkerEnv({});
+/** The embedding server wants the session's kernel token, which run configs name by `apiKeyEnv`. */
+const env = loadWorkerEnv({ SELFPLAY_KERNEL_TOKEN: kernelToken() });
+const KEY = { apiKeyEnv: 'SELFPLAY_KERNEL_TOKEN' };
 let server: KernelProcess;
 let dir: string;
 let index: string;
@@ -31,7 +33,7 @@ beforeAll(async () => {
     corpus,
     out: index,
     kind: 'dense',
-    embedding: { baseUrl: `${server.url}/v1`, model: DEFAULT_EMBEDDING_MODEL, apiKey: 'EMPTY' },
+    embedding: { baseUrl: `${server.url}/v1`, model: DEFAULT_EMBEDDING_MODEL, apiKey: kernelToken() },
   });
 });
 afterAll(async () => {
@@ -44,7 +46,7 @@ afterEach(() => forgetRetrievers());
 const denseConfig = (embedding?: object) =>
   configFor({
     recipe: 'spice',
-    retrieval: { index, kind: 'dense', topK: 3, passageTokens: 100, ...(embedding ? { embedding } : {}) },
+    retrieval: { index, kind: 'dense', topK: 3, passageTokens: 100, embedding: { ...KEY, ...embedding } },
   });
 
 async function rejection(promise: Promise<unknown>): Promise<Error> {
@@ -105,7 +107,7 @@ test('a model other than the index’s is refused non-retryably, at load and by 
       corpus: path.join(dir, 'corpus.jsonl'),
       out: path.join(dir, 'other'),
       kind: 'dense',
-      embedding: { baseUrl: `${server.url}/v1`, model: 'e5-base-v2', apiKey: 'EMPTY' },
+      embedding: { baseUrl: `${server.url}/v1`, model: 'e5-base-v2', apiKey: kernelToken() },
     }),
   );
   expect((refused as ApplicationFailure).nonRetryable).toBe(true);

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import os from 'node:os';
 import { mkdtempSync } from 'node:fs';
-import { Client, Connection } from '@temporalio/client';
+import { Connection } from '@temporalio/client';
 import { getJson, getJsonl } from '../../activities/clients/storage/codec';
 import { latestKey, manifestKey, shardKey } from '../../activities/clients/storage/keys';
 import { openStore, readObjectAtUri, writeObjectAtUri } from '../../activities/clients/storage';
@@ -18,6 +18,7 @@ import { startTemporalDevServer } from '../support/temporal-server';
 import { spawnWorker } from '../support/worker-process';
 import { uniqueId } from '../support/stack';
 import { waitFor } from '../support/wait';
+import { temporalClient } from '../support/temporal-client';
 
 const G = 4;
 
@@ -92,7 +93,7 @@ describe('durability', () => {
     const address = process.env.TEMPORAL_ADDRESS as string;
     const { runId, store, env, config } = setup(address);
     const connection = await Connection.connect({ address });
-    const client = new Client({ connection });
+    const client = temporalClient(connection);
     let worker = spawnWorker(env());
     try {
       const handle = await client.workflow.start(selfPlayRun, {
@@ -155,7 +156,7 @@ describe('durability', () => {
     let worker = spawnWorker(env());
     let connection = await Connection.connect({ address: temporal.address });
     try {
-      await new Client({ connection }).workflow.start(selfPlayRun, {
+      await temporalClient(connection).workflow.start(selfPlayRun, {
         workflowId: runId,
         taskQueue: config.pools.orchestrator,
         args: [config],
@@ -181,7 +182,7 @@ describe('durability', () => {
       });
       worker = spawnWorker(env());
       connection = await Connection.connect({ address: temporal.address });
-      const outcome = await new Client({ connection }).workflow.getHandle<typeof selfPlayRun>(runId).result();
+      const outcome = await temporalClient(connection).workflow.getHandle<typeof selfPlayRun>(runId).result();
 
       expect(outcome.lastCommitted).toBe(3);
       expect(await getJson<Manifest>(store, manifestKey(runId, 1))).toEqual(committed);

@@ -1,15 +1,22 @@
-import { Client, Connection } from '@temporalio/client';
+import { Connection } from '@temporalio/client';
 import { getJson } from '../../activities/clients/storage/codec';
 import { latestKey, manifestKey, snapshotPrefix } from '../../activities/clients/storage/keys';
 import { openStore } from '../../activities/clients/storage';
 import type { Manifest } from '../../contracts/selfplay';
 import { selfPlayRun } from '../../workflows';
 import { queueNames } from '../../workers/pools';
-import { buildTinyModel, startKernel, type KernelProcess } from '../support/kernel-process';
+import {
+  buildTinyModel,
+  kernelAuth,
+  kernelToken,
+  startKernel,
+  type KernelProcess,
+} from '../support/kernel-process';
 import { servedVersion, withKernelRun } from '../support/kernel-run';
 import { spawnWorker } from '../support/worker-process';
 import { uniqueId } from '../support/stack';
 import { waitFor } from '../support/wait';
+import { temporalClient } from '../support/temporal-client';
 
 /**
  * SPICE on the real kernel: a tiny locally built model samples every role and trains on every step, and
@@ -40,6 +47,7 @@ describe('SPICE on the training kernel', () => {
       SELFPLAY_STORAGE: storageUri,
       SELFPLAY_INFERENCE_URL: `${kernel.url}/v1`,
       SELFPLAY_INFERENCE_MODEL: runId,
+      SELFPLAY_INFERENCE_API_KEY: kernelToken(),
       SELFPLAY_TRAINER_URL: kernel.url,
     });
     const config = {
@@ -60,7 +68,7 @@ describe('SPICE on the training kernel', () => {
     const connection = await Connection.connect({ address });
     let worker = spawnWorker(env());
     try {
-      const handle = await new Client({ connection }).workflow.start(selfPlayRun, {
+      const handle = await temporalClient(connection).workflow.start(selfPlayRun, {
         workflowId: runId,
         taskQueue: config.pools.orchestrator,
         args: [config],
@@ -78,11 +86,13 @@ describe('SPICE on the training kernel', () => {
 
       expect(outcome).toMatchObject({ lastCommitted: 3, versions: { [runId]: 3 } });
       // The restarted kernel was restored to version 2 and trained once more: no step applied twice.
-      const state = (await (await fetch(`${kernel.url}/v1/policies/${runId}`)).json()) as {
+      const state = (await (
+        await fetch(`${kernel.url}/v1/policies/${runId}`, { headers: kernelAuth() })
+      ).json()) as {
         policyVersion: number;
       };
       expect(state.policyVersion).toBe(3);
-      const models = (await (await fetch(`${kernel.url}/v1/models`)).json()) as {
+      const models = (await (await fetch(`${kernel.url}/v1/models`, { headers: kernelAuth() })).json()) as {
         data: Array<{ id: string; weight_version: number }>;
       };
       // The sampler serves the version last synced to it: v2, loaded after the restart, unless it serves the

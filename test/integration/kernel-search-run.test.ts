@@ -119,7 +119,11 @@ describe('search-agent recipes on the training kernel', () => {
       },
       async (run) => {
         const [challenger, solver, judge] = [`${run.runId}-c`, `${run.runId}-s`, `${run.runId}-judge`];
-        const endpoint = (policy: string) => ({ baseUrl: `${run.kernels[policy]!.url}/v1`, model: policy });
+        const endpoint = (policy: string) => ({
+          baseUrl: `${run.kernels[policy]!.url}/v1`,
+          model: policy,
+          apiKeyEnv: 'SELFPLAY_KERNEL_TOKEN',
+        });
         const base = run.baseConfig as { inference: Record<string, unknown> };
         const corpus = 'test/fixtures/corpus/wiki.jsonl';
         const outcome = await run.execute({

@@ -5,6 +5,7 @@ import type { HistoryAndWorkflowId, WorkflowExecutionInfo } from '@temporalio/cl
 import { temporal } from '@temporalio/proto';
 import { Worker, type ReplayResult } from '@temporalio/worker';
 import { sendControl } from '../../cli/controls';
+import { dataConverterFromEnv } from '../../config/payload-codec';
 import { sendRollback } from '../../cli/lineage';
 import { selfPlayRun } from '../../workflows';
 import { progressQuery } from '../../workflows/messages';
@@ -41,7 +42,11 @@ describe('workflow replay', () => {
   const replay = async (histories: RecordedHistory[]): Promise<string[]> => {
     const failures: string[] = [];
     const results: AsyncIterable<ReplayResult> = Worker.runReplayHistories(
-      { workflowBundle: await workflowBundle(), replayName: 'replay-test' },
+      {
+        workflowBundle: await workflowBundle(),
+        replayName: 'replay-test',
+        dataConverter: dataConverterFromEnv(),
+      },
       histories,
     );
     for await (const result of results)

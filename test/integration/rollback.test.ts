@@ -1,4 +1,4 @@
-import { defaultPayloadConverter, type WorkflowHandle } from '@temporalio/client';
+import type { WorkflowHandle } from '@temporalio/client';
 import { getJson } from '../../activities/clients/storage/codec';
 import { latestKey, lineageKey, manifestKey } from '../../activities/clients/storage/keys';
 import { loadManifests } from '../../cli/report';
@@ -17,6 +17,7 @@ import {
 import { ITERATION, MEAN_REWARD, VALID_TASK_RATE } from '../../workflows/search-attributes';
 import { selfplay } from '../support/cli';
 import { startStack, uniqueId, type TestStack } from '../support/stack';
+import { payloadValue } from '../support/temporal-client';
 import { waitFor } from '../support/wait';
 
 /**
@@ -47,7 +48,7 @@ describe('rollback and fork', () => {
       .getHandle(`${lineage}/iter-${String(n).padStart(6, '0')}`)
       .fetchHistory();
     const payload = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
-    return defaultPayloadConverter.fromPayload<IterationInput>(payload!);
+    return payloadValue<IterationInput>(payload!);
   };
   /** `selfplay ARGS` as a process, against this stack's Temporal and storage. */
   const cli = (...args: string[]) => selfplay(args, stack.cliEnv);

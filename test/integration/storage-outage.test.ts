@@ -1,4 +1,4 @@
-import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
+import { Connection, type WorkflowHandle } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { getJson } from '../../activities/clients/storage/codec';
 import { manifestKey } from '../../activities/clients/storage/keys';
@@ -14,6 +14,7 @@ import { spawnWorker } from '../support/worker-process';
 import type { ServerProcess } from '../support/process';
 import { uniqueId } from '../support/stack';
 import { waitFor } from '../support/wait';
+import { temporalClient } from '../support/temporal-client';
 
 /** The activities of the orchestrator pool in a SPICE iteration (its judge runs there too). */
 const ORCHESTRATOR = new Set(['plan', 'gate', 'judge', 'filter', 'commit']);
@@ -81,7 +82,7 @@ describe('a storage outage', () => {
       return worker;
     };
     const connection = await Connection.connect({ address });
-    const client = new Client({ connection });
+    const client = temporalClient(connection);
     const start = () =>
       client.workflow.start(selfPlayRun, {
         workflowId: runId,

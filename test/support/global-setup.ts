@@ -3,6 +3,7 @@
  * TEMPORAL_ADDRESS / S3_ENDPOINT name running ones. Test workers inherit the connection details through
  * process.env; the handles stay in this (the runner's) process for the teardown.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,6 +20,7 @@ export default async function globalSetup(): Promise<void> {
   const started: StartedServers = { stops: [], tempDir };
   globalThis.__selfplayServers = started;
   process.env.AWS_REGION ??= 'us-east-1';
+  setUpSecrets();
   const results = await Promise.allSettled([setUpTemporal(started), setUpStorage(started)]);
   const failures = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
   if (failures.length > 0) {
@@ -26,6 +28,18 @@ export default async function globalSetup(): Promise<void> {
     globalThis.__selfplayServers = undefined;
     await stopServers(started);
     throw failures[0];
+  }
+}
+
+/**
+ * Every kernel the tests start needs this session's token, and every client and worker encrypts payloads
+ * with this session's codec key, as in production. Recording fixture histories (SELFPLAY_RECORD_HISTORIES)
+ * leaves payloads in clear: a fixture must replay without the session's key.
+ */
+function setUpSecrets(): void {
+  process.env.SELFPLAY_KERNEL_TOKEN ??= randomBytes(24).toString('hex');
+  if (!process.env.SELFPLAY_RECORD_HISTORIES) {
+    process.env.SELFPLAY_CODEC_KEYS ??= `it-${randomBytes(4).toString('hex')}:${randomBytes(32).toString('base64')}`;
   }
 }
 

@@ -34,13 +34,27 @@ export function buildScriptedModel(spec: {
   return dir;
 }
 
+/** The bearer token every kernel the tests start wants (the global setup sets it for the session). */
+export function kernelToken(): string {
+  const token = process.env.SELFPLAY_KERNEL_TOKEN;
+  if (!token) throw new Error('SELFPLAY_KERNEL_TOKEN is not set: the integration global setup sets it');
+  return token;
+}
+
+/** Headers that carry the kernel token, for a test's own requests to a kernel. */
+export const kernelAuth = (): Record<string, string> => ({ authorization: `Bearer ${kernelToken()}` });
+
 export interface KernelProcess {
   url: string;
   /** SIGKILL simulates a crash: the kernel forgets everything not checkpointed. */
   stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
-/** Starts `python -m selfplay_kernel serve` and waits for its one JSON line saying where it listens. */
+/**
+ * Starts `python -m selfplay_kernel serve` and waits for its one JSON line saying where it listens. Like a
+ * deployed kernel it wants the session's token and keeps to its storage roots: the test bucket and the
+ * temporary directory.
+ */
 export function startKernel(options: {
   model: string;
   policy: string;
@@ -60,7 +74,13 @@ export function startKernel(options: {
       'cpu',
       ...(options.args ?? []),
     ],
-    options.env,
+    {
+      SELFPLAY_KERNEL_ROOTS: [
+        ...(process.env.SELFPLAY_TEST_BUCKET ? [`s3://${process.env.SELFPLAY_TEST_BUCKET}`] : []),
+        os.tmpdir(),
+      ].join(','),
+      ...options.env,
+    },
   );
 }
 

@@ -1,4 +1,4 @@
-import { Client, Connection } from '@temporalio/client';
+import { Connection } from '@temporalio/client';
 import { getJson, getJsonl } from '../../activities/clients/storage/codec';
 import { batchKey, manifestKey } from '../../activities/clients/storage/keys';
 import { openStore, type ObjectStore } from '../../activities/clients/storage';
@@ -7,9 +7,10 @@ import type { Manifest } from '../../contracts/selfplay';
 import type { RunOutcome } from '../../workflows/selfPlayRun';
 import { selfPlayRun } from '../../workflows';
 import { queueNames } from '../../workers/pools';
-import { startKernel, type KernelProcess } from './kernel-process';
+import { kernelAuth, kernelToken, startKernel, type KernelProcess } from './kernel-process';
 import { spawnWorker } from './worker-process';
 import { uniqueId } from './stack';
+import { temporalClient } from './temporal-client';
 
 /**
  * One run on real training kernels (the kernel's tiny model): one kernel process per policy name (a kernel holds
@@ -74,6 +75,8 @@ export async function withKernelRun<T>(
     SELFPLAY_STORAGE: storageUri,
     SELFPLAY_INFERENCE_URL: `${first.url}/v1`,
     SELFPLAY_INFERENCE_MODEL: names[0]!,
+    // The environment's inference URL is the first kernel's sampler, so its key is the kernel token.
+    SELFPLAY_INFERENCE_API_KEY: kernelToken(),
     SELFPLAY_TRAINER_URL: first.url,
   });
   const connection = await Connection.connect({ address });
@@ -93,7 +96,7 @@ export async function withKernelRun<T>(
         timeouts: { heartbeatSeconds: 10, activityMaxAttempts: 5 },
       },
       execute: (config) =>
-        new Client({ connection }).workflow.execute(selfPlayRun, {
+        temporalClient(connection).workflow.execute(selfPlayRun, {
           workflowId: runId,
           taskQueue: pools.orchestrator,
           args: [config],
@@ -110,7 +113,7 @@ export async function withKernelRun<T>(
 
 /** The weight version a kernel's sampler serves `model` at (`/v1/models`). */
 export async function servedVersion(kernel: KernelProcess, model: string): Promise<number | undefined> {
-  const models = (await (await fetch(`${kernel.url}/v1/models`)).json()) as {
+  const models = (await (await fetch(`${kernel.url}/v1/models`, { headers: kernelAuth() })).json()) as {
     data: Array<{ id: string; weight_version: number }>;
   };
   return models.data.find((m) => m.id === model)?.weight_version;
@@ -118,7 +121,9 @@ export async function servedVersion(kernel: KernelProcess, model: string): Promi
 
 /** The version of the policy a kernel trains (`/v1/policies/{policy}`). */
 export async function trainedVersion(kernel: KernelProcess, policy: string): Promise<number> {
-  const state = (await (await fetch(`${kernel.url}/v1/policies/${policy}`)).json()) as {
+  const state = (await (
+    await fetch(`${kernel.url}/v1/policies/${policy}`, { headers: kernelAuth() })
+  ).json()) as {
     policyVersion: number;
   };
   return state.policyVersion;

@@ -21,6 +21,7 @@ import { createPoolWorkers, POOLS, queueNames, type Pool } from '../../workers/p
 import type { WorkerEnv } from '../../config/env';
 import { startScriptedLlm, type ScriptedLlm, type ScriptedLlmOptions } from './scripted-llm/server';
 import { startRecordingTrainer, type RecordingTrainer } from './recording-trainer/server';
+import { temporalClient } from './temporal-client';
 
 /**
  * A whole stack for one test file, on the real servers of the global setup: Temporal, MinIO (under a
@@ -77,7 +78,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
   const llm = await startScriptedLlm(options.llm ?? {});
   const trainer = await startRecordingTrainer({ readBatch: readObjectAtUri, writeObject: writeObjectAtUri });
   const connection = await Connection.connect({ address });
-  const client = new Client({ connection });
+  const client = temporalClient(connection);
   const queuePrefix = options.queuePrefix ?? `it-${suffix}`;
   const env: WorkerEnv = {
     storageUri,

@@ -40,8 +40,17 @@ export function engineRoot(server: string): string {
   return server.replace(/\/+$/, '').replace(/\/v1$/, '');
 }
 
-export async function getJson(url: string, policy: HttpPolicy, signal?: AbortSignal): Promise<unknown> {
-  return parseAnswer(`GET ${url}`, await send('GET', url, undefined, policy.readTimeoutMs, policy, signal));
+/** A bearer token for the server (the kernel's), sent as `Authorization`; none for servers that need none. */
+export type BearerToken = string | undefined;
+
+export async function getJson(
+  url: string,
+  policy: HttpPolicy,
+  signal?: AbortSignal,
+  token?: BearerToken,
+): Promise<unknown> {
+  const text = await send('GET', url, undefined, policy.readTimeoutMs, policy, signal, token);
+  return parseAnswer(`GET ${url}`, text);
 }
 
 /** A 2xx answer that is not JSON: a proxy or server fault, so a plain (retryable) error. */
@@ -58,9 +67,10 @@ export async function listModels(
   root: string,
   policy: HttpPolicy,
   signal?: AbortSignal,
+  token?: BearerToken,
 ): Promise<Array<Record<string, unknown>>> {
   const url = `${root}/v1/models`;
-  const data = ((await getJson(url, policy, signal)) as { data?: unknown } | null)?.data;
+  const data = ((await getJson(url, policy, signal, token)) as { data?: unknown } | null)?.data;
   if (!Array.isArray(data)) throw new Error(`GET ${url}: not an OpenAI model list (no data array)`);
   return data.filter((m): m is Record<string, unknown> => typeof m === 'object' && m !== null);
 }
@@ -71,8 +81,9 @@ export function postJson(
   body: unknown,
   policy: HttpPolicy,
   signal?: AbortSignal,
+  token?: BearerToken,
 ): Promise<string> {
-  return send('POST', url, body, policy.loadTimeoutMs, policy, signal);
+  return send('POST', url, body, policy.loadTimeoutMs, policy, signal, token);
 }
 
 async function send(
@@ -82,17 +93,21 @@ async function send(
   timeoutMs: number,
   policy: HttpPolicy,
   signal: AbortSignal | undefined,
+  token: BearerToken,
 ): Promise<string> {
   const what = `${method} ${url}`;
+  const headers: Record<string, string> = {
+    ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
+  };
   for (let attempt = 0; ; attempt++) {
     const tryDeadline = AbortSignal.timeout(timeoutMs);
     let problem: string;
     try {
       const res = await fetch(url, {
         method,
-        ...(body === undefined
-          ? {}
-          : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+        headers,
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
         signal: signal ? AbortSignal.any([signal, tryDeadline]) : tryDeadline,
       });
       const text = await res.text();

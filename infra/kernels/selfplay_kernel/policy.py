@@ -121,7 +121,8 @@ def load_tokenizer(model: str):
 @dataclass
 class Policy:
     """Live training state. `version` counts applied steps (it is also the optimizer's step count, which
-    the warm-up schedule reads); `responses` maps each applied idempotency key to its first response."""
+    the warm-up schedule reads); `responses` maps each applied idempotency key to its first response;
+    `lineage` is the run whose weights these are (None: the base weights, nobody's yet; see lineage.py)."""
 
     config: KernelConfig
     device: torch.device
@@ -131,6 +132,7 @@ class Policy:
     optimizer: torch.optim.Optimizer
     version: int = 0
     responses: dict[str, dict] = field(default_factory=dict)
+    lineage: str | None = None
     ops: threading.Lock = field(default_factory=threading.Lock)
     weights: RWLock = field(default_factory=RWLock)
     world: World = field(default_factory=World)

@@ -2,8 +2,12 @@
 
 A checkpoint or snapshot is a directory-like location that counts only once its `COMPLETE` marker exists.
 Saving removes an old marker first and writes the new one last, so a crash mid-save never leaves something
-loadable that is half old, half new. Both saves are idempotent: a complete one at the same version is
-described again, not rewritten.
+loadable that is half old, half new. The marker names the version, the run lineage and a hash of the weights.
+Both saves are idempotent: a complete one of the same version, lineage and weights is described again, not
+rewritten. One of another version or another run's lineage is refused (409 `checkpoint_conflict`): its
+location belongs to something else. One of the same version and lineage with other weights is the leftover of a
+step applied again after its commit failed (never committed, since a committed iteration is not trained again):
+it is rewritten, so the checkpoint a commit names always holds the weights the kernel holds.
 
 Checkpoint layout: trainable.safetensors (trainable parameters: all of them, or the LoRA adapter's),
 optimizer.pt, rng.pt, state.json (version, configuration, applied idempotency keys with first responses).
@@ -15,6 +19,7 @@ Snapshot layout: a Hugging Face model directory with tokenizer (full fine-tuning
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import random
@@ -29,6 +34,7 @@ from safetensors.torch import load_file, save_file
 
 from .distributed import collective, everywhere, full, like
 from .errors import KernelError
+from .lineage import check_restore
 from .policy import Policy, load_base_model
 from .storage import Location, ObjectNotFound, parse
 
@@ -77,19 +83,67 @@ def _marker(loc: Location) -> dict | None:
         return {}
 
 
-def checkpoint(policy: Policy, uri: str) -> dict:
+def weights_digest(policy: Policy) -> str:
+    """sha256 of the trainable parameters (names, then raw bytes), what makes two saves of a version alike.
+    Read from the serving model: the trained one in one process, rank 0's unsharded replica under FSDP (which
+    every step and restore refresh), so no rank has to gather anything."""
+    served = dict(policy.serving_model.named_parameters())
+    digest = hashlib.sha256()
+    for name in policy.trainable():
+        digest.update(name.encode())
+        digest.update(served[name].detach().to("cpu").contiguous().view(torch.uint8).numpy().tobytes())
+    return digest.hexdigest()
+
+
+def _existing(policy: Policy, loc: Location, what: str, version: int, digest: str) -> dict | None:
+    """The marker of a complete save of exactly these weights (reuse it); None when there is none or it is
+    a leftover of this lineage with other weights (rewrite it); 409 when it belongs to something else."""
+    done = _marker(loc)
+    if done is None:
+        return None
+    if done.get("policy") != policy.config.policy or done.get("policyVersion") != version or (
+        done.get("lineage") != policy.lineage and done.get("lineage") is not None
+    ):
+        raise KernelError(
+            409,
+            "checkpoint_conflict",
+            f"uri: {loc.uri} already holds a {what} of policy {done.get('policy')!r} version "
+            f"{done.get('policyVersion')} of run {done.get('lineage')!r}, not version {version} of run "
+            f"{policy.lineage!r}; it is left as it is",
+        )
+    if done.get("sha256") == digest:
+        return done
+    log.warning("%s at %s holds other weights of version %d: rewriting it", what, loc.uri, version)
+    return None
+
+
+def _check_version(policy: Policy, version: int | None, what: str) -> None:
+    if version is not None and version != policy.version:
+        raise KernelError(
+            409,
+            "version_conflict",
+            f"version: policy {policy.config.policy!r} is at version {policy.version}, not {version} "
+            f"(the {what} expected)",
+        )
+
+
+def checkpoint(policy: Policy, uri: str, version: int | None = None) -> dict:
     loc = parse(uri)
     with policy.ops:
-        done = _marker(loc)
-        if done and done.get("policyVersion") == policy.version and done.get("policy") == policy.config.policy:
+        _check_version(policy, version, "checkpoint")
+        with policy.weights.read():
+            digest = weights_digest(policy)
+        done = _existing(policy, loc, "checkpoint", policy.version, digest)
+        if done is not None:
             return {"uri": uri, "policyVersion": policy.version, "bytes": done.get("bytes", 0)}
-        return everywhere(policy, write_checkpoint, uri)
+        return everywhere(policy, write_checkpoint, (uri, digest))
 
 
 @collective
-def write_checkpoint(policy: Policy, uri: str) -> dict:
+def write_checkpoint(policy: Policy, payload: tuple[str, str]) -> dict:
     """Every rank gathers the whole trainable parameters and optimizer state (under FSDP, one tensor at a time);
     rank 0 writes them, so a checkpoint is the same files whatever the world size and restores on any."""
+    uri, digest = payload
     leader = policy.world.leader
     with policy.weights.read():
         tensors = {}
@@ -119,6 +173,7 @@ def write_checkpoint(policy: Policy, uri: str) -> dict:
             "format": CHECKPOINT_FORMAT,
             "policy": cfg.policy,
             "policyVersion": policy.version,
+            "lineage": policy.lineage,
             "step": policy.version,
             "model": cfg.model,
             "loraRank": cfg.lora_rank,
@@ -129,7 +184,14 @@ def write_checkpoint(policy: Policy, uri: str) -> dict:
         }
         (stage / "state.json").write_text(json.dumps(state))
         size = _size(stage)
-    loc.write(MARKER, json.dumps({"policy": cfg.policy, "policyVersion": policy.version, "bytes": size}).encode())
+    marker = {
+        "policy": cfg.policy,
+        "policyVersion": policy.version,
+        "lineage": policy.lineage,
+        "sha256": digest,
+        "bytes": size,
+    }
+    loc.write(MARKER, json.dumps(marker).encode())
     log.info("checkpoint of version %d at %s (%d bytes)", policy.version, uri, size)
     return {"uri": uri, "policyVersion": policy.version, "bytes": size}
 
@@ -146,9 +208,11 @@ def _gathered(value, keep: bool):
     return value
 
 
-def restore(policy: Policy, uri: str) -> dict:
+def restore(policy: Policy, uri: str, lineage: str | None = None) -> dict:
+    """Loads a complete checkpoint for the run `lineage` (default: the checkpoint's own), which takes the
+    weights (lineage.check_restore)."""
     with policy.ops:
-        return everywhere(policy, load_checkpoint, uri)
+        return everywhere(policy, load_checkpoint, (uri, lineage))
 
 
 @dataclass
@@ -178,12 +242,22 @@ def _read_checkpoint(policy: Policy, uri: str) -> _Checkpoint:
     return _Checkpoint(state, tensors, optimizer_state, rng)
 
 
+def _read_owned_checkpoint(policy: Policy, uri: str, lineage: str | None) -> tuple[_Checkpoint, str | None]:
+    """The checkpoint and the run that takes the weights with it; 409 when that run may not (check_restore)."""
+    ckpt = _read_checkpoint(policy, uri)
+    owner = lineage or ckpt.state.get("lineage")
+    if owner is not None:
+        check_restore(policy, owner)
+    return ckpt, owner
+
+
 @collective
-def load_checkpoint(policy: Policy, uri: str) -> dict:
+def load_checkpoint(policy: Policy, payload: tuple[str, str | None]) -> dict:
     """Every rank reads the whole checkpoint (whatever world size wrote it) and keeps its shard of each
     tensor; rank 0 then refreshes its replica."""
+    uri, lineage = payload
     with policy.weights.write():
-        ckpt = policy.world.agree(lambda: _read_checkpoint(policy, uri))
+        ckpt, owner = policy.world.agree(lambda: _read_owned_checkpoint(policy, uri, lineage))
         params = policy.trainable()
         ordered = list(params.values())  # the optimizer's order: its state is keyed by these indices
         for index, entry in ckpt.optimizer.get("state", {}).items():
@@ -200,9 +274,10 @@ def load_checkpoint(policy: Policy, uri: str) -> dict:
         random.setstate(_as_tuple(ckpt.rng["python"]))
         policy.version = int(ckpt.state["policyVersion"])
         policy.responses = dict(ckpt.state.get("responses", {}))
+        policy.lineage = owner
         policy.refresh_replica()
-    log.info("restored version %d from %s", policy.version, uri)
-    return {"policy": policy.config.policy, "policyVersion": policy.version}
+    log.info("restored version %d from %s for run %s", policy.version, uri, owner)
+    return {"policy": policy.config.policy, "policyVersion": policy.version, "lineage": owner}
 
 
 def _as_tuple(value):
@@ -230,16 +305,12 @@ def publish(policy: Policy, uri: str, version: int) -> dict:
     loc = parse(uri)
     fmt = "lora" if policy.is_lora else "full"
     with policy.ops, policy.weights.read():
-        if version != policy.version:
-            raise KernelError(
-                409,
-                "version_conflict",
-                f"version: policy {policy.config.policy!r} is at version {policy.version}, not {version}",
-            )
-        done = _marker(loc)
-        if done and done.get("policyVersion") == version and done.get("policy") == policy.config.policy:
-            return {"uri": uri, "policyVersion": version, "format": done.get("format", fmt)}
+        _check_version(policy, version, "snapshot")
+        digest = weights_digest(policy)
+        done = _existing(policy, loc, "snapshot", version, digest)
         if done is not None:
+            return {"uri": uri, "policyVersion": version, "format": done.get("format", fmt)}
+        if _marker(loc) is not None:
             loc.delete(MARKER)
         with _staging(loc) as stage:
             policy.serving_model.save_pretrained(stage)
@@ -248,6 +319,8 @@ def publish(policy: Policy, uri: str, version: int) -> dict:
             meta = {
                 "policy": policy.config.policy,
                 "policyVersion": version,
+                "lineage": policy.lineage,
+                "sha256": digest,
                 "format": fmt,
                 "baseModel": policy.config.model,
             }

@@ -2,7 +2,8 @@
 one policy version.
 
 Order of checks (so a retry is always safe): request shape (400) -> policy name (404) -> idempotency key seen
-before (first response again, `applied: false`) -> base version (409) -> batch (400/503) -> steps. The batch
+before (first response again, `applied: false`) -> lineage (409, lineage.py) -> base version (409) -> batch
+(400/503) -> steps. The batch
 becomes one optimizer step, or one per mini-batch when the request's `update` asks for several
 (minibatch.py). Each step's gradient is accumulated over micro-batches of `--micro-batch-size` sequences; the
 per-sequence weights are computed over the step's whole mini-batch first (losses.sequence_weights), so the
@@ -27,6 +28,7 @@ from .batch import BatchRef, TrainingRow, load_batch
 from .chat import encode_completion, encode_prompt
 from .distributed import World, collective, everywhere, scalar
 from .errors import KernelError
+from .lineage import check_step
 from .minibatch import UpdateSpec, plan_steps
 from .policy import Policy
 
@@ -176,6 +178,7 @@ def train_step(policy: Policy, request: TrainStepRequest) -> dict:
         first = policy.responses.get(request.idempotencyKey)
         if first is not None:
             return {**first, "applied": False}
+        check_step(policy, request.runId)
         if request.baseVersion != policy.version:
             raise KernelError(
                 409,
@@ -206,6 +209,7 @@ def run_step(policy: Policy, request_json: str) -> dict:
     with policy.weights.write():
         metrics = _apply(policy, seqs, request)
         policy.version += 1
+        policy.lineage = request.runId
         policy.refresh_replica()
     return metrics
 

@@ -13,6 +13,7 @@ import pytest
 import torch
 from fastapi.testclient import TestClient
 
+from selfplay_kernel.access import Access, Roots
 from selfplay_kernel.app import create_app
 from selfplay_kernel.batch import TrainingRow
 from selfplay_kernel.policy import KernelConfig, Policy
@@ -21,6 +22,8 @@ from selfplay_kernel.tiny import build_tiny_model
 from selfplay_kernel.trainer import completion_logprobs, encode_rows
 
 POLICY = "pol"
+TOKEN = "test-token-0123456789"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
 PROMPT = [{"role": "user", "content": "What is two plus two?"}]
 
 
@@ -37,14 +40,18 @@ class Kernel:
 
 
 @pytest.fixture
-def make_kernel(tiny_model: str) -> Iterator:
+def make_kernel(tiny_model: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator:
+    """Kernels behind TOKEN (their clients send it) whose storage roots are the tests' temporary
+    directories and the S3 bucket `runs`."""
     made: list[Kernel] = []
+    roots = Roots([str(tmp_path_factory.getbasetemp()), "s3://runs"])
 
-    def make(**overrides) -> Kernel:
+    def make(access: Access | None = None, **overrides) -> Kernel:
         config = KernelConfig(model=tiny_model, policy=POLICY, device="cpu", **overrides)
         policy = Policy.load(config)
         sampler = Sampler(policy)
-        kernel = Kernel(policy, sampler, TestClient(create_app(policy, sampler), raise_server_exceptions=False))
+        app = create_app(policy, sampler, access or Access(token=TOKEN, roots=roots))
+        kernel = Kernel(policy, sampler, TestClient(app, headers=AUTH, raise_server_exceptions=False))
         made.append(kernel)
         return kernel
 

@@ -129,7 +129,7 @@ def test_unknown_policy(kernel, tmp_path):
     for method, path in [("GET", "/v1/policies/other"), ("POST", "/v1/policies/other/checkpoint")]:
         response = kernel.client.request(method, path, json={"uri": str(tmp_path / "c")} if method == "POST" else None)
         assert response.status_code == 404 and response.json()["error"]["type"] == "policy_not_found"
-    assert kernel.client.get(f"/v1/policies/{POLICY}").json() == {"policy": POLICY, "policyVersion": 0}
+    assert kernel.client.get(f"/v1/policies/{POLICY}").json() == {"policy": POLICY, "policyVersion": 0, "lineage": None}
 
 
 def test_unknown_route(kernel):

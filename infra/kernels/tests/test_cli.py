@@ -44,7 +44,7 @@ def test_serve_announces_itself_and_stops_on_sigterm(tiny_model):
         assert announced["url"] == f"http://127.0.0.1:{announced['port']}"
         with httpx.Client(base_url=announced["url"], timeout=30) as client:
             assert client.get("/v1/models").json()["data"][0]["id"] == "pol"
-            assert client.get("/v1/policies/pol").json() == {"policy": "pol", "policyVersion": 0}
+            assert client.get("/v1/policies/pol").json() == {"policy": "pol", "policyVersion": 0, "lineage": None}
             answer = client.post(
                 "/v1/chat/completions",
                 json={"model": "pol", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 4},

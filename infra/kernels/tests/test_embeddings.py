@@ -7,6 +7,8 @@ import pytest
 import torch
 from fastapi.testclient import TestClient
 
+from conftest import AUTH, TOKEN
+
 from selfplay_kernel.app import create_embedding_app
 from selfplay_kernel.embeddings import BUNDLED_MODEL, Embedder, bundled_model_path
 
@@ -14,7 +16,7 @@ from selfplay_kernel.embeddings import BUNDLED_MODEL, Embedder, bundled_model_pa
 @pytest.fixture(scope="module")
 def client() -> TestClient:
     embedder = Embedder(bundled_model_path(), name=BUNDLED_MODEL, device=torch.device("cpu"))
-    return TestClient(create_embedding_app(embedder), raise_server_exceptions=False)
+    return TestClient(create_embedding_app(embedder, TOKEN), headers=AUTH, raise_server_exceptions=False)
 
 
 def embed(client: TestClient, texts, **extra) -> dict:
@@ -63,3 +65,11 @@ def test_refuses_another_model_and_empty_input(client):
 def test_lists_its_model(client):
     body = client.get("/v1/models").json()
     assert body["data"][0]["id"] == BUNDLED_MODEL and body["data"][0]["dimensions"] == 384
+
+
+def test_embeddings_need_the_token(client):
+    body = {"model": BUNDLED_MODEL, "input": "a text"}
+    refused = client.post("/v1/embeddings", json=body, headers={"Authorization": "Bearer wrong-token-0123456"})
+    assert refused.status_code == 401
+    assert "carries a wrong bearer token" in refused.json()["error"]["message"]
+    assert client.get("/health", headers={"Authorization": ""}).json() == {"status": "ok"}

@@ -37,7 +37,7 @@ def test_checkpoint_restore_round_trip(make_kernel, tmp_path, lora):
 
     train(a, tmp_path, "k2", 1)
     assert not torch.equal(logits(a), at_v1)
-    assert a.client.post("/v1/policies/pol/restore", json={"uri": uri}).json() == {"policy": "pol", "policyVersion": 1}
+    assert a.client.post("/v1/policies/pol/restore", json={"uri": uri}).json() == {"policy": "pol", "policyVersion": 1, "lineage": "run"}
     assert torch.equal(logits(a), at_v1)
     again = a.client.post(
         "/v1/train/step", json=step_request(write_batch(tmp_path / "x.jsonl", [row("x", 1.0)]), key="k1")
@@ -72,14 +72,16 @@ def test_restore_refuses_incomplete_and_mismatched_checkpoints(make_kernel, tmp_
     assert "written with LoRA rank 0; this kernel runs rank 4" in response.json()["error"]["message"]
 
 
-def test_checkpoint_over_an_older_one(make_kernel, tmp_path):
+def test_checkpoint_over_another_version_is_refused(make_kernel, tmp_path):
     kernel = make_kernel()
     uri = str(tmp_path / "ckpt")
     kernel.client.post("/v1/policies/pol/checkpoint", json={"uri": uri})
     train(kernel, tmp_path, "k1", 0)
-    assert kernel.client.post("/v1/policies/pol/checkpoint", json={"uri": uri}).json()["policyVersion"] == 1
+    refused = kernel.client.post("/v1/policies/pol/checkpoint", json={"uri": uri})
+    assert refused.status_code == 409 and refused.json()["error"]["type"] == "checkpoint_conflict"
+    assert "already holds a checkpoint of policy 'pol' version 0 of run None, not version 1" in refused.text
     fresh = make_kernel()
-    assert fresh.client.post("/v1/policies/pol/restore", json={"uri": uri}).json()["policyVersion"] == 1
+    assert fresh.client.post("/v1/policies/pol/restore", json={"uri": uri}).json()["policyVersion"] == 0
 
 
 def _greedy(kernel, logprobs: bool = False) -> dict:
@@ -120,7 +122,7 @@ def test_publish_then_load_in_another_kernel(make_kernel, tmp_path, lora):
 
     # Loading the version the live policy is at is a no-op (and goes back to the live weights).
     assert trainer.client.post("/v1/sampler/load", json={"uri": uri, "version": 3}).json()["loaded"] is False
-    back = sampler.client.post("/v1/sampler/load", json={"uri": "/nowhere", "version": 0}).json()
+    back = sampler.client.post("/v1/sampler/load", json={"uri": str(tmp_path / "nowhere"), "version": 0}).json()
     assert back == {"object": "sampler.load", "model": "pol", "weight_version": 0, "loaded": False}
     assert _greedy(sampler)["choices"][0]["message"]["content"] == before
 

@@ -139,11 +139,35 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version }}
 {{- end }}
 {{- end -}}
 
+{{- /* The servers' key; when the kernel samples, the kernel token is its key. */}}
 {{- define "selfplay.inferenceApiKeyEnv" -}}
-{{- with .Values.inference.apiKey.existingSecret }}
+{{- if .Values.inference.apiKey.existingSecret }}
 - name: SELFPLAY_INFERENCE_API_KEY
   valueFrom:
-    secretKeyRef: { name: {{ . | quote }}, key: {{ $.Values.inference.apiKey.key | quote }} }
+    secretKeyRef: { name: {{ .Values.inference.apiKey.existingSecret | quote }}, key: {{ .Values.inference.apiKey.key | quote }} }
+{{- else if eq .Values.inference.engine "kernel" }}
+- name: SELFPLAY_INFERENCE_API_KEY
+  valueFrom:
+    secretKeyRef: { name: {{ include "selfplay.kernelTokenSecret" . | quote }}, key: {{ .Values.security.kernelToken.key | quote }} }
+{{- end }}
+{{- end -}}
+
+{{- define "selfplay.kernelTokenSecret" -}}
+{{- required "security.kernelToken.existingSecret: name a Secret holding the kernels' bearer token (SELFPLAY_KERNEL_TOKEN, at least 16 characters); kernels refuse to listen without one" .Values.security.kernelToken.existingSecret }}
+{{- end -}}
+
+{{- /* The kernel token (kernels and workers) and the codec keys (workers). */}}
+{{- define "selfplay.kernelTokenEnv" -}}
+- name: SELFPLAY_KERNEL_TOKEN
+  valueFrom:
+    secretKeyRef: { name: {{ include "selfplay.kernelTokenSecret" . | quote }}, key: {{ .Values.security.kernelToken.key | quote }} }
+{{- end -}}
+
+{{- define "selfplay.codecKeysEnv" -}}
+{{- with .Values.security.codecKeys.existingSecret }}
+- name: SELFPLAY_CODEC_KEYS
+  valueFrom:
+    secretKeyRef: { name: {{ . | quote }}, key: {{ $.Values.security.codecKeys.key | quote }} }
 {{- end }}
 {{- end -}}
 

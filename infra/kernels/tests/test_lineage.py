@@ -1,0 +1,98 @@
+"""Weights with an identity: a kernel refuses steps and restores of another run than the one whose weights it
+holds, checkpoints name their version, and one that exists with other content is never silently kept."""
+
+import json
+
+from conftest import row, step_request, write_batch
+
+
+def step(kernel, tmp_path, run: str, key: str, base: int, completion: str = "The answer is four."):
+    name = key.replace("/", "_")
+    batch = write_batch(tmp_path / f"{name}.jsonl", [row(completion, 1.0), row("Seven", -1.0)])
+    return kernel.client.post("/v1/train/step", json={**step_request(batch, key=key, base=base), "runId": run})
+
+
+def test_a_fork_on_its_parents_kernel_is_refused(make_kernel, tmp_path):
+    kernel = make_kernel()
+    assert step(kernel, tmp_path, "parent", "parent/iter-1/pol", 0).status_code == 200
+    uri = str(tmp_path / "parent-v1")
+    assert kernel.client.post("/v1/policies/pol/checkpoint", json={"uri": uri, "version": 1}).status_code == 200
+    assert kernel.client.get("/v1/policies/pol").json() == {"policy": "pol", "policyVersion": 1, "lineage": "parent"}
+
+    # The fork's step at the same version, and its restore of the parent's checkpoint, are both refused.
+    forked = step(kernel, tmp_path, "fork", "fork/iter-2/pol", 1)
+    assert forked.status_code == 409
+    assert forked.json()["error"] == {
+        "type": "lineage_conflict",
+        "code": "lineage_conflict",
+        "message": "runId: this kernel holds run 'parent''s weights of policy 'pol' (version 1); run 'fork' may not "
+        "train on them: give each run its own kernel",
+    }
+    restore = kernel.client.post("/v1/policies/pol/restore", json={"uri": uri, "lineage": "fork"})
+    assert restore.status_code == 409 and "restoring run 'fork''s checkpoint would take them" in restore.text
+    assert kernel.policy.version == 1 and kernel.policy.lineage == "parent"
+
+    # A rollback lineage of the parent is the parent: it may take its weights back.
+    assert step(kernel, tmp_path, "parent", "parent/iter-2/pol", 1).status_code == 200
+    back = kernel.client.post("/v1/policies/pol/restore", json={"uri": uri, "lineage": "parent.r1"})
+    assert back.json() == {"policy": "pol", "policyVersion": 1, "lineage": "parent.r1"}
+
+    # On a kernel of its own, the fork takes the parent's checkpoint and trains; the parent is then refused there.
+    own = make_kernel()
+    assert own.client.post("/v1/policies/pol/restore", json={"uri": uri, "lineage": "fork"}).json()["lineage"] == "fork"
+    assert step(own, tmp_path, "fork", "fork/iter-2/pol", 1).status_code == 200
+    assert step(own, tmp_path, "parent", "parent/iter-3/pol", 2).status_code == 409
+
+
+def test_checkpoints_name_their_version_and_lineage(make_kernel, tmp_path):
+    kernel = make_kernel()
+    assert step(kernel, tmp_path, "run", "run/iter-1/pol", 0).status_code == 200
+    uri = str(tmp_path / "v1")
+    wrong = kernel.client.post("/v1/policies/pol/checkpoint", json={"uri": uri, "version": 2})
+    assert wrong.status_code == 409
+    assert wrong.json()["error"]["message"] == (
+        "version: policy 'pol' is at version 1, not 2 (the checkpoint expected)"
+    )
+    assert kernel.client.post("/v1/policies/pol/checkpoint", json={"uri": uri, "version": 1}).status_code == 200
+    marker = json.loads((tmp_path / "v1" / "COMPLETE").read_text())
+    assert marker["lineage"] == "run" and marker["policyVersion"] == 1 and len(marker["sha256"]) == 64
+
+    # Another run's kernel at the same version may not write over it.
+    other = make_kernel()
+    assert step(other, tmp_path, "other", "other/iter-1/pol", 0).status_code == 200
+    refused = other.client.post("/v1/policies/pol/checkpoint", json={"uri": uri, "version": 1})
+    assert refused.status_code == 409
+    assert refused.json()["error"]["message"] == (
+        f"uri: {uri} already holds a checkpoint of policy 'pol' version 1 of run 'run', not version 1 of run "
+        "'other'; it is left as it is"
+    )
+    assert json.loads((tmp_path / "v1" / "COMPLETE").read_text()) == marker
+    published = other.client.post("/v1/policies/pol/publish", json={"uri": str(tmp_path / "snap"), "version": 1})
+    assert published.status_code == 200
+    assert kernel.client.post("/v1/policies/pol/publish", json={"uri": str(tmp_path / "snap"), "version": 1}).status_code == 409
+
+
+def test_a_step_applied_again_after_a_failed_commit_rewrites_its_checkpoint(make_kernel, tmp_path):
+    """The kernel lost its state after the step's checkpoint but before the commit; the step is applied again
+    (here on another batch, so the weights surely differ): the checkpoint must hold the weights the kernel holds."""
+    kernel = make_kernel()
+    base = str(tmp_path / "v0")
+    assert kernel.client.post("/v1/policies/pol/checkpoint", json={"uri": base, "version": 0}).status_code == 200
+    assert step(kernel, tmp_path, "run", "run/iter-1/pol", 0).status_code == 200
+    uri = str(tmp_path / "v1")
+    kernel.client.post("/v1/policies/pol/checkpoint", json={"uri": uri, "version": 1})
+    first = json.loads((tmp_path / "v1" / "COMPLETE").read_text())["sha256"]
+
+    restarted = make_kernel()
+    assert restarted.client.post("/v1/policies/pol/restore", json={"uri": base, "lineage": "run"}).status_code == 200
+    assert step(restarted, tmp_path, "run", "run/iter-1/pol-again", 0, completion="Four.").status_code == 200
+    assert restarted.client.post("/v1/policies/pol/checkpoint", json={"uri": uri, "version": 1}).status_code == 200
+    again = json.loads((tmp_path / "v1" / "COMPLETE").read_text())["sha256"]
+    assert again != first
+
+    check = make_kernel()
+    check.client.post("/v1/policies/pol/restore", json={"uri": uri})
+    from selfplay_kernel.state import weights_digest
+
+    assert weights_digest(check.policy) == weights_digest(restarted.policy) == again
+    assert check.policy.lineage == "run"
