@@ -136,6 +136,8 @@ describe('search-agent recipes on the training kernel', () => {
           retrieval: await retrieval(corpus, 'wiki'),
           sampling: { maxTokens: 128 },
           scope: {
+            // Both roles train in one iteration (the staged schedule runs in scope-run.test.ts).
+            schedule: { mode: 'joint' },
             solverMaxSearches: 2,
             rubrics: { min: 1, max: 5 },
             judgeSampling: {
