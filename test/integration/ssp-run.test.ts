@@ -169,103 +169,109 @@ describe('SSP run on the real stack', () => {
     expect(judged.some((a) => a.judge?.verdict === 'correct' && a.reward === 1)).toBe(true);
   });
 
-  test('a worker SIGKILLed in the middle of a multi-turn solve shard resumes without redoing finished trajectories', async () => {
-    const runId = uniqueId('ssp-crash');
-    stack.llm.reset();
-    stack.llm.configure({ capacity: 4, calls: { [SSP_CALLS.solver]: { latencyMs: 150 } } });
-    const config = sspConfig(runId, {
-      iterations: 1,
-      timeouts: { heartbeatSeconds: 3, activityMaxAttempts: 10 },
-    });
-    let worker = spawnWorker(stack.workerEnv);
-    try {
-      const handle = await stack.client.workflow.start(selfPlayRun, {
-        workflowId: runId,
-        taskQueue: `${stack.queuePrefix}-orchestrator`,
-        args: [config],
+  test(
+    'a worker SIGKILLed in the middle of a multi-turn solve shard resumes without redoing finished trajectories',
+    async () => {
+      const runId = uniqueId('ssp-crash');
+      stack.llm.reset();
+      // Turns slow enough that a trajectory seen in progress is still in progress when the kill lands: at 150 ms
+      // its last turns could finish between the check below and the SIGKILL on a loaded machine.
+      stack.llm.configure({ capacity: 4, calls: { [SSP_CALLS.solver]: { latencyMs: 500 } } });
+      const config = sspConfig(runId, {
+        iterations: 1,
+        timeouts: { heartbeatSeconds: 3, activityMaxAttempts: 10 },
       });
-      // A shard's unit parts are `…/shard-S/unit-U.json.gz`; a trajectory's checkpoint is
-      // `…/shard-S/unit-U/traj-solver-{own|replay}-J.json.gz`, kept while the unit is unfinished.
-      const snapshot = async () => {
-        const units: SspSolved[] = [];
-        /** Units stored as parts of a shard still solving: what its retry must read back. */
-        const parts: SspSolved[] = [];
-        const checkpoints = new Map<
-          string,
-          { docIndex: number; source: string; j: number; trajectory: Trajectory }
-        >();
-        let unfinished = false;
-        for (const shard of SHARDS) {
-          const key = shardKey(runId, 1, 'solve', shard);
-          const finished = await getJsonl<SspSolved>(stack.store, key);
-          if (finished) {
-            units.push(...finished);
-            continue;
-          }
-          for (const part of await stack.store.list(`${key.replace(/\.jsonl\.gz$/, '')}/`)) {
-            const traj = /unit-(\d+)\/traj-solver-(own|replay)-(\d+)\.json\.gz$/.exec(part);
-            if (traj) {
-              const trajectory = (await getJson<Trajectory>(stack.store, part))!;
-              // `unit` numbers a shard's units; docIndex numbers the iteration's.
-              const docIndex = shard * 5 + Number(traj[1]);
-              checkpoints.set(part, { docIndex, source: traj[2]!, j: Number(traj[3]), trajectory });
-            } else if (/unit-\d+\.json\.gz$/.test(part)) {
-              unfinished = true;
-              const stored = (await getJson<SspSolved>(stack.store, part))!;
-              units.push(stored);
-              parts.push(stored);
+      let worker = spawnWorker(stack.workerEnv);
+      try {
+        const handle = await stack.client.workflow.start(selfPlayRun, {
+          workflowId: runId,
+          taskQueue: `${stack.queuePrefix}-orchestrator`,
+          args: [config],
+        });
+        // A shard's unit parts are `…/shard-S/unit-U.json.gz`; a trajectory's checkpoint is
+        // `…/shard-S/unit-U/traj-solver-{own|replay}-J.json.gz`, kept while the unit is unfinished.
+        const snapshot = async () => {
+          const units: SspSolved[] = [];
+          /** Units stored as parts of a shard still solving: what its retry must read back. */
+          const parts: SspSolved[] = [];
+          const checkpoints = new Map<
+            string,
+            { docIndex: number; source: string; j: number; trajectory: Trajectory }
+          >();
+          let unfinished = false;
+          for (const shard of SHARDS) {
+            const key = shardKey(runId, 1, 'solve', shard);
+            const finished = await getJsonl<SspSolved>(stack.store, key);
+            if (finished) {
+              units.push(...finished);
+              continue;
+            }
+            for (const part of await stack.store.list(`${key.replace(/\.jsonl\.gz$/, '')}/`)) {
+              const traj = /unit-(\d+)\/traj-solver-(own|replay)-(\d+)\.json\.gz$/.exec(part);
+              if (traj) {
+                const trajectory = (await getJson<Trajectory>(stack.store, part))!;
+                // `unit` numbers a shard's units; docIndex numbers the iteration's.
+                const docIndex = shard * 5 + Number(traj[1]);
+                checkpoints.set(part, { docIndex, source: traj[2]!, j: Number(traj[3]), trajectory });
+              } else if (/unit-\d+\.json\.gz$/.test(part)) {
+                unfinished = true;
+                const stored = (await getJson<SspSolved>(stack.store, part))!;
+                units.push(stored);
+                parts.push(stored);
+              }
             }
           }
-        }
-        const done = new Set(units.map((u) => u.docIndex));
-        const partial = [...checkpoints.values()].filter(
-          (c) => !done.has(c.docIndex) && c.trajectory.turns.length > 0,
+          const done = new Set(units.map((u) => u.docIndex));
+          const partial = [...checkpoints.values()].filter(
+            (c) => !done.has(c.docIndex) && c.trajectory.turns.length > 0,
+          );
+          return { units: units.filter((u) => u.trajectories.length > 0), parts, partial, unfinished };
+        };
+        // Kill once a shard still solving has stored a solved unit and holds a half-done trajectory.
+        await waitFor(
+          'a solve shard of iteration 1 with a stored unit and a trajectory in progress',
+          async () => {
+            const now = await snapshot();
+            return now.unfinished && now.units.length > 0 && now.partial.length > 0;
+          },
+          240_000,
         );
-        return { units: units.filter((u) => u.trajectories.length > 0), parts, partial, unfinished };
-      };
-      // Kill once a shard still solving has stored a solved unit and holds a half-done trajectory.
-      await waitFor(
-        'a solve shard of iteration 1 with a stored unit and a trajectory in progress',
-        async () => {
-          const now = await snapshot();
-          return now.unfinished && now.units.length > 0 && now.partial.length > 0;
-        },
-        120_000,
-      );
-      await worker.stop('SIGKILL');
-      const atKill = await snapshot();
-      expect(atKill.partial.length).toBeGreaterThan(0);
+        await worker.stop('SIGKILL');
+        const atKill = await snapshot();
+        expect(atKill.partial.length).toBeGreaterThan(0);
 
-      worker = spawnWorker(stack.workerEnv);
-      expect((await handle.result()).lastCommitted).toBe(1);
-      await worker.stop('SIGKILL');
+        worker = spawnWorker(stack.workerEnv);
+        expect((await handle.result()).lastCommitted).toBe(1);
+        await worker.stop('SIGKILL');
 
-      const counts = stack.llm.stats().fingerprintCounts;
-      const s = await stages(runId, 1);
-      // Units stored before the kill: every turn of every trajectory was requested exactly once.
-      for (const unit of atKill.units)
-        for (const print of trajectoryTurnPrints(unit).flat()) expect(counts[print]).toBe(1);
-      // Trajectories half done at the kill: the turns they had finished were never requested again.
-      let resumed = 0;
-      for (const { docIndex, source, j, trajectory } of atKill.partial) {
-        const final = s.solve.find((u) => u.docIndex === docIndex)!;
-        expect(final.source).toBe(source);
-        const prints = trajectoryTurnPrints(final)[j]!;
-        expect(final.trajectories[j]!.completion.startsWith(trajectory.completion)).toBe(true);
-        for (const print of prints.slice(0, trajectory.turns.length)) expect(counts[print]).toBe(1);
-        resumed += trajectory.turns.length;
+        const counts = stack.llm.stats().fingerprintCounts;
+        const s = await stages(runId, 1);
+        // Units stored before the kill: every turn of every trajectory was requested exactly once.
+        for (const unit of atKill.units)
+          for (const print of trajectoryTurnPrints(unit).flat()) expect(counts[print]).toBe(1);
+        // Trajectories half done at the kill: the turns they had finished were never requested again.
+        let resumed = 0;
+        for (const { docIndex, source, j, trajectory } of atKill.partial) {
+          const final = s.solve.find((u) => u.docIndex === docIndex)!;
+          expect(final.source).toBe(source);
+          const prints = trajectoryTurnPrints(final)[j]!;
+          expect(final.trajectories[j]!.completion.startsWith(trajectory.completion)).toBe(true);
+          for (const print of prints.slice(0, trajectory.turns.length)) expect(counts[print]).toBe(1);
+          resumed += trajectory.turns.length;
+        }
+        expect(resumed).toBeGreaterThan(0);
+        const manifest = await getJson<Manifest>(stack.store, manifestKey(runId, 1));
+        // The retried shard read its stored units back (a shard that had finished before the kill is not
+        // retried, so its units are not counted as reused).
+        expect(atKill.parts.length).toBeGreaterThan(0);
+        expect(manifest!.metrics.reusedUnits).toBeGreaterThanOrEqual(atKill.parts.length);
+      } finally {
+        stack.llm.configure({ capacity: 64, calls: { [SSP_CALLS.solver]: { latencyMs: 0 } } });
+        await worker.stop('SIGKILL');
       }
-      expect(resumed).toBeGreaterThan(0);
-      const manifest = await getJson<Manifest>(stack.store, manifestKey(runId, 1));
-      // The retried shard read its stored units back (a shard that had finished before the kill is not
-      // retried, so its units are not counted as reused).
-      expect(atKill.parts.length).toBeGreaterThan(0);
-      expect(manifest!.metrics.reusedUnits).toBeGreaterThanOrEqual(atKill.parts.length);
-    } finally {
-      stack.llm.configure({ capacity: 64, calls: { [SSP_CALLS.solver]: { latencyMs: 0 } } });
-      await worker.stop('SIGKILL');
-    }
-  });
+    },
+    8 * 60_000,
+  );
 });
 
 /** The fingerprints of every solver turn request of a unit, grouped by trajectory. */
