@@ -222,14 +222,16 @@ def _finish(tokenizer, row: Row, tokens: list[int], logprobs: list[float], eos: 
     text = tokenizer.decode(tokens, skip_special_tokens=True)
     hits = [(p, len(s)) for p, s in ((text.find(s), s) for s in row.stops) if p >= 0]
     if hits:
-        cut, end = min(hits)
+        cut, stop_len = min(hits)
         text, reason = text[:cut], "stop"
         keep = 0
         while keep < len(tokens) and len(tokenizer.decode(tokens[: keep + 1], skip_special_tokens=True)) <= cut:
             keep += 1
         # The sampled ids run through the token that completed the stop string (vLLM's token_ids do too).
         through = keep
-        while through < len(tokens) and len(tokenizer.decode(tokens[:through], skip_special_tokens=True)) < cut + end:
+        while through < len(tokens) and len(tokenizer.decode(tokens[:through], skip_special_tokens=True)) < (
+            cut + stop_len
+        ):
             through += 1
         tokens, sampled = tokens[:keep], tokens[:through]
     return Sample(
