@@ -153,7 +153,7 @@ export class InferenceEndpoint implements LlmCaller {
     return [...choices]
       .sort((a, b) => a.index - b.index)
       .map((c) => {
-        const sampled = sampledOf(c);
+        const sampled = readSampled(c);
         return {
           content: typeof c.message?.content === 'string' ? c.message.content : '',
           finishReason: String(c.finish_reason ?? 'unknown'),
@@ -178,7 +178,7 @@ interface EngineChatExtensions {
 /** A 200 answer that is not a chat completion: a proxy or server fault, worth retrying. */
 class MalformedResponse extends Error {}
 
-function sampledOf(choice: unknown): SampledTokens | undefined {
+function readSampled(choice: unknown): SampledTokens | undefined {
   try {
     return sampledTokensOf(choice);
   } catch (err) {

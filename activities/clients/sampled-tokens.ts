@@ -81,3 +81,10 @@ export function tokenFields(
 export const sampledFields = (
   sampled: SampledTokens | undefined,
 ): Pick<TrainingRow, 'completionTokens' | 'behaviourLogprobs'> => tokenFields([{ sampled }]);
+
+/** The `sampled` list of n samples' ids, for records that keep completions as plain strings; none without ids. */
+export function sampledList(samples: ReadonlyArray<{ sampled?: SampledTokens }>): {
+  sampled?: Array<SampledTokens | null>;
+} {
+  return samples.some((s) => s.sampled) ? { sampled: samples.map((s) => s.sampled ?? null) } : {};
+}
