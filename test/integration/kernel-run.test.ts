@@ -205,6 +205,9 @@ describe('SPICE on the training kernel', () => {
         expect(policy?.version).toBe(rows > 0 ? 1 : 0);
         expect(await servedVersion(run.kernels[run.runId]!, run.runId)).toBe(policy?.version);
         expect(policy?.snapshot?.version).toBe(policy?.version);
+        // Whatever was trained on was token-exact (an empty batch takes no step and reports nothing).
+        expect(manifest?.metrics.train[run.runId]?.rowsRetokenized ?? 0).toBe(0);
+        expect(manifest?.metrics.train[run.runId]?.tokenExactFraction ?? 1).toBe(1);
       }),
     600_000,
   );
