@@ -175,5 +175,7 @@ function append(t: Trajectory, turn: TrajectoryTurn, passages: Passage[]): Traje
 export function trajectoryTokenFields(
   t: Pick<Trajectory, 'turns'>,
 ): Pick<TrainingRow, 'completionTokens' | 'behaviourLogprobs'> {
-  return tokenFields(t.turns.flatMap((turn) => [{ sampled: turn.sampled }, { inserted: turn.observation ?? '' }]));
+  return tokenFields(
+    t.turns.flatMap((turn) => [{ sampled: turn.sampled }, { inserted: turn.observation ?? '' }]),
+  );
 }

@@ -106,7 +106,10 @@ describe('search-agent recipes on the training kernel', () => {
         }
         expectContinued(rows);
         expectTokenExact(rows);
-        expect(manifest?.metrics.train[run.runId]).toMatchObject({ rowsRetokenized: 0, tokenExactFraction: 1 });
+        expect(manifest?.metrics.train[run.runId]).toMatchObject({
+          rowsRetokenized: 0,
+          tokenExactFraction: 1,
+        });
         expect(manifest?.metrics.train[run.runId]?.tokens).toBeGreaterThan(0);
         await expectPolicyAt(run, run.runId, 1);
       },
@@ -192,7 +195,10 @@ describe('search-agent recipes on the training kernel', () => {
         expectContinued(solverRows);
         expectTokenExact([...challengerRows, ...solverRows]);
         for (const policy of [challenger, solver]) {
-          expect(manifest?.metrics.train[policy]).toMatchObject({ rowsRetokenized: 0, tokenExactFraction: 1 });
+          expect(manifest?.metrics.train[policy]).toMatchObject({
+            rowsRetokenized: 0,
+            tokenExactFraction: 1,
+          });
           expect(manifest?.metrics.train[policy]?.gradNorm).toBeGreaterThan(0);
           expect(manifest?.metrics.train[policy]?.tokens).toBeGreaterThan(0);
         }

@@ -126,14 +126,17 @@ describe('InferenceEndpoint sampled tokens', () => {
     });
   };
 
-  test.each(['vllm', 'sglang'] as const)('%s: every sample carries its ids and their log-probs', async (mode) => {
-    const samples = await ask(mode);
-    expect(samples).toHaveLength(3);
-    for (const s of samples) {
-      const ids = tokenIdsOf(s.content);
-      expect(s.sampled).toEqual({ ids, logprobs: ids.map((id, i) => logprobOf(id, i)) });
-    }
-  });
+  test.each(['vllm', 'sglang'] as const)(
+    '%s: every sample carries its ids and their log-probs',
+    async (mode) => {
+      const samples = await ask(mode);
+      expect(samples).toHaveLength(3);
+      for (const s of samples) {
+        const ids = tokenIdsOf(s.content);
+        expect(s.sampled).toEqual({ ids, logprobs: ids.map((id, i) => logprobOf(id, i)) });
+      }
+    },
+  );
 
   test('an engine without ids: no sampled tokens, the content as before', async () => {
     const samples = await ask('none');

@@ -48,7 +48,9 @@ describe('sampledTokensOf', () => {
   });
 
   test('ids that are not token ids are a malformed answer, not a fallback', () => {
-    expect(() => sampledTokensOf({ token_ids: [1, -2] })).toThrow(/token_ids: expected an array of non-negative/);
+    expect(() => sampledTokensOf({ token_ids: [1, -2] })).toThrow(
+      /token_ids: expected an array of non-negative/,
+    );
     expect(() => sampledTokensOf({ token_ids: [1.5] })).toThrow(/token_ids/);
     expect(() => sampledTokensOf({ token_ids: 'abc' })).toThrow(/token_ids/);
   });

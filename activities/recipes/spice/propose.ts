@@ -23,8 +23,12 @@ export async function proposeSpice(ctx: RecipeContext, doc: PlanDocument): Promi
       ? mcqChallengerMessages(doc.text)
       : freeFormChallengerMessages(doc.text, request.answerType);
 
-  const attempts: Array<{ completion: string; finishReason: string; valid: boolean; sampled?: SampledTokens }> =
-    [];
+  const attempts: Array<{
+    completion: string;
+    finishReason: string;
+    valid: boolean;
+    sampled?: SampledTokens;
+  }> = [];
   for (let round = 0; attempts.length < config.spice.maxAttempts; round++) {
     const samples = await llm.chat({
       role: CHALLENGER,

@@ -40,6 +40,10 @@ export function choiceTokenFields(
 }
 
 /** The fields the whole response gains: vLLM puts the prompt's ids at the top level. */
-export function responseTokenFields(mode: TokenIdMode, request: ChatRequest, promptIds: number[]): Record<string, unknown> {
+export function responseTokenFields(
+  mode: TokenIdMode,
+  request: ChatRequest,
+  promptIds: number[],
+): Record<string, unknown> {
   return mode === 'vllm' && request.tokens.ids ? { prompt_token_ids: promptIds } : {};
 }

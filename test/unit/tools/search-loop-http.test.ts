@@ -69,7 +69,7 @@ describe('runSearchLoop over HTTP', () => {
     expect(t.turns.every((turn) => typeof turn.tokens === 'number' && turn.tokens > 0)).toBe(true);
   });
 
-  test('keeps each turn\'s sampled ids; the row takes the observations as inserted text, out of the loss', async () => {
+  test("keeps each turn's sampled ids; the row takes the observations as inserted text, out of the loss", async () => {
     llm.configure({ tokenIds: 'vllm' });
     const t = await runSearchLoop(spec(PLAN));
     expect(t.turns.every((turn) => turn.sampled !== undefined)).toBe(true);
