@@ -2,7 +2,9 @@
 
 The batch is untrusted: its bytes must hash to the sha256 the request names, it must decode (gzip when the
 URI ends in `.gz`, with a cap on the decompressed size), and every JSONL line must be a valid TrainingRow
-(trainer-contract.ts). Every refusal names what is wrong: `batch line N: field: problem`.
+(trainer-contract.ts): its sampled ids, when it carries them, non-negative integers with one behaviour log-prob
+each (whether they are in the model's vocabulary is checked against the tokenizer, trainer.encode_exact).
+Every refusal names what is wrong: `batch line N: field: problem`.
 """
 
 from __future__ import annotations
@@ -63,7 +65,7 @@ class TrainingRow(BaseModel):
         return sum(len(s.ids) for s in self.completionTokens or [] if isinstance(s, SampledTokens))
 
     @model_validator(mode="after")
-    def _spans_inside(self) -> TrainingRow:
+    def _consistent(self) -> TrainingRow:
         if self.completionTokens is not None:
             if self.sampled_ids == 0:
                 raise ValueError("completionTokens: no segment holds sampled ids")
