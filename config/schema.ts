@@ -119,22 +119,49 @@ export const runConfig = z
       /** How a group's rewards become advantages (`activities/scoring/advantages.ts`). */
       estimator: z.enum(['dr_grpo', 'grpo', 'rloo', 'reinforce', 'reinforce_pp']),
       /** The policy loss the kernel computes per token; sent with every step. */
-      loss: z.strictObject({
-        /** PPO's clipped ratio objective, or plain REINFORCE (advantage × log-probability). */
-        type: z.enum(['ppo_clip', 'reinforce']),
-        /** How token losses are summed: over a constant (Dr.GRPO), per token of the batch, or per sequence. */
-        normalization: z.enum(['dr_grpo', 'token_mean', 'sequence_mean']),
-        /** Dr.GRPO's constant divisor, the generation budget in tokens. */
-        normalizerConstant: z.number().positive(),
-        /** ε below 1 of the PPO ratio clip. */
-        clipLow: probability,
-        /** ε above 1 of the PPO ratio clip (larger than clipLow: "clip-higher"). */
-        clipHigh: z.number().min(0),
-        /** β of the k3 KL penalty to the frozen reference model; 0 keeps no reference. */
-        klCoef: z.number().min(0),
-        /** Entropy bonus per loss token; the entropy is measured and reported either way. */
-        entropyCoef: z.number().min(0),
-      }),
+      loss: z
+        .strictObject({
+          /** PPO's clipped ratio objective, or plain REINFORCE (advantage × log-probability). */
+          type: z.enum(['ppo_clip', 'reinforce']),
+          /** How token losses are summed: over a constant (Dr.GRPO), per token of the batch, or per sequence. */
+          normalization: z.enum(['dr_grpo', 'token_mean', 'sequence_mean']),
+          /** Dr.GRPO's constant divisor, the generation budget in tokens. */
+          normalizerConstant: z.number().positive(),
+          /** ε below 1 of the PPO ratio clip. */
+          clipLow: probability,
+          /** ε above 1 of the PPO ratio clip (larger than clipLow: "clip-higher"). */
+          clipHigh: z.number().min(0),
+          /** β of the k3 KL penalty to the frozen reference model; 0 keeps no reference. */
+          klCoef: z.number().min(0),
+          /** Entropy bonus per loss token; the entropy is measured and reported either way. */
+          entropyCoef: z.number().min(0),
+          /**
+           * Dual-clip PPO (verl's `clip_ratio_c`, ppo_clip only): for a negative advantage A, a token's loss is
+           * capped at −c·A (c > 1, typically 3), so a stale row whose ratio grew huge cannot dominate the batch.
+           */
+          dualClip: z.union([z.number().gt(1), z.literal('off')], {
+            error: 'expected a number above 1, or "off"',
+          }),
+          /**
+           * Upper bound on each token's k3 KL value, with no gradient beyond it (verl clamps k3 to [−10, 10];
+           * k3 is never negative, so only the upper bound acts). Matters only when klCoef > 0.
+           */
+          k3Clamp: z.union([z.number().positive(), z.literal('off')], {
+            error: 'expected a positive number, or "off"',
+          }),
+          /**
+           * The off-policy correction. `ppo_ratio`: the PPO ratio to the behaviour log-probs μ the sampler
+           * reported. `tis`: the ratio to the kernel's own log-probs at the step's start π_old (decoupled PPO),
+           * each token weighted by the truncated importance weight min(π_old/μ, importanceCap).
+           */
+          offPolicy: z.enum(['ppo_ratio', 'tis']),
+          /** C of the `tis` correction: importance weights above it are truncated to it. */
+          importanceCap: z.number().min(1),
+        })
+        .refine((loss) => loss.dualClip === 'off' || loss.type === 'ppo_clip', {
+          path: ['dualClip'],
+          message: 'dual-clip caps the PPO surrogate: it needs type ppo_clip',
+        }),
       /**
        * How a policy's batch becomes optimizer steps, all in one iteration and one policy version (the
        * kernel's `update`, infra/kernels/selfplay_kernel/minibatch.py). Later steps are off-policy: their PPO
@@ -325,6 +352,17 @@ export const UPDATE_DEFAULTS: Readonly<RunConfig['training']['update']> = {
   roleOrder: [],
 };
 
+/**
+ * The off-policy loss options, all off: today's PPO ratio to the behaviour log-probs. Also what an iteration
+ * input recorded before the options existed gets (activities/stages/update.ts).
+ */
+export const LOSS_OPTION_DEFAULTS = {
+  dualClip: 'off',
+  k3Clamp: 'off',
+  offPolicy: 'ppo_ratio',
+  importanceCap: 2,
+} as const satisfies Partial<RunConfig['training']['loss']>;
+
 /** Defaults shared by every recipe; a preset overrides them. */
 const commonDefaults = {
   seed: 0,
@@ -333,6 +371,7 @@ const commonDefaults = {
   inference: { default: {}, roles: {}, requestTimeoutSeconds: 600, maxRetries: 5 },
   training: {
     policy: 'policy',
+    loss: LOSS_OPTION_DEFAULTS,
     checkpoint: true,
     negateAdvantages: false,
     update: UPDATE_DEFAULTS,

@@ -6,6 +6,7 @@ import { WeightedSemaphore } from '../lib/weighted-semaphore';
 import { backoffMs, delay } from '../lib/backoff';
 import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
 import { metrics } from '../lib/metrics';
+import { sampledTokensOf, TOKEN_REQUEST, type SampledTokens } from './sampled-tokens';
 
 const requestsTotal = metrics.counter(
   'selfplay_inference_requests_total',
@@ -69,6 +70,8 @@ export interface ChatSample {
   finishReason: string;
   /** The completion's tokens as the server counted them; only for a one-sample request that reported usage. */
   completionTokens?: number;
+  /** The token ids the engine sampled and their log-probs, when it returned them (sampled-tokens.ts). */
+  sampled?: SampledTokens;
 }
 
 export interface LlmCaller {
@@ -131,6 +134,7 @@ export class InferenceEndpoint implements LlmCaller {
       max_tokens: request.maxTokens,
       ...(request.stop && request.stop.length > 0 ? { stop: request.stop } : {}),
       ...(request.continueFinalMessage ? { continue_final_message: true, add_generation_prompt: false } : {}),
+      ...TOKEN_REQUEST,
     };
     const response = await this.client.chat.completions.create(body, {
       headers: { [ROLE_HEADER]: request.role, [CALL_HEADER]: request.call },
@@ -148,22 +152,39 @@ export class InferenceEndpoint implements LlmCaller {
     const counted = request.n === 1 && typeof tokens === 'number' ? { completionTokens: tokens } : {};
     return [...choices]
       .sort((a, b) => a.index - b.index)
-      .map((c) => ({
-        content: typeof c.message?.content === 'string' ? c.message.content : '',
-        finishReason: String(c.finish_reason ?? 'unknown'),
-        ...counted,
-      }));
+      .map((c) => {
+        const sampled = readSampled(c);
+        return {
+          content: typeof c.message?.content === 'string' ? c.message.content : '',
+          finishReason: String(c.finish_reason ?? 'unknown'),
+          ...counted,
+          ...(sampled ? { sampled } : {}),
+        };
+      });
   }
 }
 
-/** Chat-template switches vLLM and SGLang accept beside OpenAI's fields (the `openai` package sends them as given). */
+/**
+ * Chat-template switches and token-id requests vLLM and SGLang accept beside OpenAI's fields (the `openai`
+ * package sends them as given).
+ */
 interface EngineChatExtensions {
   continue_final_message?: boolean;
   add_generation_prompt?: boolean;
+  return_token_ids?: boolean;
+  return_tokens_as_token_ids?: boolean;
 }
 
 /** A 200 answer that is not a chat completion: a proxy or server fault, worth retrying. */
 class MalformedResponse extends Error {}
+
+function readSampled(choice: unknown): SampledTokens | undefined {
+  try {
+    return sampledTokensOf(choice);
+  } catch (err) {
+    throw new MalformedResponse(errorText(err));
+  }
+}
 
 function isRetryable(err: unknown): boolean {
   if (err instanceof OpenAI.APIError && typeof err.status === 'number') {

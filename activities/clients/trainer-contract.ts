@@ -26,7 +26,25 @@ export interface ChatMessage {
   content: string;
 }
 
-/** One trajectory of a training batch: a JSONL line of the batch object. */
+/** Token ids the model sampled, as the engine returned them: the kernel trains on them as they are. */
+export interface SampledSegment {
+  ids: number[];
+}
+
+/** Text the environment wrote between sampled turns (a tool's observation): tokenized by the kernel, out of the loss. */
+export interface InsertedSegment {
+  text: string;
+}
+
+/**
+ * One trajectory of a training batch: a JSONL line of the batch object.
+ *
+ * Token in, token out: when the engine returned the sampled token ids, `completionTokens` carries them and
+ * the kernel trains on exactly those tokens (the prompt is the chat template's rendering of `messages`, as the
+ * engine's was); `completion` is then for people and logs. Without it the kernel tokenizes `completion` (the
+ * fallback for engines that return no ids), which can give other tokens than were sampled (merges across
+ * the prompt boundary, non-canonical splits), and the step's `rowsRetokenized` counts it.
+ */
 export interface TrainingRow {
   messages: ChatMessage[];
   completion: string;
@@ -36,13 +54,24 @@ export interface TrainingRow {
   group: string;
   reward: number;
   advantage: number;
-  /** Behaviour-policy log-probabilities of the completion's tokens, when the sampler returned them. */
+  /**
+   * Behaviour-policy log-probabilities of the completion's tokens, when the sampler returned them. With
+   * `completionTokens`: exactly one per sampled id, in order (the kernel's 400 says otherwise); without: one
+   * per token of the kernel's tokenization of `completion`, with or without the EOS token's.
+   */
   behaviourLogprobs?: number[];
   /**
    * Spans of the completion excluded from the loss (e.g. retrieved text), [start, end), counted in Unicode
-   * code points (Python string indices, not JavaScript's UTF-16 units: use `[...text]` to count).
+   * code points (Python string indices, not JavaScript's UTF-16 units: use `[...text]` to count). Used only
+   * without `completionTokens`, whose inserted segments are the masked part.
    */
   lossMaskSpans?: Array<[number, number]>;
+  /**
+   * The completion as sampled, in order: the model's turns as token ids (in the loss), the environment's text
+   * between them (out of the loss). The kernel appends EOS unless the last sampled id is an end-of-sequence
+   * id. Ids must be of the kernel's tokenizer: one outside its vocabulary is refused (400).
+   */
+  completionTokens?: Array<SampledSegment | InsertedSegment>;
 }
 
 export interface LossSpec {
@@ -61,6 +90,21 @@ export interface LossSpec {
    * before the field still takes every other run's steps.
    */
   entropyCoef?: number;
+  /**
+   * Dual-clip (verl's `clip_ratio_c`, > 1, ppo_clip only): for a negative advantage the token's loss is capped
+   * at -dualClip × A, so a stale row's huge ratio cannot dominate. Absent: off.
+   */
+  dualClip?: number;
+  /** An upper bound on each token's k3 KL value (verl clamps to 10), with no gradient beyond. Absent: none. */
+  k3Clamp?: number;
+  /**
+   * The off-policy correction. `ppo_ratio` (absent): the PPO ratio to the behaviour log-probs. `tis`: the
+   * ratio to the kernel's own log-probs of the batch at the step's start (π_old), each token weighted by the
+   * truncated importance weight min(π_old / μ, importanceCap), μ the behaviour log-prob.
+   */
+  offPolicy?: 'ppo_ratio' | 'tis';
+  /** C of `tis` (≥ 1; the kernel's default 2). */
+  importanceCap?: number;
 }
 
 export interface OptimizerSpec {
@@ -113,6 +157,18 @@ export interface TrainStepMetrics {
   optimizerSteps?: number;
   /** Mini-batches whose loss or gradient was not finite, skipped without changing the weights. */
   skippedSteps?: number;
+  /** Loss tokens where dual-clip capped the loss, as a fraction of all loss tokens. */
+  dualClipFraction?: number;
+  /**
+   * Importance weights over the loss tokens with a behaviour log-prob: under `ppo_ratio` the ratio π/μ the
+   * clip sees ("truncated": outside the clip range), under `tis` the raw π_old/μ (truncated: above the cap).
+   */
+  importanceWeightMean?: number;
+  importanceWeightMax?: number;
+  importanceWeightTruncatedFraction?: number;
+  /** Rows trained on the kernel's tokenization of their text (no `completionTokens`), and the share that were not. */
+  rowsRetokenized?: number;
+  tokenExactFraction?: number;
 }
 
 export interface TrainStepResponse {

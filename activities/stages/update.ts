@@ -13,7 +13,7 @@ import { trainerUrlFor } from '../../config/env';
 import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
 import { heartbeatWhile } from '../lib/heartbeat';
 import type { LossSpec, TrainStepMetrics, UpdateSpec } from '../clients/trainer-contract';
-import { UPDATE_DEFAULTS } from '../../config/schema';
+import { LOSS_OPTION_DEFAULTS, UPDATE_DEFAULTS } from '../../config/schema';
 import { recordTrainMetrics } from './stage-metrics';
 
 /**
@@ -176,7 +176,26 @@ export function updateSpec(update: RunConfig['training']['update'] | undefined):
   return { update: { ...(all ? {} : { miniBatchPrompts }), epochs, roleOrder: [...roleOrder] } };
 }
 
-/** The loss as the trainer contract takes it: `entropyCoef` only when it is on (see LossSpec). */
-function lossSpec({ entropyCoef, ...loss }: RunConfig['training']['loss']): LossSpec {
-  return entropyCoef > 0 ? { ...loss, entropyCoef } : loss;
+type LossConfig = RunConfig['training']['loss'];
+type LossOption = keyof typeof LOSS_OPTION_DEFAULTS;
+
+/**
+ * The loss as the trainer contract takes it: each option only when it is on (see LossSpec), so a kernel from
+ * before an option still takes every run's steps that leave it off. An iteration input recorded before the
+ * options existed has none: all off, as it was then.
+ */
+export function lossSpec(
+  config: Omit<LossConfig, LossOption> & Partial<Pick<LossConfig, LossOption>>,
+): LossSpec {
+  const { entropyCoef, dualClip, k3Clamp, offPolicy, importanceCap, ...loss } = {
+    ...LOSS_OPTION_DEFAULTS,
+    ...config,
+  };
+  return {
+    ...loss,
+    ...(entropyCoef > 0 ? { entropyCoef } : {}),
+    ...(dualClip !== 'off' ? { dualClip } : {}),
+    ...(k3Clamp !== 'off' ? { k3Clamp } : {}),
+    ...(offPolicy === 'tis' ? { offPolicy, importanceCap } : {}),
+  };
 }

@@ -1,4 +1,5 @@
-import type { ChatMessage } from '../clients/trainer-contract';
+import type { ChatMessage, TrainingRow } from '../clients/trainer-contract';
+import { tokenFields } from '../clients/sampled-tokens';
 import { seedOf } from '../lib/rng';
 import { errorObservation, noticeObservation, resultsObservation } from './observation';
 import { withinTokens } from '../retrieval/tokens';
@@ -101,7 +102,12 @@ async function nextTurn(spec: SearchLoopSpec, t: Trajectory): Promise<Trajectory
   if (!sample) throw new Error(`runSearchLoop: the server answered turn ${index} with no completion`);
   const text = closeTurn(sample.content, sample.finishReason, spec.syntax, spec.finalTags);
   const textTokens = sample.completionTokens ?? estimateTokens(sample.content);
-  const turn: TrajectoryTurn = { text, finishReason: sample.finishReason, tokens: textTokens };
+  const turn: TrajectoryTurn = {
+    text,
+    finishReason: sample.finishReason,
+    tokens: textTokens,
+    ...(sample.sampled ? { sampled: sample.sampled } : {}),
+  };
   const action = turnAction(text, spec.syntax, spec.finalTags);
   let passages: Passage[] = [];
   if (action.kind === 'search') {
@@ -160,4 +166,16 @@ function append(t: Trajectory, turn: TrajectoryTurn, passages: Passage[]): Traje
     passages: [...t.passages, ...passages],
     stop: t.stop,
   };
+}
+
+/**
+ * A trajectory's row fields for token-exact training: each turn's sampled ids, each observation as inserted
+ * text (out of the loss), per turn, as sampled-tokens.ts `tokenFields`; none when a turn has no ids.
+ */
+export function trajectoryTokenFields(
+  t: Pick<Trajectory, 'turns'>,
+): Pick<TrainingRow, 'completionTokens' | 'behaviourLogprobs'> {
+  return tokenFields(
+    t.turns.flatMap((turn) => [{ sampled: turn.sampled }, { inserted: turn.observation ?? '' }]),
+  );
 }

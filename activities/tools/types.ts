@@ -1,3 +1,4 @@
+import type { SampledTokens } from '../clients/sampled-tokens';
 import type { ChatMessage } from '../clients/trainer-contract';
 import type { LlmCaller } from '../clients/inference';
 import type { StoredValue } from '../clients/storage/codec';
@@ -53,6 +54,11 @@ export interface TrajectoryTurn {
   /** Tokens the turn used: its text (as the server counted, else estimated) plus its observation (estimated). */
   tokens?: number;
   finishReason: string;
+  /**
+   * The ids the model sampled in this turn and their log-probs, when the engine returned them: the trainer
+   * takes the turn as these ids, not as `text` (whose restored closing tag the ids already hold).
+   */
+  sampled?: SampledTokens;
 }
 
 export interface Trajectory {

@@ -112,6 +112,8 @@ describe('SPICE on the training kernel', () => {
         const byRole = Object.keys(train).filter((k) => k.startsWith('entropy.'));
         expect(byRole.length).toBeGreaterThan(0);
         for (const key of ['entropy', ...byRole]) expect(train[key]).toBeGreaterThan(0);
+        // Token in, token out: the kernel's sampler returned its ids, and every row was trained on them.
+        expect(train).toMatchObject({ rowsRetokenized: 0, tokenExactFraction: 1 });
       }
       // Every version the servers were synced to was published completely, version 0 included.
       for (const version of [0, 1, 2, 3]) {
@@ -152,6 +154,7 @@ describe('SPICE on the training kernel', () => {
         for (const iteration of [1, 2]) {
           const rows = await run.rows(iteration, run.runId);
           const prompts = new Set(rows.map((r) => JSON.stringify(r.messages))).size;
+          expect(rows.every((r) => r.completionTokens && r.behaviourLogprobs)).toBe(true);
           expect(prompts).toBeGreaterThanOrEqual(3);
           const manifest = await run.manifest(iteration);
           expect(manifest?.policies[run.runId]?.version).toBe(iteration);
@@ -202,6 +205,9 @@ describe('SPICE on the training kernel', () => {
         expect(policy?.version).toBe(rows > 0 ? 1 : 0);
         expect(await servedVersion(run.kernels[run.runId]!, run.runId)).toBe(policy?.version);
         expect(policy?.snapshot?.version).toBe(policy?.version);
+        // Whatever was trained on was token-exact (an empty batch takes no step and reports nothing).
+        expect(manifest?.metrics.train[run.runId]?.rowsRetokenized ?? 0).toBe(0);
+        expect(manifest?.metrics.train[run.runId]?.tokenExactFraction ?? 1).toBe(1);
       }),
     600_000,
   );

@@ -105,6 +105,11 @@ describe('search-agent recipes on the training kernel', () => {
           expect(p.trajectory.information[0]).toMatch(/^Doc 1 \(Title: "[^"]+"\) /);
         }
         expectContinued(rows);
+        expectTokenExact(rows);
+        expect(manifest?.metrics.train[run.runId]).toMatchObject({
+          rowsRetokenized: 0,
+          tokenExactFraction: 1,
+        });
         expect(manifest?.metrics.train[run.runId]?.tokens).toBeGreaterThan(0);
         await expectPolicyAt(run, run.runId, 1);
       },
@@ -188,7 +193,12 @@ describe('search-agent recipes on the training kernel', () => {
         expect(solverRows.length).toBeGreaterThan(0);
         expect(solverRows.some((r) => r.completion.endsWith('<answer> history</answer>'))).toBe(true);
         expectContinued(solverRows);
+        expectTokenExact([...challengerRows, ...solverRows]);
         for (const policy of [challenger, solver]) {
+          expect(manifest?.metrics.train[policy]).toMatchObject({
+            rowsRetokenized: 0,
+            tokenExactFraction: 1,
+          });
           expect(manifest?.metrics.train[policy]?.gradNorm).toBeGreaterThan(0);
           expect(manifest?.metrics.train[policy]?.tokens).toBeGreaterThan(0);
         }
@@ -253,6 +263,22 @@ function expectContinued(rows: readonly TrainingRow[]): void {
     return spans.length > 0 && [...r.completion].slice(spans[0]![1]).join('').startsWith('<');
   });
   expect(continued.length).toBeGreaterThan(0);
+}
+
+/**
+ * Token in, token out: every row carries the ids the kernel sampled, turn by turn, and between the turns the
+ * observations as inserted text, exactly the masked spans of its completion.
+ */
+function expectTokenExact(rows: readonly TrainingRow[]): void {
+  for (const row of rows) {
+    const segments = row.completionTokens ?? [];
+    expect(segments.length).toBeGreaterThan(0);
+    const points = [...row.completion];
+    const masked = (row.lossMaskSpans ?? []).map(([a, b]) => points.slice(a, b).join(''));
+    expect(segments.flatMap((s) => ('text' in s ? [s.text] : []))).toEqual(masked);
+    const sampled = segments.reduce((n, s) => n + ('ids' in s ? s.ids.length : 0), 0);
+    expect(row.behaviourLogprobs).toHaveLength(sampled);
+  }
 }
 
 const OBSERVATION = /^\n<information>\n[\s\S]*<\/information>\n\n$/;

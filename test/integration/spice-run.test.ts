@@ -4,6 +4,7 @@ import { batchKey, latestKey, manifestKey } from '../../activities/clients/stora
 import type { TrainingRow } from '../../activities/clients/trainer-contract';
 import type { Manifest } from '../../contracts/selfplay';
 import { selfPlayRun } from '../../workflows';
+import { logprobOf, tokenIdsOf } from '../support/scripted-llm/token-ids';
 import { startStack, uniqueId, type TestStack } from '../support/stack';
 
 /** A SPICE run end to end: real Temporal, real MinIO, real HTTP to the scripted LLM and recording trainer. */
@@ -77,8 +78,36 @@ describe('SPICE run on the real stack', () => {
         expect(prompt).not.toMatch(/\[BEGINNING OF THE DOCUMENT\]/);
         expect(prompt).not.toMatch(/^Correct:/m);
       }
+      // The scripted engine returns no token ids here: every row falls back to its text, and the step says so.
+      expect(rows.some((r) => r.completionTokens)).toBe(false);
+      expect(manifest!.metrics.train[runId]).toMatchObject({
+        rowsRetokenized: rows.length,
+        tokenExactFraction: 0,
+      });
     }
   });
+
+  test.each(['vllm', 'sglang'] as const)(
+    'an engine that returns token ids (%s shape): every row carries them, and the step is token-exact',
+    async (tokenIds) => {
+      const runId = uniqueId(`spice-${tokenIds}`);
+      stack.llm.configure({ tokenIds });
+      try {
+        await stack.withWorkers(() => run(runId, { iterations: 1 }));
+      } finally {
+        stack.llm.configure({ tokenIds: 'none' });
+      }
+      const rows = (await getJsonl<TrainingRow>(stack.store, batchKey(runId, 1, runId)))!;
+      expect(rows.length).toBeGreaterThan(0);
+      for (const r of rows) {
+        const ids = tokenIdsOf(r.completion);
+        expect(r.completionTokens).toEqual([{ ids }]);
+        expect(r.behaviourLogprobs).toEqual(ids.map((id, i) => logprobOf(id, i)));
+      }
+      const manifest = await getJson<Manifest>(stack.store, manifestKey(runId, 1));
+      expect(manifest!.metrics.train[runId]).toMatchObject({ rowsRetokenized: 0, tokenExactFraction: 1 });
+    },
+  );
 
   test('two runs with the same seed commit identical training batches', async () => {
     const [a, b] = [uniqueId('same-seed-a'), uniqueId('same-seed-b')];

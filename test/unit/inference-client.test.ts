@@ -3,6 +3,7 @@ import { InferenceEndpoint, type EndpointSettings } from '../../activities/clien
 import { SPICE_CALLS } from '../../activities/clients/llm-protocol';
 import { metrics } from '../../activities/lib/metrics';
 import { startScriptedLlm, type ScriptedLlm } from '../support/scripted-llm/server';
+import { logprobOf, tokenIdsOf } from '../support/scripted-llm/token-ids';
 
 /** The real OpenAI-compatible client against the scripted server over HTTP. */
 describe('InferenceEndpoint', () => {
@@ -92,5 +93,54 @@ describe('InferenceEndpoint', () => {
     expect(err).toBeInstanceOf(Error);
     expect(err).not.toBeInstanceOf(ApplicationFailure);
     expect((err as Error).message).toMatch(/gave up after 2 attempts/);
+  });
+});
+
+/** Token in, token out against the scripted server in each engine's shape, and without ids. */
+describe('InferenceEndpoint sampled tokens', () => {
+  let llm: ScriptedLlm;
+  beforeEach(async () => {
+    llm = await startScriptedLlm({ capacity: 8 });
+  });
+  afterEach(() => llm.close());
+
+  const ask = (tokenIds: 'vllm' | 'sglang' | 'none') => {
+    llm.configure({ tokenIds });
+    return new InferenceEndpoint({
+      baseUrl: llm.url,
+      model: 'scripted-policy',
+      apiKey: 'EMPTY',
+      maxConcurrentCompletions: 8,
+      supportsN: true,
+      requestTimeoutMs: 2_000,
+      maxRetries: 0,
+    }).chat({
+      role: 'reasoner',
+      call: SPICE_CALLS.reason,
+      messages: [{ role: 'user', content: 'Problem 0000abcd: compute 3 * 5 + 1.' }],
+      n: 3,
+      seed: 11,
+      temperature: 1,
+      topP: 1,
+      maxTokens: 256,
+    });
+  };
+
+  test.each(['vllm', 'sglang'] as const)(
+    '%s: every sample carries its ids and their log-probs',
+    async (mode) => {
+      const samples = await ask(mode);
+      expect(samples).toHaveLength(3);
+      for (const s of samples) {
+        const ids = tokenIdsOf(s.content);
+        expect(s.sampled).toEqual({ ids, logprobs: ids.map((id, i) => logprobOf(id, i)) });
+      }
+    },
+  );
+
+  test('an engine without ids: no sampled tokens, the content as before', async () => {
+    const samples = await ask('none');
+    expect(samples.map((s) => s.sampled)).toEqual([undefined, undefined, undefined]);
+    expect(samples.every((s) => s.content.includes('\\boxed{'))).toBe(true);
   });
 });

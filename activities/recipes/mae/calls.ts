@@ -3,7 +3,7 @@ import type { ChatMessage } from '../../clients/trainer-contract';
 import { seedOf } from '../../lib/rng';
 import { askScoreJudge, type JudgeScore } from '../../judges/score';
 import type { RecipeContext } from '../types';
-import { JUDGE } from './records';
+import { JUDGE, type Generation } from './records';
 
 /**
  * MAE's LLM calls. Every call, reward-only ones included, samples with the run's settings (spec §1: all
@@ -19,6 +19,16 @@ export function generate(
   ...seedParts: Array<string | number>
 ): Promise<ChatSample[]> {
   return ctx.llm(role).chat({ role, call, messages, n, ...sampling(ctx, seedParts) });
+}
+
+/** A trained generation as its row needs it: the prompt, the first sample's text, finish reason and ids. */
+export function generationOf(messages: ChatMessage[], sample: ChatSample | undefined): Generation {
+  return {
+    messages,
+    completion: sample?.content ?? '',
+    finishReason: sample?.finishReason ?? 'unknown',
+    ...(sample?.sampled ? { sampled: sample.sampled } : {}),
+  };
 }
 
 /** One reward-only judgement by the judge endpoint (the policy unless `inference.roles.judge` says otherwise). */

@@ -2,6 +2,7 @@ import { alignUnits, type UnitRecords } from '../align';
 import type { FilterContext, FilterOutput, ShardRecords } from '../types';
 import type { RunConfig } from '../../../config/schema';
 import type { TrainingRow } from '../../clients/trainer-contract';
+import { sampledFields } from '../../clients/sampled-tokens';
 import { computeAdvantages } from '../../scoring/advantages';
 import { formatReward } from '../../scoring/tags';
 import type { JudgeScore } from '../../judges/score';
@@ -77,6 +78,7 @@ export function filterMaeUnits(
       role,
       group: role,
       reward,
+      ...sampledFields(generation.sampled),
     });
   };
 

@@ -1,6 +1,6 @@
 import type { RecipeContext } from '../types';
 import { MAE_CALLS } from '../../clients/llm-protocol';
-import { generate, judgeScoreOf } from './calls';
+import { generate, generationOf, judgeScoreOf } from './calls';
 import { answerForJudge } from './parse';
 import { judgeAnswerMessages } from './prompts';
 import { JUDGE, type MaeGated, type MaeJudged, type MaeSolved, type QaPair } from './records';
@@ -50,10 +50,5 @@ async function evaluate(
 ): Promise<NonNullable<MaeJudged['judge']>> {
   const messages = judgeAnswerMessages(pair.question, pair.answer);
   const [sample] = await generate(ctx, JUDGE, MAE_CALLS.judgeAnswer, messages, 1, 'mae-judge', docIndex);
-  return {
-    pair,
-    messages,
-    completion: sample?.content ?? '',
-    finishReason: sample?.finishReason ?? 'unknown',
-  };
+  return { pair, ...generationOf(messages, sample) };
 }

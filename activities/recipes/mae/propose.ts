@@ -1,6 +1,6 @@
 import type { RecipeContext } from '../types';
 import { MAE_CALLS } from '../../clients/llm-protocol';
-import { generate, judgeScoreOf } from './calls';
+import { generate, generationOf, judgeScoreOf } from './calls';
 import { extractQuestion } from './parse';
 import { judgeQuestionMessages, proposerMessages } from './prompts';
 import { PROPOSER, type MaePlanUnit, type MaeProposal } from './records';
@@ -21,11 +21,7 @@ export async function proposeMae(ctx: RecipeContext, unit: MaePlanUnit): Promise
     'mae-propose',
     unit.docIndex,
   );
-  const proposer = {
-    messages,
-    completion: sample?.content ?? '',
-    finishReason: sample?.finishReason ?? 'unknown',
-  };
+  const proposer = generationOf(messages, sample);
   const extracted = extractQuestion(proposer.completion);
   const base = { unit: unit.unit, docIndex: unit.docIndex, proposer };
   if (!extracted.ok) return { ...base, invalid: extracted.reason };

@@ -1,4 +1,5 @@
 import type { ChatMessage } from '../../clients/trainer-contract';
+import type { SampledTokens } from '../../clients/sampled-tokens';
 import type { JudgeScore } from '../../judges/score';
 import type { PlanUnit, Unit } from '../types';
 
@@ -44,6 +45,8 @@ export interface Generation {
   messages: ChatMessage[];
   completion: string;
   finishReason: string;
+  /** The sampled ids, when the engine returned them. */
+  sampled?: SampledTokens;
 }
 
 /** Why a proposal did not yield a question (its r_P is 0), or why its question stayed out of D. */

@@ -1,6 +1,6 @@
 import type { RecipeContext } from '../types';
 import { MAE_CALLS } from '../../clients/llm-protocol';
-import { generate } from './calls';
+import { generate, generationOf } from './calls';
 import { needsDifficulty } from './gate';
 import { solverMessages } from './prompts';
 import { SOLVER, type MaeGated, type MaeSolved } from './records';
@@ -34,10 +34,6 @@ export async function solveMae(ctx: RecipeContext, gated: MaeGated): Promise<Mae
           },
         }
       : {}),
-    solver: {
-      messages: trained.messages,
-      completion: sample?.content ?? '',
-      finishReason: sample?.finishReason ?? 'unknown',
-    },
+    solver: generationOf(trained.messages, sample),
   };
 }

@@ -2,6 +2,7 @@ import { alignUnits, type UnitRecords } from '../align';
 import type { FilterContext, FilterOutput, ShardRecords } from '../types';
 import type { TrainingRow } from '../../clients/trainer-contract';
 import type { Trajectory } from '../../tools/types';
+import { trajectoryTokenFields } from '../../tools/search-loop';
 import type { RunConfig } from '../../../config/schema';
 import { computeAdvantages } from '../../scoring/advantages';
 import { approxTokens } from '../../scoring/tokens';
@@ -192,6 +193,7 @@ function rowsOf(s: Scored, config: RunConfig, trainChallenger: boolean): Trainin
         reward: rewards[j] ?? 0,
         advantage: advantages[j] ?? 0,
         lossMaskSpans: t.lossMaskSpans,
+        ...trajectoryTokenFields(t),
       }),
     );
   };

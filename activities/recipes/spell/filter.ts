@@ -1,6 +1,7 @@
 import { alignUnits, type UnitRecords } from '../align';
 import type { FilterContext, FilterOutput, ShardRecords } from '../types';
 import type { TrainingRow } from '../../clients/trainer-contract';
+import { sampledFields, type SampledTokens } from '../../clients/sampled-tokens';
 import type { RunConfig } from '../../../config/schema';
 import { zScores } from '../../scoring/advantages';
 import { seededRng } from '../../lib/rng';
@@ -140,6 +141,7 @@ function trainingRows(c: Composition, itemOf: (docIndex: number) => Item): Train
         group: `${QUESTIONER}/${task}`,
         reward: q.questionerReward,
         advantage: advantages[i] ?? 0,
+        ...sampledFields(propose.sampled),
       });
     });
   }
@@ -149,6 +151,7 @@ function trainingRows(c: Composition, itemOf: (docIndex: number) => Item): Train
     messages: TrainingRow['messages'],
     completions: readonly string[],
     rewards: readonly number[],
+    sampled: ReadonlyArray<SampledTokens | null> | undefined,
   ): void => {
     const advantages = zScores(rewards, 1);
     completions.forEach((completion, j) =>
@@ -159,6 +162,7 @@ function trainingRows(c: Composition, itemOf: (docIndex: number) => Item): Train
         group: name,
         reward: rewards[j] ?? 0,
         advantage: advantages[j] ?? 0,
+        ...sampledFields(sampled?.[j] ?? undefined),
       }),
     );
   };
@@ -170,6 +174,7 @@ function trainingRows(c: Composition, itemOf: (docIndex: number) => Item): Train
       gate.responderMessages ?? [],
       solve.completions,
       q.responderRewards,
+      solve.sampled,
     );
   }
   for (const { item, group: g } of c.verifier) {
@@ -181,6 +186,7 @@ function trainingRows(c: Composition, itemOf: (docIndex: number) => Item): Train
       verifier.messages,
       verifier.completions,
       g.rewards,
+      verifier.sampled,
     );
   }
   return rows;

@@ -1,6 +1,7 @@
 import type { RecipeContext } from '../types';
 import { SPELL_CALLS } from '../../clients/llm-protocol';
 import { seedOf } from '../../lib/rng';
+import { sampledList } from '../../clients/sampled-tokens';
 import { extractAnswer, parseVote } from './parse';
 import { verifierMessages } from './prompts';
 import { ruleCheck } from './rules';
@@ -46,7 +47,8 @@ export async function judgeSpell(
         signal: ctx.signal,
       });
       const completions = samples.map((s) => s.content);
-      return { answer, rule, verifier: { messages, completions, votes: completions.map(parseVote) } };
+      const votes = completions.map(parseVote);
+      return { answer, rule, verifier: { messages, completions, votes, ...sampledList(samples) } };
     }),
   );
   return { unit: gated.unit, docIndex: gated.docIndex, responses };

@@ -34,7 +34,8 @@ export async function proposeSpell(ctx: RecipeContext, unit: SpellUnit): Promise
   });
   const completion = questioner?.content ?? '';
   const outcome = parseQuestioner(completion, unit.task, config.spell.maxAnswerTokens);
-  const base = { unit: unit.unit, docIndex: unit.docIndex, messages, completion, outcome };
+  const sampled = questioner?.sampled ? { sampled: questioner.sampled } : {};
+  const base = { unit: unit.unit, docIndex: unit.docIndex, messages, completion, ...sampled, outcome };
   if (outcome.kind !== 'question' || !config.spell.groundingFilter) return base;
 
   const [probe] = await ctx.llm(RESPONDER).chat({

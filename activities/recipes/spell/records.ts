@@ -1,3 +1,4 @@
+import type { SampledTokens } from '../../clients/sampled-tokens';
 import type { ChatMessage } from '../../clients/trainer-contract';
 import type { PlanUnit, Unit } from '../types';
 
@@ -71,6 +72,8 @@ export interface SpellProposal extends Unit {
   docIndex: number;
   messages: ChatMessage[];
   completion: string;
+  /** The questioner's sampled ids, when the engine returned them. */
+  sampled?: SampledTokens;
   outcome: QuestionerOutcome;
   /** The responder's answer without documents (§1.5); absent when the filter is off or there is no question. */
   grounding?: { completion: string; answer: string | null; passed: boolean };
@@ -92,6 +95,8 @@ export interface SpellSolved extends Unit {
   docIndex: number;
   /** G responder samples; empty when the question did not pass the gate. */
   completions: string[];
+  /** Their sampled ids (null where the engine returned none); absent when none had them. */
+  sampled?: Array<SampledTokens | null>;
 }
 
 /** A verifier judgment: [[YES]] 1, [[NO]] 0, anything else −1 (§1.8). */
@@ -103,7 +108,12 @@ export interface JudgedResponse {
   /** R_rule (§1.7). */
   rule: boolean;
   /** G judgments of (q, answer, reference); absent without a parseable answer or with the verifier off. */
-  verifier?: { messages: ChatMessage[]; completions: string[]; votes: Vote[] };
+  verifier?: {
+    messages: ChatMessage[];
+    completions: string[];
+    votes: Vote[];
+    sampled?: Array<SampledTokens | null>;
+  };
 }
 
 export interface SpellJudged extends Unit {

@@ -1,6 +1,7 @@
 import type { RecipeContext } from '../types';
 import { SPELL_CALLS } from '../../clients/llm-protocol';
 import { seedOf } from '../../lib/rng';
+import { sampledList } from '../../clients/sampled-tokens';
 import { RESPONDER, type SpellGated, type SpellSolved } from './records';
 
 /** Step 6 (spell.md §1): G responder samples over the whole cluster for every question that passed the gate. */
@@ -19,5 +20,5 @@ export async function solveSpell(ctx: RecipeContext, gated: SpellGated): Promise
     maxTokens: config.sampling.maxTokens,
     signal: ctx.signal,
   });
-  return { ...head, completions: samples.map((s) => s.content) };
+  return { ...head, completions: samples.map((s) => s.content), ...sampledList(samples) };
 }

@@ -1,5 +1,6 @@
 import type { FilterContext, FilterOutput, ShardRecords } from '../types';
 import type { TrainingRow } from '../../clients/trainer-contract';
+import { sampledFields } from '../../clients/sampled-tokens';
 import { computeAdvantages } from '../../scoring/advantages';
 import { seededRng } from '../../lib/rng';
 import { meanRewardByRole, rowsByRole } from '../role-stats';
@@ -78,6 +79,7 @@ export function filterSpice(ctx: FilterContext<undefined>, shards: SpiceShard[])
         role: CHALLENGER,
         group: challenger.name,
         reward,
+        ...sampledFields(t.sampled),
       });
     });
     groups.push(challenger);
@@ -102,6 +104,7 @@ export function filterSpice(ctx: FilterContext<undefined>, shards: SpiceShard[])
         role: REASONER,
         group: name,
         reward: reasonerReward(correct[j] ?? false),
+        ...sampledFields(answers.sampled?.[j] ?? undefined),
       })),
     });
   }

@@ -1,5 +1,6 @@
 import type { PlanDocument, RecipeContext } from '../types';
 import { SPICE_CALLS } from '../../clients/llm-protocol';
+import type { SampledTokens } from '../../clients/sampled-tokens';
 import { seedOf, seededRng } from '../../lib/rng';
 import { freeFormChallengerMessages, mcqChallengerMessages, typeSelectionMessages } from './prompts';
 import { parseTypeSelection, type FreeFormType } from './parse';
@@ -22,7 +23,12 @@ export async function proposeSpice(ctx: RecipeContext, doc: PlanDocument): Promi
       ? mcqChallengerMessages(doc.text)
       : freeFormChallengerMessages(doc.text, request.answerType);
 
-  const attempts: Array<{ completion: string; finishReason: string; valid: boolean }> = [];
+  const attempts: Array<{
+    completion: string;
+    finishReason: string;
+    valid: boolean;
+    sampled?: SampledTokens;
+  }> = [];
   for (let round = 0; attempts.length < config.spice.maxAttempts; round++) {
     const samples = await llm.chat({
       role: CHALLENGER,
@@ -39,6 +45,7 @@ export async function proposeSpice(ctx: RecipeContext, doc: PlanDocument): Promi
       attempts.push({
         completion: s.content,
         finishReason: s.finishReason,
+        ...(s.sampled ? { sampled: s.sampled } : {}),
         valid: judgeAttempt(s.content, s.finishReason, request, {
           refuteArithmetic: config.spice.refuteArithmeticAnswers,
           ...(config.spice.requireAnswerInDocument ? { groundIn: doc.text } : {}),
@@ -63,7 +70,11 @@ export async function proposeSpice(ctx: RecipeContext, doc: PlanDocument): Promi
     attempts: attempts.length,
     validAttempts: attempts.filter((a) => a.valid).length,
     messages,
-    trajectories: chosen.map((a) => ({ completion: a.completion, finishReason: a.finishReason })),
+    trajectories: chosen.map(({ completion, finishReason, sampled }) => ({
+      completion,
+      finishReason,
+      ...(sampled ? { sampled } : {}),
+    })),
   };
 }
 

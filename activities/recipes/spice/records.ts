@@ -1,4 +1,5 @@
 import type { ChatMessage } from '../../clients/trainer-contract';
+import type { SampledTokens } from '../../clients/sampled-tokens';
 import type { Unit } from '../types';
 import type { FreeFormType, SpiceTask } from './parse';
 
@@ -19,7 +20,8 @@ export interface SpiceProposal extends Unit {
   /** The Challenger prompt, shared by the G trajectories. */
   messages: ChatMessage[];
   /** 𝒯_C: G attempts subsampled with the attempts' valid:invalid ratio. */
-  trajectories: Array<{ completion: string; finishReason: string }>;
+  /** 𝒯_C: G attempts subsampled with the attempts' valid:invalid ratio; `sampled` when the engine returned ids. */
+  trajectories: Array<{ completion: string; finishReason: string; sampled?: SampledTokens }>;
 }
 
 export type GateVerdict = { valid: true; task: SpiceTask } | { valid: false; reason: string };
@@ -32,7 +34,13 @@ export interface SpiceGated extends Unit {
 export interface SpiceSolved extends Unit {
   docIndex: number;
   /** G Reasoner answers for each valid Challenger trajectory, which the Reasoner sees without the document. */
-  answers: Array<{ trajectory: number; messages: ChatMessage[]; completions: string[] }>;
+  answers: Array<{
+    trajectory: number;
+    messages: ChatMessage[];
+    completions: string[];
+    /** Each completion's sampled ids (null where the engine returned none); absent when none had them. */
+    sampled?: Array<SampledTokens | null>;
+  }>;
 }
 
 export interface SpiceJudged extends Unit {

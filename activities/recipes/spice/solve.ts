@@ -1,6 +1,7 @@
 import type { RecipeContext } from '../types';
 import { SPICE_CALLS } from '../../clients/llm-protocol';
 import { seedOf } from '../../lib/rng';
+import { sampledList } from '../../clients/sampled-tokens';
 import { reasonerMessages } from './prompts';
 import { REASONER, type SpiceGated, type SpiceSolved } from './records';
 
@@ -25,7 +26,12 @@ export async function solveSpice(ctx: RecipeContext, gated: SpiceGated): Promise
             maxTokens: config.sampling.maxTokens,
             signal: ctx.signal,
           })
-          .then((samples) => ({ trajectory, messages, completions: samples.map((s) => s.content) })),
+          .then((samples) => ({
+            trajectory,
+            messages,
+            completions: samples.map((s) => s.content),
+            ...sampledList(samples),
+          })),
       ];
     }),
   );

@@ -14,6 +14,7 @@ import {
   type SspSolved,
   type SspState,
   type SspUnit,
+  type StoredTrajectory,
 } from './records';
 
 type SspShard = ShardRecords<SspProposal, SspGated, SspSolved, SspJudged, SspUnit>;
@@ -59,6 +60,7 @@ export function filterSsp(ctx: FilterContext<SspState>, shards: SspShard[]): Fil
       messages: propose.messages,
       completion: propose.trajectory.completion,
       lossMaskSpans: propose.trajectory.lossMaskSpans,
+      ...storedTokenFields(propose.trajectory),
       role: PROPOSER,
       group: `${PROPOSER}/a-${plan.docIndex}`,
       reward,
@@ -73,6 +75,7 @@ export function filterSsp(ctx: FilterContext<SspState>, shards: SspShard[]): Fil
         messages: solve.messages ?? [],
         completion: t.completion,
         lossMaskSpans: t.lossMaskSpans,
+        ...storedTokenFields(t),
         role: SOLVER,
         group: `${SOLVER}/q-${plan.docIndex}`,
         reward: rewards[j] ?? 0,
@@ -127,5 +130,16 @@ function metricsOf(
       meanSolverSearches: mean(solverTrajectories.map((t) => t.searches.length)),
       meanSolverChars: mean(solverTrajectories.map((t) => [...t.completion].length)),
     },
+  };
+}
+
+/** A stored trajectory's token fields, when it has them (trajectories stored without ids fall back to text). */
+function storedTokenFields({
+  completionTokens,
+  behaviourLogprobs,
+}: StoredTrajectory): Pick<TrainingRow, 'completionTokens' | 'behaviourLogprobs'> {
+  return {
+    ...(completionTokens ? { completionTokens } : {}),
+    ...(behaviourLogprobs ? { behaviourLogprobs } : {}),
   };
 }

@@ -1,4 +1,4 @@
-import type { ChatMessage } from '../../clients/trainer-contract';
+import type { ChatMessage, TrainingRow } from '../../clients/trainer-contract';
 import type { PlanUnit, Unit } from '../types';
 
 /** SSP's records (docs/recipes/ssp.md): the plan unit, one record per stage, and the replay pool; plain JSON. */
@@ -29,6 +29,9 @@ export interface StoredTrajectory {
   /** The environment's `<information>` blocks, in order (RAG verification's materials). */
   information: string[];
   stop: string;
+  /** The sampled ids per turn and the observations between them, when the engine returned ids. */
+  completionTokens?: TrainingRow['completionTokens'];
+  behaviourLogprobs?: number[];
 }
 
 export interface SspProposal extends Unit {

@@ -2,6 +2,7 @@ import { searchInStage } from '../search-rollout';
 import type { RecipeContext } from '../types';
 import type { ChatMessage } from '../../clients/trainer-contract';
 import type { Trajectory } from '../../tools/types';
+import { trajectoryTokenFields } from '../../tools/search-loop';
 import { tagContents } from '../../scoring/tags';
 import type { StoredTrajectory } from './records';
 
@@ -48,5 +49,6 @@ function storedTrajectory(t: Trajectory): StoredTrajectory {
       turn.answeredWith === 'results' && turn.observation ? tagContents(turn.observation, 'information') : [],
     ),
     stop: t.stop,
+    ...trajectoryTokenFields(t),
   };
 }

@@ -2,7 +2,9 @@
 
 The batch is untrusted: its bytes must hash to the sha256 the request names, it must decode (gzip when the
 URI ends in `.gz`, with a cap on the decompressed size), and every JSONL line must be a valid TrainingRow
-(trainer-contract.ts). Every refusal names what is wrong: `batch line N: field: problem`.
+(trainer-contract.ts): its sampled ids, when it carries them, non-negative integers with one behaviour log-prob
+each (whether they are in the model's vocabulary is checked against the tokenizer, trainer.encode_exact).
+Every refusal names what is wrong: `batch line N: field: problem`.
 """
 
 from __future__ import annotations
@@ -27,8 +29,24 @@ class ChatMessage(BaseModel):
     content: str
 
 
+class SampledTokens(BaseModel):
+    """Token ids the model sampled, exactly as the engine returned them: trained on as they are."""
+
+    model_config = ConfigDict(strict=True, extra="forbid")
+    ids: Annotated[list[Annotated[int, Field(ge=0)]], Field(min_length=1)]
+
+
+class InsertedText(BaseModel):
+    """Text the environment wrote between sampled turns (a tool's observation): tokenized by the kernel and
+    left out of the loss."""
+
+    model_config = ConfigDict(strict=True, extra="forbid")
+    text: Annotated[str, Field(min_length=1)]
+
+
 class TrainingRow(BaseModel):
-    """One trajectory: a JSONL line of the batch object."""
+    """One trajectory: a JSONL line of the batch object. With `completionTokens` the kernel trains on those ids
+    (token in, token out); without, it tokenizes `completion` (the fallback for engines that return no ids)."""
 
     model_config = ConfigDict(strict=True, extra="forbid")
     messages: Annotated[list[ChatMessage], Field(min_length=1)]
@@ -39,9 +57,23 @@ class TrainingRow(BaseModel):
     advantage: Finite
     behaviourLogprobs: list[Annotated[float, Field(allow_inf_nan=False, le=0)]] | None = None
     lossMaskSpans: list[tuple[Annotated[int, Field(ge=0)], Annotated[int, Field(ge=0)]]] | None = None
+    completionTokens: Annotated[list[SampledTokens | InsertedText], Field(min_length=1)] | None = None
+
+    @property
+    def sampled_ids(self) -> int:
+        """How many token ids the row's `completionTokens` hold (0 without them)."""
+        return sum(len(s.ids) for s in self.completionTokens or [] if isinstance(s, SampledTokens))
 
     @model_validator(mode="after")
-    def _spans_inside(self) -> TrainingRow:
+    def _consistent(self) -> TrainingRow:
+        if self.completionTokens is not None:
+            if self.sampled_ids == 0:
+                raise ValueError("completionTokens: no segment holds sampled ids")
+            if self.behaviourLogprobs is not None and len(self.behaviourLogprobs) != self.sampled_ids:
+                raise ValueError(
+                    f"behaviourLogprobs: {len(self.behaviourLogprobs)} values, but completionTokens hold "
+                    f"{self.sampled_ids} sampled ids (one log-prob per sampled id)"
+                )
         for i, (start, end) in enumerate(self.lossMaskSpans or []):
             if start > end or end > len(self.completion):
                 raise ValueError(
@@ -114,6 +146,6 @@ def describe(err: ValidationError) -> str:
     first = err.errors()[0]
     path = ".".join(str(part) for part in first["loc"])
     message = first["msg"].removeprefix("Value error, ")
-    if message.startswith("lossMaskSpans."):
+    if message.startswith(("lossMaskSpans.", "completionTokens:", "behaviourLogprobs:")):
         return message
     return f"{path}: {message}" if path else message

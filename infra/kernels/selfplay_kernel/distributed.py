@@ -81,6 +81,14 @@ class World:
         torch.distributed.all_reduce(t, group=self.control)
         return t.tolist()
 
+    def max(self, values: Sequence[float]) -> list[float]:
+        """Element-wise maxima over the ranks."""
+        if not self.distributed:
+            return list(values)
+        t = torch.tensor(list(values), dtype=torch.float64)
+        torch.distributed.all_reduce(t, op=torch.distributed.ReduceOp.MAX, group=self.control)
+        return t.tolist()
+
     def agree(self, fn: Callable[[], T]) -> T:
         """Runs `fn` on this rank; if it failed on any rank, raises that failure (the lowest rank's) on every
         rank, as a KernelError, so no rank goes on into a collective the others never reach."""

@@ -8,6 +8,18 @@ where the per-sequence weight w_i carries the normalisation (see `sequence_weigh
 of the policy's next-token distribution at token t (subtracted: a bonus for exploration). Because L is a plain
 weighted sum, summing the gradients of micro-batches gives exactly the full-batch gradient, whatever the
 micro-batch size.
+
+Options for off-policy rows (a batch sampled by another engine, or several versions ago), all off by default:
+
+- dual-clip (`dualClip` c > 1, verl's `clip_ratio_c`): for a negative advantage the PPO term is capped at
+  -c * A, so a token whose ratio has grown huge cannot dominate the batch (`dual_clip`);
+- a clamp of the per-token k3 value (`k3Clamp`; verl clamps k3 to [-10, 10], and k3 >= 0, so only the upper
+  bound acts): a token the policy moved far from the reference adds at most the clamp, with no gradient;
+- the off-policy correction (`offPolicy`): `ppo_ratio` (the default) takes the PPO ratio against the
+  behaviour log-probs mu the sampler reported; `tis` takes it against the kernel's own log-probs of the batch
+  at the start of the step, pi_old (decoupled PPO's proximal policy), and multiplies each token's term by the
+  truncated importance weight min(pi_old / mu, C) (`truncated_importance_weights`), which corrects for the
+  sampler's mismatch while bounding the variance.
 """
 
 from __future__ import annotations
@@ -109,11 +121,34 @@ def policy_loss(
     return loss, clipped < unclipped
 
 
-def k3_kl(logp: torch.Tensor, ref_logp: torch.Tensor) -> torch.Tensor:
+def dual_clip(
+    loss: torch.Tensor, advantages: torch.Tensor, clip_c: float
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Dual-clip PPO (Ye et al. 2020; verl's `clip_ratio_c`): where the advantage is negative, the per-token
+    loss is capped at -clip_c * A (c > 1), with no gradient where the cap acts. Returns the loss and a bool
+    tensor of the tokens where it acted."""
+    cap = -clip_c * advantages
+    capped = (advantages < 0) & (loss > cap)
+    return torch.where(capped, cap.expand_as(loss), loss), capped
+
+
+def truncated_importance_weights(
+    proximal_logp: torch.Tensor, behaviour_logp: torch.Tensor, cap: float
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """min(pi_old / mu, cap) per token (truncated importance sampling), detached, and a bool tensor of the tokens
+    where the cap acted. A token without a behaviour log-prob (NaN) weighs 1."""
+    raw = torch.exp((proximal_logp - behaviour_logp).clamp(max=MAX_LOG_RATIO)).detach()
+    raw = torch.where(torch.isnan(behaviour_logp), 1.0, raw)
+    return raw.clamp(max=cap), raw > cap
+
+
+def k3_kl(logp: torch.Tensor, ref_logp: torch.Tensor, clamp: float | None = None) -> torch.Tensor:
     """Schulman's k3 estimator of KL(policy || reference) per token: exp(d) - d - 1 with d = ref - logp.
-    Non-negative, and exactly 0 where the policy equals the reference."""
+    Non-negative, and exactly 0 where the policy equals the reference. With `clamp`, at most that value (no
+    gradient beyond it)."""
     d = (ref_logp - logp).clamp(-MAX_LOG_RATIO, MAX_LOG_RATIO)
-    return torch.expm1(d) - d
+    k3 = torch.expm1(d) - d
+    return k3 if clamp is None else k3.clamp(max=clamp)
 
 
 def sequence_weights(normalization: str, loss_tokens: Sequence[int], normalizer_constant: float) -> list[float]:

@@ -10,6 +10,12 @@ requests with seeds s..s+n-1. temperature 0 is plain greedy decoding.
 
 Reported log-probs are the model's own (temperature 1, before top_p), i.e. the behaviour log-probs the
 trainer's PPO ratio compares against.
+
+Token in, token out: with vLLM's and SGLang's `return_token_ids` a choice carries `token_ids`, every id the
+row sampled (the stop token or the tokens of a matched stop string included, as vLLM returns them; the content
+leaves them out), and with `return_tokens_as_token_ids` each log-prob entry's token reads `token_id:{id}`
+(vLLM's form). When either is asked, the log-probs cover exactly those sampled ids, so a training row can
+carry them as its `completionTokens` and `behaviourLogprobs`.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ import torch
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from transformers import GenerationConfig, LogitsProcessor, LogitsProcessorList, StoppingCriteria, StoppingCriteriaList
 
-from .chat import encode_prompt
+from .chat import encode_prompt, eos_ids
 from .errors import KernelError
 from .policy import Policy
 
@@ -64,6 +70,8 @@ class ChatCompletionRequest(BaseModel):
     ) = None
     seed: int | None = None
     logprobs: bool = False
+    return_token_ids: bool = False
+    return_tokens_as_token_ids: bool = False
     stream: Literal[False] = False
     add_generation_prompt: bool = True
     continue_final_message: bool = False
@@ -91,10 +99,15 @@ class Row:
 
 @dataclass
 class Sample:
+    """`tokens`: those of the returned text; `sampled`: every id the row sampled up to its stop (EOS, the
+    tokens that completed a stop string), with `sampled_logprobs` one per id."""
+
     text: str
     tokens: list[int]
     logprobs: list[float]
     finish_reason: str
+    sampled: list[int]
+    sampled_logprobs: list[float]
 
 
 class RowSampler(LogitsProcessor):
@@ -167,7 +180,7 @@ def generate(model: torch.nn.Module, tokenizer, rows: list[Row], device: torch.d
     for i, r in enumerate(rows):
         ids[i, width - len(r.prompt) :] = torch.tensor(r.prompt)
         attention[i, width - len(r.prompt) :] = 1
-    eos = _eos_ids(model, tokenizer)
+    eos = eos_ids(model, tokenizer)
     sampler = RowSampler(rows, device)
     config = GenerationConfig(
         max_new_tokens=max(r.max_new for r in rows),
@@ -197,35 +210,38 @@ def generate(model: torch.nn.Module, tokenizer, rows: list[Row], device: torch.d
     return [_finish(tokenizer, row, generated[i], chosen[i], set(eos)) for i, row in enumerate(rows)]
 
 
-def _eos_ids(model: torch.nn.Module, tokenizer) -> list[int]:
-    ids = {tokenizer.eos_token_id}
-    configured = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
-    if isinstance(configured, int):
-        ids.add(configured)
-    elif configured:
-        ids.update(configured)
-    return sorted(i for i in ids if i is not None)
-
-
 def _finish(tokenizer, row: Row, tokens: list[int], logprobs: list[float], eos: set[int]) -> Sample:
     """Cuts a row's output at EOS, its max_tokens or the first stop string (which is not returned)."""
     reason = "length"
     for j, t in enumerate(tokens[: row.max_new]):
         if t in eos:
-            tokens, reason = tokens[:j], "stop"
+            tokens, reason, sampled = tokens[:j], "stop", tokens[: j + 1]
             break
     else:
-        tokens = tokens[: row.max_new]
+        tokens = sampled = tokens[: row.max_new]
     text = tokenizer.decode(tokens, skip_special_tokens=True)
-    hits = [p for p in (text.find(s) for s in row.stops) if p >= 0]
+    hits = [(p, len(s)) for p, s in ((text.find(s), s) for s in row.stops) if p >= 0]
     if hits:
-        cut = min(hits)
+        cut, stop_len = min(hits)
         text, reason = text[:cut], "stop"
         keep = 0
         while keep < len(tokens) and len(tokenizer.decode(tokens[: keep + 1], skip_special_tokens=True)) <= cut:
             keep += 1
-        tokens = tokens[:keep]
-    return Sample(text=text, tokens=tokens, logprobs=logprobs[: len(tokens)], finish_reason=reason)
+        # The sampled ids run through the token that completed the stop string (vLLM's token_ids do too).
+        through = keep
+        while through < len(tokens) and len(tokenizer.decode(tokens[:through], skip_special_tokens=True)) < (
+            cut + stop_len
+        ):
+            through += 1
+        tokens, sampled = tokens[:keep], tokens[:through]
+    return Sample(
+        text=text,
+        tokens=tokens,
+        logprobs=logprobs[: len(tokens)],
+        finish_reason=reason,
+        sampled=sampled,
+        sampled_logprobs=logprobs[: len(sampled)],
+    )
 
 
 @dataclass
@@ -344,6 +360,7 @@ def _response(
     request: ChatCompletionRequest, name: str, prompt: list[int], samples: list[Sample], version: int, tokenizer
 ) -> dict:
     choices = []
+    exact = request.return_token_ids or request.return_tokens_as_token_ids
     for i, s in enumerate(samples):
         choice = {
             "index": i,
@@ -351,16 +368,27 @@ def _response(
             "finish_reason": s.finish_reason,
             "logprobs": None,
         }
+        if request.return_token_ids:
+            choice["token_ids"] = s.sampled
         if request.logprobs:
+            tokens, lps = (s.sampled, s.sampled_logprobs) if exact else (s.tokens, s.logprobs)
+            as_ids = request.return_tokens_as_token_ids
             choice["logprobs"] = {
                 "content": [
-                    {"token": tokenizer.decode([t]), "logprob": lp, "bytes": None, "top_logprobs": []}
-                    for t, lp in zip(s.tokens, s.logprobs)
+                    {
+                        "token": f"token_id:{t}" if as_ids else tokenizer.decode([t]),
+                        "logprob": lp,
+                        "bytes": None,
+                        "top_logprobs": [],
+                    }
+                    for t, lp in zip(tokens, lps)
                 ]
             }
         choices.append(choice)
     completion_tokens = sum(len(s.tokens) for s in samples)
+    prompt_ids = {"prompt_token_ids": prompt} if request.return_token_ids else {}
     return {
+        **prompt_ids,
         "id": f"chatcmpl-{uuid.uuid4().hex}",
         "object": "chat.completion",
         "created": int(time.time()),

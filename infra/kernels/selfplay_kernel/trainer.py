@@ -17,15 +17,16 @@ from __future__ import annotations
 import logging
 import math
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Annotated, Literal
 
 import torch
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from . import losses
 from .batch import BatchRef, TrainingRow, load_batch
-from .chat import encode_completion, encode_prompt
+from .chat import encode_completion, encode_prompt, encode_sampled, eos_ids
 from .distributed import World, collective, everywhere, scalar
 from .errors import KernelError
 from .lineage import check_step
@@ -48,6 +49,17 @@ class LossSpec(BaseModel):
     klCoef: Annotated[float, Field(ge=0, allow_inf_nan=False)]
     # A default, unlike the rest: clients of the contract before the entropy term send none.
     entropyCoef: Annotated[float, Field(ge=0, allow_inf_nan=False)] = 0.0
+    # The off-policy options (losses.py), defaults off: clients before them send none.
+    dualClip: Annotated[float, Field(gt=1, allow_inf_nan=False)] | None = None
+    k3Clamp: Annotated[float, Field(gt=0, allow_inf_nan=False)] | None = None
+    offPolicy: Literal["ppo_ratio", "tis"] = "ppo_ratio"
+    importanceCap: Annotated[float, Field(ge=1, allow_inf_nan=False)] = 2.0
+
+    @model_validator(mode="after")
+    def _dual_clip_needs_ppo(self) -> LossSpec:
+        if self.dualClip is not None and self.type != "ppo_clip":
+            raise ValueError("dualClip: dual-clip caps the PPO surrogate; it needs type ppo_clip")
+        return self
 
 
 class OptimizerSpec(BaseModel):
@@ -76,7 +88,9 @@ class TrainStepRequest(BaseModel):
 
 @dataclass
 class Trajectory:
-    """One row as token ids: prompt, completion (EOS last), loss mask and behaviour log-probs per token."""
+    """One row as token ids: prompt, completion (EOS last), loss mask and behaviour log-probs per token.
+    `exact`: the completion is the sampled ids the row carried (else the kernel tokenized its text);
+    `proximal`: the policy's own log-probs at the start of a multi-step update (the `tis` correction's pi_old)."""
 
     prompt: list[int]
     completion: list[int]
@@ -84,6 +98,8 @@ class Trajectory:
     behaviour: list[float] | None  # one per completion token; NaN where the row gave none (EOS)
     advantage: float
     role: str
+    exact: bool = False
+    proximal: list[float] | None = None
 
     @property
     def length(self) -> int:
@@ -91,20 +107,19 @@ class Trajectory:
 
 
 def encode_rows(policy: Policy, rows: list[TrainingRow]) -> list[Trajectory]:
-    """Tokenizes every row; refuses (400) rows that do not fit the context or whose behaviour log-probs do not
-    line up with the completion's tokens (with or without the EOS token)."""
+    """Turns every row into token ids: the prompt through the chat template, the completion as the row's
+    sampled ids when it carries them (`encode_exact`), else by tokenizing its text. Refuses (400) rows that do
+    not fit the context or whose behaviour log-probs do not line up with the completion's tokens (with or
+    without the EOS token)."""
     out = []
+    ends = eos_ids(policy.model, policy.tokenizer)
     for number, row in enumerate(rows, start=1):
         prompt = encode_prompt(policy.tokenizer, [m.model_dump() for m in row.messages])
+        if row.completionTokens is not None:
+            out.append(encode_exact(policy, row, number, prompt, ends))
+            continue
         comp = encode_completion(policy.tokenizer, row.completion, [tuple(s) for s in row.lossMaskSpans or []])
-        total = len(prompt) + len(comp.ids)
-        if total > policy.context_length:
-            raise KernelError(
-                400,
-                "batch_invalid",
-                f"batch row {number}: prompt and completion are {total} tokens; the model's context is "
-                f"{policy.context_length}",
-            )
+        _check_context(policy, number, len(prompt) + len(comp.ids))
         behaviour = row.behaviourLogprobs
         if behaviour is not None and len(behaviour) not in (len(comp.ids) - 1, len(comp.ids)):
             raise KernelError(
@@ -117,6 +132,41 @@ def encode_rows(policy: Policy, rows: list[TrainingRow]) -> list[Trajectory]:
             behaviour = [*behaviour, math.nan]
         out.append(Trajectory(prompt, comp.ids, comp.in_loss, behaviour, row.advantage, row.role))
     return out
+
+
+def encode_exact(policy: Policy, row: TrainingRow, number: int, prompt: list[int], ends: list[int]) -> Trajectory:
+    """A token-exact row: its sampled ids trained on as they are, with their behaviour log-probs; the text
+    inserted between turns tokenized and out of the loss (chat.encode_sampled). Ids outside this kernel's
+    vocabulary mean another tokenizer sampled them: refused (400)."""
+    assert row.completionTokens is not None
+    vocab = len(policy.tokenizer)
+    sampled = [i for seg in row.completionTokens if hasattr(seg, "ids") for i in seg.ids]
+    bad = next((i for i in sampled if i >= vocab), None)
+    if bad is not None:
+        raise KernelError(
+            400,
+            "batch_invalid",
+            f"batch row {number}: completionTokens: token id {bad} is outside this kernel's vocabulary of {vocab} "
+            "(sampled by another tokenizer?)",
+        )
+    comp = encode_sampled(policy.tokenizer, row.completionTokens, ends)
+    _check_context(policy, number, len(prompt) + len(comp.ids))
+    behaviour = None
+    if row.behaviourLogprobs is not None:
+        # The sampled ids are the loss tokens, in order, but for an EOS the kernel appended last (no value).
+        given = iter(row.behaviourLogprobs)
+        behaviour = [next(given, math.nan) if kept else math.nan for kept in comp.in_loss]
+    return Trajectory(prompt, comp.ids, comp.in_loss, behaviour, row.advantage, row.role, exact=True)
+
+
+def _check_context(policy: Policy, number: int, total: int) -> None:
+    if total > policy.context_length:
+        raise KernelError(
+            400,
+            "batch_invalid",
+            f"batch row {number}: prompt and completion are {total} tokens; the model's context is "
+            f"{policy.context_length}",
+        )
 
 
 def completion_logprobs(
@@ -224,6 +274,36 @@ class MicroBatchLoss:
     kl_sum: float
     clipped: int
     entropy_sums: list[float]  # per sequence, over its loss tokens
+    dual_clipped: int = 0
+    weights: ImportanceWeights | None = None
+
+
+@dataclass
+class ImportanceWeights:
+    """Sums of the importance weights over the loss tokens that have a behaviour log-prob (see
+    `importance_weights`), to be combined over micro-batches and ranks."""
+
+    total: float = 0.0
+    count: int = 0
+    largest: float = 0.0
+    truncated: int = 0
+
+    def add(self, other: ImportanceWeights) -> None:
+        self.total += other.total
+        self.count += other.count
+        self.largest = max(self.largest, other.largest)
+        self.truncated += other.truncated
+
+
+def importance_weights(raw: torch.Tensor, truncated: torch.Tensor, counted: torch.Tensor) -> ImportanceWeights:
+    """The statistics of the raw weights `raw` (before any truncation) over the `counted` tokens."""
+    picked = raw.detach()[counted]
+    return ImportanceWeights(
+        total=float(picked.sum()),
+        count=int(counted.sum()),
+        largest=float(picked.max()) if picked.numel() else 0.0,
+        truncated=int((truncated & counted).sum()),
+    )
 
 
 def micro_batch_loss(policy: Policy, mb: list[Trajectory], weights: list[float], spec: LossSpec) -> MicroBatchLoss:
@@ -241,12 +321,29 @@ def micro_batch_loss(policy: Policy, mb: list[Trajectory], weights: list[float],
     # current policy's, detached: ratio 1, so their gradient is the plain policy gradient.
     old = torch.where(torch.isnan(behaviour), logp.detach(), behaviour)
     adv = torch.tensor([s.advantage for s in mb], dtype=torch.float32, device=device).unsqueeze(1)
-    per_token, was_clipped = losses.policy_loss(spec.type, logp, old, adv, spec.clipLow, spec.clipHigh)
+    known = mask & ~torch.isnan(behaviour)
+    if spec.offPolicy == "tis":
+        # pi_old: the policy at the start of the request; the current one itself when it is a single step.
+        proximal = _right_aligned([s.proximal or [] for s in mb], k, math.nan, torch.float32, device)
+        proximal = torch.where(torch.isnan(proximal), logp.detach(), proximal)
+        per_token, was_clipped = losses.policy_loss(spec.type, logp, proximal, adv, spec.clipLow, spec.clipHigh)
+        weight, truncated = losses.truncated_importance_weights(proximal, behaviour, spec.importanceCap)
+        raw = torch.exp((proximal - old).clamp(max=losses.MAX_LOG_RATIO))
+    else:
+        per_token, was_clipped = losses.policy_loss(spec.type, logp, old, adv, spec.clipLow, spec.clipHigh)
+        raw = torch.exp((logp.detach() - old).clamp(max=losses.MAX_LOG_RATIO))
+        truncated = (raw < 1 - spec.clipLow) | (raw > 1 + spec.clipHigh)
+        weight = None
+    dual = torch.zeros_like(mask)
+    if spec.dualClip is not None:
+        per_token, dual = losses.dual_clip(per_token, adv, spec.dualClip)
+    if weight is not None:
+        per_token = per_token * weight
     kl_sum = 0.0
     if spec.klCoef > 0:
         with torch.no_grad(), policy.reference() as ref_model:
             ref_logp = completion_logprobs(ref_model, mb, device, pad_id)
-        kl = losses.k3_kl(logp, ref_logp)
+        kl = losses.k3_kl(logp, ref_logp, spec.k3Clamp)
         per_token = per_token + spec.klCoef * kl
         kl_sum = float(torch.where(mask, kl.detach(), 0.0).sum())
     if spec.entropyCoef > 0:
@@ -255,7 +352,16 @@ def micro_batch_loss(policy: Policy, mb: list[Trajectory], weights: list[float],
     # where(), not a product with the mask: a NaN score at a padded position must not leak into the sum.
     loss = (torch.where(mask, per_token, 0.0) * w).sum()
     entropy_sums = torch.where(mask, entropy.detach(), 0.0).sum(-1).tolist()
-    return MicroBatchLoss(loss, logp, mask, kl_sum, int((was_clipped & mask).sum()), entropy_sums)
+    return MicroBatchLoss(
+        loss,
+        logp,
+        mask,
+        kl_sum,
+        int((was_clipped & mask).sum()),
+        entropy_sums,
+        dual_clipped=int((dual & mask).sum()),
+        weights=importance_weights(raw, truncated, known),
+    )
 
 
 def rank_shares(world: World, seqs: list[Trajectory]) -> list[list[int]]:
@@ -277,7 +383,8 @@ def accumulate_gradients(policy: Policy, seqs: list[Trajectory], spec: LossSpec)
     mine = shares[world.rank]
     size = policy.config.micro_batch_size
     total_loss = total_kl = 0.0
-    clipped = 0
+    clipped = dual_clipped = 0
+    weights_seen = ImportanceWeights()
     entropy_sum: dict[str, float] = {}
     policy.optimizer.zero_grad(set_to_none=True)
     for start in range(0, world.passes([len(s) for s in shares], size) * size, size):
@@ -290,12 +397,25 @@ def accumulate_gradients(policy: Policy, seqs: list[Trajectory], spec: LossSpec)
         total_loss += float(part.loss.detach())
         total_kl += part.kl_sum
         clipped += part.clipped
+        dual_clipped += part.dual_clipped
+        if part.weights is not None:
+            weights_seen.add(part.weights)
         for i, h in zip(idx, part.entropy_sums):
             entropy_sum[seqs[i].role] = entropy_sum.get(seqs[i].role, 0.0) + h
     roles = sorted({s.role for s in seqs})
-    total_loss, total_kl, clipped, *sums = world.sum(
-        [total_loss, total_kl, clipped, *(entropy_sum.get(r, 0.0) for r in roles)]
+    total_loss, total_kl, clipped, dual_clipped, w_total, w_count, w_truncated, *sums = world.sum(
+        [
+            total_loss,
+            total_kl,
+            clipped,
+            dual_clipped,
+            weights_seen.total,
+            weights_seen.count,
+            weights_seen.truncated,
+            *(entropy_sum.get(r, 0.0) for r in roles),
+        ]
     )
+    (w_largest,) = world.max([weights_seen.largest])
     entropy_sum = dict(zip(roles, sums))
     role_tokens: dict[str, int] = {}
     for s, n in zip(seqs, loss_tokens):
@@ -304,6 +424,11 @@ def accumulate_gradients(policy: Policy, seqs: list[Trajectory], spec: LossSpec)
         "loss": total_loss,
         "kl": total_kl / n_tokens if n_tokens else 0.0,
         "clipFraction": clipped / n_tokens if n_tokens else 0.0,
+        "dualClipFraction": dual_clipped / n_tokens if n_tokens else 0.0,
+        "importanceTokens": w_count,
+        "importanceWeightMean": w_total / w_count if w_count else 1.0,
+        "importanceWeightMax": w_largest if w_count else 1.0,
+        "importanceWeightTruncatedFraction": w_truncated / w_count if w_count else 0.0,
         "tokens": n_tokens,
         "entropy": sum(entropy_sum.values()) / n_tokens if n_tokens else 0.0,
         "entropyByRole": {role: entropy_sum[role] / n for role, n in role_tokens.items() if n},
@@ -317,6 +442,8 @@ def _apply(policy: Policy, seqs: list[Trajectory], request: TrainStepRequest) ->
     spec = request.update or UpdateSpec()
     plan = plan_steps([tuple(s.prompt) for s in seqs], [s.role for s in seqs], spec)
     if len(plan) > 1:
+        if request.loss.offPolicy == "tis":
+            fill_proximal(policy, seqs, plan)
         fill_behaviour(policy, seqs, plan)
     steps = [optimizer_step(policy, [seqs[i] for i in rows], request) for rows in plan]
     applied = [s for s in steps if s["applied"]]
@@ -327,25 +454,44 @@ def _apply(policy: Policy, seqs: list[Trajectory], request: TrainStepRequest) ->
             f"the batch gives a non-finite loss ({steps[0]['loss']}) or gradient norm ({steps[0]['gradNorm']}); "
             "no step applied",
         )
+    exact = sum(s.exact for s in seqs)
     return {
         **combine_steps(applied),
         "tokens": sum(sum(s.in_loss) for s in seqs),
         "skippedSteps": len(steps) - len(applied),
+        "rowsRetokenized": len(seqs) - exact,
+        "tokenExactFraction": exact / len(seqs),
     }
 
 
 def fill_behaviour(policy: Policy, seqs: list[Trajectory], plan: list[list[int]]) -> None:
     """Before the first of several steps, gives every token without a behaviour log-prob the policy's log-prob
     now (verl's `old_log_prob`): the later steps' ratios then measure how far the earlier steps moved the
-    policy, and the clip bounds it, instead of the ratio 1 a detached current log-prob would give. Under FSDP
-    each rank fills the rows it will train on (`rank_shares` of their step)."""
+    policy, and the clip bounds it, instead of the ratio 1 a detached current log-prob would give."""
+    missing = [i for i, s in enumerate(seqs) if s.behaviour is None or any(math.isnan(b) for b in s.behaviour)]
+    for s, now in score_now(policy, seqs, plan, missing):
+        given = s.behaviour or [math.nan] * len(now)
+        s.behaviour = [n if math.isnan(b) else b for n, b in zip(now, given)]
+
+
+def fill_proximal(policy: Policy, seqs: list[Trajectory], plan: list[list[int]]) -> None:
+    """Before the first of several steps of a `tis` update, records every row's log-probs under the policy now:
+    pi_old, which every step's PPO ratio is taken against (a single step needs none: pi_old is the policy)."""
+    for s, now in score_now(policy, seqs, plan, list(range(len(seqs)))):
+        s.proximal = now
+
+
+def score_now(
+    policy: Policy, seqs: list[Trajectory], plan: list[list[int]], wanted: list[int]
+) -> Iterator[tuple[Trajectory, list[float]]]:
+    """The `wanted` rows' completion log-probs under the current weights, without gradient. Under FSDP each rank
+    scores the rows it will train on (`rank_shares` of their step)."""
     world = policy.world
     owner = {}
     for rows in plan:
         for rank, share in enumerate(rank_shares(world, [seqs[i] for i in rows])):
             owner.update({rows[k]: rank for k in share})
-    missing = [i for i, s in enumerate(seqs) if s.behaviour is None or any(math.isnan(b) for b in s.behaviour)]
-    shares = [[i for i in missing if owner[i] == rank] for rank in range(world.size)]
+    shares = [[i for i in wanted if owner[i] == rank] for rank in range(world.size)]
     mine = shares[world.rank]
     size = policy.config.micro_batch_size
     for start in range(0, world.passes([len(s) for s in shares], size) * size, size):
@@ -353,9 +499,7 @@ def fill_behaviour(policy: Policy, seqs: list[Trajectory], plan: list[list[int]]
         with torch.no_grad():  # an empty part: a padding pass over any row, for FSDP's collectives
             logp = completion_logprobs(policy.model, part or seqs[:1], policy.device, policy.tokenizer.pad_token_id)
         for s, scores in zip(part, logp.tolist()):
-            now = scores[len(scores) - len(s.completion) :]
-            given = s.behaviour or [math.nan] * len(now)
-            s.behaviour = [n if math.isnan(b) else b for n, b in zip(now, given)]
+            yield s, scores[len(scores) - len(s.completion) :]
 
 
 def optimizer_step(policy: Policy, seqs: list[Trajectory], request: TrainStepRequest) -> dict:
@@ -380,9 +524,15 @@ def optimizer_step(policy: Policy, seqs: list[Trajectory], request: TrainStepReq
 
 
 def combine_steps(steps: list[dict]) -> dict:
-    """The metrics of the applied steps together: loss and gradNorm their means; kl, clipFraction and the
-    entropies means over all their loss tokens (a step weighs as its tokens); optimizerSteps their count."""
+    """The metrics of the applied steps together: loss and gradNorm their means; kl, the clip fractions and the
+    entropies means over all their loss tokens (a step weighs as its tokens); the importance weights' mean and
+    truncated fraction over every token that had a behaviour log-prob, their max the largest; optimizerSteps
+    their count."""
     tokens = sum(s["tokens"] for s in steps)
+    weighed = sum(s["importanceTokens"] for s in steps)
+
+    def per_weighed_token(key: str, default: float) -> float:
+        return sum(s[key] * s["importanceTokens"] for s in steps) / weighed if weighed else default
 
     def per_token(key: str) -> float:
         return sum(s[key] * s["tokens"] for s in steps) / tokens if tokens else 0.0
@@ -397,6 +547,10 @@ def combine_steps(steps: list[dict]) -> dict:
         "loss": sum(s["loss"] for s in steps) / len(steps),
         "kl": per_token("kl"),
         "clipFraction": per_token("clipFraction"),
+        "dualClipFraction": per_token("dualClipFraction"),
+        "importanceWeightMean": per_weighed_token("importanceWeightMean", 1.0),
+        "importanceWeightMax": max(s["importanceWeightMax"] for s in steps),
+        "importanceWeightTruncatedFraction": per_weighed_token("importanceWeightTruncatedFraction", 0.0),
         "entropy": per_token("entropy"),
         "entropyByRole": {role: role_sum[role] / n for role, n in role_tokens.items() if n},
         "gradNorm": sum(s["gradNorm"] for s in steps) / len(steps),

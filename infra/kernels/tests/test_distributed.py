@@ -94,7 +94,8 @@ def assert_close_states(a: tuple[dict, dict], b: tuple[dict, dict], atol: float)
 
 def assert_same_metrics(a: dict, b: dict) -> None:
     assert a["tokens"] == b["tokens"] and a["optimizerSteps"] == b["optimizerSteps"]
-    for key in ("loss", "gradNorm", "kl", "clipFraction", "entropy"):
+    keys = ("loss", "gradNorm", "kl", "clipFraction", "entropy", "dualClipFraction", "importanceWeightMean")
+    for key in (*keys, "importanceWeightMax", "importanceWeightTruncatedFraction", "tokenExactFraction"):
         assert a[key] == pytest.approx(b[key], rel=1e-4, abs=1e-7), key
     assert a["entropyByRole"] == pytest.approx(b["entropyByRole"], rel=1e-4)
 
@@ -122,8 +123,15 @@ def test_steps_on_two_ranks_equal_the_steps_on_one(make_kernel, tiny_model, tmp_
     second["batch"] = write_batch(
         tmp_path / "b2.jsonl", ROWS + [row("Eight", 0.5, messages=[{"role": "user", "content": "And 4+4?"}])]
     )
+    # The off-policy options over four steps: pi_old scored on each rank's rows, dual-clip, a token-exact row.
+    off_policy = {**LOSS, "offPolicy": "tis", "dualClip": 3.0}
+    third = step_request(batch, key="k3", base=2, loss=off_policy, optimizer=OPTIMIZER)
+    third["update"] = second["update"]
+    ids = one.policy.tokenizer("Nine", add_special_tokens=False)["input_ids"]
+    extra = row("Nine", -0.5, messages=[{"role": "user", "content": "And 4+5?"}], completionTokens=[{"ids": ids}])
+    third["batch"] = write_batch(tmp_path / "b3.jsonl", ROWS + [extra])
     with torchrun_kernel(tiny_model, tmp_path, lora) as two:
-        for request in (first, second):
+        for request in (first, second, third):
             expected = post(one.client, "/v1/train/step", request)
             got = post(two, "/v1/train/step", request)
             assert got["policyVersion"] == expected["policyVersion"]
@@ -136,7 +144,8 @@ def test_steps_on_two_ranks_equal_the_steps_on_one(make_kernel, tiny_model, tmp_
             # Rank 0 samples from its replica, which follows every step.
             assert sampled_logprobs(two) == pytest.approx(sampled_logprobs(one.client), abs=1e-4)
         assert got["metrics"]["optimizerSteps"] == 4
-        published = post(two, f"/v1/policies/{POLICY}/publish", {"uri": str(tmp_path / "snap"), "version": 2})
+        assert got["metrics"]["tokenExactFraction"] == pytest.approx(1 / (len(ROWS) + 1))
+        published = post(two, f"/v1/policies/{POLICY}/publish", {"uri": str(tmp_path / "snap"), "version": 3})
         assert published["format"] == ("lora" if lora else "full")
         assert (tmp_path / "snap" / ("adapter_config.json" if lora else "config.json")).is_file()
 

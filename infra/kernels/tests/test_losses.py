@@ -126,3 +126,45 @@ def test_warmup_schedule():
     assert [learning_rate(spec, s) for s in range(6)] == [0.25, 0.5, 0.75, 1.0, 1.0, 1.0]
     constant = spec.model_copy(update={"schedule": "constant"})
     assert learning_rate(constant, 0) == 1.0
+
+
+def test_dual_clip_caps_the_loss_of_a_negative_advantage_at_c_times_minus_a():
+    # r = 5, A = -1: PPO's term is -min(5 * -1, 1.2 * -1) = 5; dual-clip with c = 3 caps it at 3, no gradient.
+    # r = 2, A = -1: 2 < 3, untouched; r = 5, A = +1: PPO clips at 1.2, dual-clip never acts on A > 0.
+    logp = torch.log(torch.tensor([[5.0, 2.0, 5.0]])).requires_grad_()
+    adv = torch.tensor([[-1.0, -1.0, 1.0]])
+    loss, _ = losses.policy_loss("ppo_clip", logp, torch.zeros(1, 3), adv, 0.2, 0.2)
+    capped, acted = losses.dual_clip(loss, adv, 3.0)
+    assert capped[0].tolist() == pytest.approx([3.0, 2.0, -1.2])
+    assert acted.tolist() == [[True, False, False]]
+    capped.sum().backward()
+    assert logp.grad[0].tolist() == pytest.approx([0.0, 2.0, 0.0])  # d(-r*A)/dlogp = -r*A = 2 for the middle one
+
+
+def test_dual_clip_with_a_per_sequence_advantage_broadcasts():
+    loss = torch.tensor([[4.0, 1.0], [4.0, 1.0]])
+    capped, acted = losses.dual_clip(loss, torch.tensor([[-1.0], [0.5]]), 2.0)
+    assert capped.tolist() == [[2.0, 1.0], [4.0, 1.0]]
+    assert acted.tolist() == [[True, False], [False, False]]
+
+
+def test_k3_clamp_bounds_each_token_and_stops_its_gradient():
+    # d = ref - logp = 3: k3 = e^3 - 3 - 1 = 16.0855; clamped at 10. d = 0.5: e^0.5 - 1.5 = 0.1487, untouched.
+    logp = torch.tensor([-4.0, -1.0], requires_grad=True)
+    ref = torch.tensor([-1.0, -0.5])
+    unclamped = losses.k3_kl(logp, ref)
+    assert unclamped.tolist() == pytest.approx([math.exp(3) - 4, math.exp(0.5) - 1.5])
+    clamped = losses.k3_kl(logp, ref, clamp=10.0)
+    assert clamped.tolist() == pytest.approx([10.0, math.exp(0.5) - 1.5])
+    clamped.sum().backward()
+    assert logp.grad.tolist() == pytest.approx([0.0, -(math.exp(0.5) - 1)])  # dk3/dlogp = -(e^d - 1)
+
+
+def test_truncated_importance_weights_are_min_of_the_ratio_and_the_cap():
+    # pi_old / mu = e^1 = 2.718 -> capped at 2; e^-1 = 0.368 kept; mu unknown (NaN) -> 1.
+    proximal = torch.tensor([[-1.0, -2.0, -1.0]])
+    behaviour = torch.tensor([[-2.0, -1.0, float("nan")]])
+    weight, truncated = losses.truncated_importance_weights(proximal, behaviour, 2.0)
+    assert weight[0].tolist() == pytest.approx([2.0, math.exp(-1), 1.0])
+    assert truncated.tolist() == [[True, False, False]]
+    assert not weight.requires_grad

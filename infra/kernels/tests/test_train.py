@@ -2,6 +2,7 @@
 versions."""
 
 import dataclasses
+import math
 
 import pytest
 import torch
@@ -186,3 +187,99 @@ def test_fully_masked_batch_still_counts_as_a_step(make_kernel, tmp_path):
     batch = write_batch(tmp_path / "b.jsonl", [row("four", 1.0, lossMaskSpans=[[0, 4]])])
     body = kernel.client.post("/v1/train/step", json=step_request(batch, loss={"normalization": "token_mean"})).json()
     assert body["policyVersion"] == 1 and body["metrics"]["tokens"] == 1  # only EOS is left
+
+
+def _step_metrics(kernel, tmp_path, rows: list[dict], loss: dict) -> dict:
+    batch = write_batch(tmp_path / "b.jsonl", rows)
+    request = step_request(batch, loss={"normalization": "token_mean", **loss})
+    response = kernel.client.post("/v1/train/step", json=request)
+    assert response.status_code == 200, response.text
+    return response.json()["metrics"]
+
+
+def test_dual_clip_caps_negative_advantage_tokens_and_reports_its_fraction(make_kernel, tmp_path):
+    kernel = make_kernel()
+    completion = "The answer is four."
+    current = token_logprobs(kernel.policy, completion).tolist()
+    n = len(current)
+    far = [lp - 2.0 for lp in current[:-1]]  # r = e^2 = 7.39 on every token but EOS (no value: r = 1)
+    rows = [row(completion, -1.0, behaviourLogprobs=far)]
+    metrics = _step_metrics(kernel, tmp_path, rows, {"dualClip": 3.0})
+    # Per token -min(r*A, clip(r)*A) = 7.39, capped at 3 * 1; the EOS token: 1. token_mean over n tokens.
+    assert metrics["dualClipFraction"] == pytest.approx((n - 1) / n)
+    assert metrics["loss"] == pytest.approx((3.0 * (n - 1) + 1.0) / n, rel=1e-4)
+    assert metrics["importanceWeightMean"] == pytest.approx(math.exp(2), rel=1e-4)
+    assert metrics["importanceWeightTruncatedFraction"] == 1.0  # 7.39 is outside the clip range [0.8, 1.2]
+
+
+def test_without_dual_clip_the_same_batch_is_plain_ppo(make_kernel, tmp_path):
+    kernel = make_kernel()
+    completion = "The answer is four."
+    current = token_logprobs(kernel.policy, completion).tolist()
+    n = len(current)
+    rows = [row(completion, -1.0, behaviourLogprobs=[lp - 2.0 for lp in current[:-1]])]
+    metrics = _step_metrics(kernel, tmp_path, rows, {})
+    assert metrics["dualClipFraction"] == 0.0
+    assert metrics["loss"] == pytest.approx((math.exp(2) * (n - 1) + 1.0) / n, rel=1e-4)
+
+
+def test_tis_weights_the_on_policy_ratio_by_the_truncated_importance_weight(make_kernel, tmp_path):
+    kernel = make_kernel()
+    completion = "The answer is four."
+    current = token_logprobs(kernel.policy, completion).tolist()
+    n = len(current)
+    behind = [lp - 1.0 for lp in current[:-1]]  # pi_old / mu = e = 2.718 > C = 2 on every token but EOS
+    (seq,) = encode_rows(kernel.policy, training_rows([row(completion, 1.0, behaviourLogprobs=behind)]))
+    base = dict(type="ppo_clip", normalization="token_mean", normalizerConstant=1, clipLow=0.2, clipHigh=0.2, klCoef=0)
+    grads = {}
+    for mode in ("tis", "ppo_ratio"):
+        spec = LossSpec(**base, offPolicy=mode, importanceCap=2.0)
+        part = micro_batch_loss(kernel.policy, [dataclasses.replace(seq)], [1.0 / n], spec)
+        part.logp.retain_grad()
+        part.loss.backward()
+        grads[mode] = part.logp.grad[0, -n:]
+    # tis: ratio 1 to pi_old (the policy itself in one step), each term weighted by min(e, 2) = 2; EOS by 1.
+    expected = torch.tensor([2.0] * (n - 1) + [1.0]) * (-1.0 / n)
+    assert torch.allclose(grads["tis"], expected, atol=1e-6)
+    # ppo_ratio: r = e to the behaviour, beyond 1 + clipHigh with A > 0: clipped, no gradient but EOS's.
+    assert torch.allclose(grads["ppo_ratio"], torch.tensor([0.0] * (n - 1) + [-1.0 / n]), atol=1e-6)
+
+    metrics = _step_metrics(
+        kernel, tmp_path, [row(completion, 1.0, behaviourLogprobs=behind)], {"offPolicy": "tis", "importanceCap": 2.0}
+    )
+    assert metrics["importanceWeightMean"] == pytest.approx(math.e, rel=1e-4)
+    assert metrics["importanceWeightMax"] == pytest.approx(math.e, rel=1e-4)
+    assert metrics["importanceWeightTruncatedFraction"] == 1.0
+    assert metrics["clipFraction"] == 0.0
+    assert metrics["loss"] == pytest.approx(-(2.0 * (n - 1) + 1.0) / n, rel=1e-4)
+
+
+def test_tis_over_several_steps_takes_the_ratio_against_the_policy_at_the_start(make_kernel, tmp_path):
+    kernel = make_kernel()
+    completion = "The answer is four."
+    current = token_logprobs(kernel.policy, completion).tolist()
+    rows = [row(completion, 1.0, behaviourLogprobs=current[:-1])] * 2
+    batch = write_batch(tmp_path / "b.jsonl", rows)
+    request = step_request(batch, loss={"offPolicy": "tis", "normalization": "token_mean"})
+    request["update"] = {"miniBatchPrompts": 1, "epochs": 2, "roleOrder": []}
+    response = kernel.client.post("/v1/train/step", json=request)
+    assert response.status_code == 200, response.text
+    metrics = response.json()["metrics"]
+    assert metrics["optimizerSteps"] == 2  # one prompt: one mini-batch, two epochs
+    # pi_old is fixed at the start, where it equals the behaviour: every weight is 1, none truncated, while
+    # the later steps' ratios to pi_old move (and the first steps' lr of 1e-2 is large enough to clip some).
+    assert metrics["importanceWeightMean"] == pytest.approx(1.0, abs=1e-4)
+    assert metrics["importanceWeightTruncatedFraction"] == 0.0
+
+
+def test_dual_clip_needs_ppo_and_a_c_above_one(make_kernel, tmp_path):
+    kernel = make_kernel()
+    batch = write_batch(tmp_path / "b.jsonl", [row("four", 1.0)])
+    for loss, message in [
+        ({"dualClip": 3.0, "type": "reinforce"}, "dualClip: dual-clip caps the PPO surrogate"),
+        ({"dualClip": 1.0}, "loss.dualClip"),
+        ({"offPolicy": "vtrace"}, "loss.offPolicy"),
+    ]:
+        response = kernel.client.post("/v1/train/step", json=step_request(batch, loss=loss))
+        assert response.status_code == 400, response.text
+        assert message in response.json()["error"]["message"]

@@ -26,6 +26,10 @@ const lossSchema: z.ZodType<LossSpec> = z.strictObject({
   clipHigh: z.number().min(0),
   klCoef: z.number().min(0),
   entropyCoef: z.number().positive().optional(),
+  dualClip: z.number().gt(1).optional(),
+  k3Clamp: z.number().positive().optional(),
+  offPolicy: z.enum(['ppo_ratio', 'tis']).optional(),
+  importanceCap: z.number().min(1).optional(),
 });
 
 const optimizerSchema: z.ZodType<OptimizerSpec> = z.strictObject({
@@ -73,6 +77,15 @@ export const trainingRowSchema: z.ZodType<TrainingRow> = z
     advantage: finite,
     behaviourLogprobs: z.array(z.number().max(0)).optional(),
     lossMaskSpans: z.array(z.tuple([nonNegativeInt, nonNegativeInt])).optional(),
+    completionTokens: z
+      .array(
+        z.union([
+          z.strictObject({ ids: z.array(nonNegativeInt).min(1) }),
+          z.strictObject({ text: z.string().min(1) }),
+        ]),
+      )
+      .min(1)
+      .optional(),
   })
   .superRefine((row, ctx) => {
     row.lossMaskSpans?.forEach(([start, end], i) => {
@@ -97,6 +110,12 @@ const metricsSchema = z.strictObject({
   entropyByRole: z.record(z.string(), finite).optional(),
   optimizerSteps: nonNegativeInt.optional(),
   skippedSteps: nonNegativeInt.optional(),
+  dualClipFraction: finite.optional(),
+  importanceWeightMean: finite.optional(),
+  importanceWeightMax: finite.optional(),
+  importanceWeightTruncatedFraction: finite.optional(),
+  rowsRetokenized: nonNegativeInt.optional(),
+  tokenExactFraction: finite.optional(),
 });
 
 export const trainStepResponseSchema: z.ZodType<TrainStepResponse> = z.strictObject({

@@ -60,6 +60,7 @@ const BODY_LIMIT_BYTES = 1024 * 1024;
 function metricsOf(rows: readonly TrainingRow[], startedMs: number): TrainStepMetrics {
   const mean = (values: number[]): number => values.reduce((sum, v) => sum + v, 0) / values.length;
   const advantages = rows.map((r) => r.advantage);
+  const retokenized = rows.filter((r) => r.completionTokens === undefined).length;
   return {
     loss: -mean(advantages),
     kl: 0,
@@ -67,6 +68,8 @@ function metricsOf(rows: readonly TrainingRow[], startedMs: number): TrainStepMe
     gradNorm: Math.sqrt(mean(advantages.map((a) => a * a))),
     tokens: Math.round(rows.reduce((sum, r) => sum + r.completion.length, 0) / 4),
     seconds: (performance.now() - startedMs) / 1000,
+    rowsRetokenized: retokenized,
+    tokenExactFraction: (rows.length - retokenized) / rows.length,
   };
 }
 

@@ -28,6 +28,10 @@ const chatRequestSchema = z.looseObject({
   // vLLM's and SGLang's chat-template switches: continue the final (assistant) message instead of answering it.
   continue_final_message: z.boolean().optional(),
   add_generation_prompt: z.boolean().optional(),
+  // Token in, token out: OpenAI's log-probs, vLLM's and SGLang's `return_token_ids`, vLLM's ids as token names.
+  logprobs: z.boolean().optional(),
+  return_token_ids: z.boolean().optional(),
+  return_tokens_as_token_ids: z.boolean().optional(),
 });
 
 export interface ChatTurn {
@@ -46,6 +50,8 @@ export interface ChatRequest {
   stream: boolean;
   /** The assistant message the request continues (`continue_final_message`); undefined for a new message. */
   prefix: string | undefined;
+  /** What the request asked for beside the text: log-probs, the sampled ids, ids as log-prob token names. */
+  tokens: { logprobs: boolean; ids: boolean; idNames: boolean };
 }
 
 /** The validated request with text parts joined, or the first problem as `field: message`. */
@@ -82,6 +88,11 @@ export function parseChatRequest(
       stop: r.stop === undefined ? [] : typeof r.stop === 'string' ? [r.stop] : r.stop,
       stream: r.stream ?? false,
       prefix: r.continue_final_message ? messages.at(-1)?.content : undefined,
+      tokens: {
+        logprobs: r.logprobs ?? false,
+        ids: r.return_token_ids ?? false,
+        idNames: r.return_tokens_as_token_ids ?? false,
+      },
     },
   };
 }

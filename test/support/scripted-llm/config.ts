@@ -34,6 +34,15 @@ export interface BehaviourSettings {
   evalSkill: { base: number; perVersion: number };
 }
 
+/**
+ * Which engine's token-id fields the server answers with, when a request asks for them: vLLM's (`token_ids`,
+ * a top-level `prompt_token_ids`, log-prob tokens named `token_id:{id}`), SGLang's (`token_ids` and
+ * `prompt_token_ids` per choice, log-prob tokens as text), or none (an engine that cannot return ids: the
+ * client falls back to text).
+ */
+export const TOKEN_ID_MODES = ['none', 'vllm', 'sglang'] as const;
+export type TokenIdMode = (typeof TOKEN_ID_MODES)[number];
+
 /** Overrides for one call kind (a CALL_HEADER value). */
 export interface CallSettings {
   latencyMs?: number;
@@ -52,6 +61,7 @@ export interface ScriptedLlmConfig extends BehaviourSettings {
   /** Fault rates for every call kind; `calls[kind].faults` overrides them per kind. */
   faults: FaultRates;
   calls: Record<string, CallSettings>;
+  tokenIds: TokenIdMode;
 }
 
 export const DEFAULT_CONFIG: ScriptedLlmConfig = {
@@ -61,6 +71,7 @@ export const DEFAULT_CONFIG: ScriptedLlmConfig = {
   timeoutHoldMs: 60_000,
   faults: { http500: 0, timeout: 0, malformedJson: 0, missingBoxed: 0, garbageContent: 0 },
   calls: {},
+  tokenIds: 'none',
   mcqFraction: 0.5,
   answerTypeWeights: { Integer: 0.7, Expression: 0.15, String: 0.15 },
   passRate: { min: 0, max: 1 },
@@ -91,6 +102,7 @@ export const configPatchSchema = z.strictObject({
       z.strictObject({ latencyMs: z.number().min(0).optional(), faults: faultRates.partial().optional() }),
     )
     .optional(),
+  tokenIds: z.enum(TOKEN_ID_MODES).optional(),
   mcqFraction: rate.optional(),
   answerTypeWeights: z
     .strictObject({ Integer: weight, Expression: weight, String: weight })
@@ -121,6 +133,7 @@ export function applyPatch(config: ScriptedLlmConfig, patch: ParsedPatch): Scrip
     timeoutHoldMs: patch.timeoutHoldMs ?? config.timeoutHoldMs,
     faults: { ...config.faults, ...patch.faults },
     calls,
+    tokenIds: patch.tokenIds ?? config.tokenIds,
     mcqFraction: patch.mcqFraction ?? config.mcqFraction,
     answerTypeWeights: { ...config.answerTypeWeights, ...patch.answerTypeWeights },
     passRate: { ...config.passRate, ...patch.passRate },

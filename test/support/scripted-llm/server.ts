@@ -7,6 +7,7 @@ import { BodyError, closer, fieldPath, listen, readJson, sendJson } from '../htt
 import { BEHAVIOURS } from './behaviour';
 import type { CallBehaviour } from './completion';
 import { fingerprintOf, parseChatRequest, type ChatRequest } from './chat-request';
+import { choiceTokenFields, responseTokenFields, tokenIdsOf } from './token-ids';
 import {
   applyPatch,
   configPatchSchema,
@@ -245,16 +246,19 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
     }
     const promptTokens = request.messages.reduce((sum, m) => sum + approxTokens(m.content), 0);
     const completionTokens = completions.reduce((sum, c) => sum + approxTokens(c.content), 0);
+    const promptIds = tokenIdsOf(request.messages.map((m) => m.content).join('\n'));
     sendJson(res, 200, {
       id: `chatcmpl-${fingerprint.slice(0, 24)}`,
       object: 'chat.completion',
       created: Math.floor(Date.now() / 1000),
       model: request.model,
+      ...responseTokenFields(config.tokenIds, request, promptIds),
       choices: completions.map((c, index) => ({
         index,
         message: { role: 'assistant', content: c.content },
         logprobs: null,
         finish_reason: c.finishReason,
+        ...choiceTokenFields(config.tokenIds, request, promptIds, c.content),
       })),
       usage: {
         prompt_tokens: promptTokens,

@@ -92,6 +92,46 @@ describe('SPICE gate, judge and filter', () => {
     expect(gated[1]!.verdicts[0]).toEqual({ valid: false, reason: 'duplicate' });
   });
 
+  test('rows carry the sampled ids and log-probs; a sample without them falls back to its text', async () => {
+    const ids = (text: string) => [...text].map((c) => c.charCodeAt(0));
+    const sampled = (text: string) => ({ ids: ids(text), logprobs: ids(text).map(() => -0.5) });
+    const p = proposal(0, [VALID_MCQ, INVALID, INVALID, INVALID]);
+    p.trajectories = p.trajectories.map((t, i) => (i === 1 ? t : { ...t, sampled: sampled(t.completion) }));
+    const gate = gateSpice([], [p], { refuteArithmetic: false, requireAnswerInDocument: false })[0]!;
+    const completions = ['\\boxed{B}', '\\boxed{A}', '\\boxed{B}', 'no box'];
+    const solve: SpiceSolved = {
+      unit: 0,
+      docIndex: 0,
+      answers: [
+        {
+          trajectory: 0,
+          messages: [{ role: 'user', content: 'q' }],
+          completions,
+          sampled: completions.map((c, j) => (j === 3 ? null : sampled(c))),
+        },
+      ],
+    };
+    const judge = await judgeSpice(gate, solve, inlineAnswerChecker);
+    const { rows } = filterSpice({ config: config(), runId: 'u', iteration: 1, state: undefined }, [
+      { shard: 0, plan: [doc(0)], propose: [p], gate: [gate], solve: [solve], judge: [judge] },
+    ]);
+    // The second Challenger trajectory and the fourth answer came from a sample without ids.
+    const fallback = [
+      rows.filter((r) => r.role === 'challenger')[1],
+      rows.find((r) => r.completion === 'no box'),
+    ];
+    for (const r of rows) {
+      if (fallback.includes(r)) {
+        expect(r.completionTokens).toBeUndefined();
+        expect(r.behaviourLogprobs).toBeUndefined();
+      } else {
+        expect(r.completionTokens).toEqual([{ ids: ids(r.completion) }]);
+        expect(r.behaviourLogprobs).toEqual(ids(r.completion).map(() => -0.5));
+      }
+    }
+    expect(rows.filter((r) => r.completionTokens === undefined)).toHaveLength(2);
+  });
+
   test('rewards and Dr.GRPO advantages follow the spec for one document', async () => {
     const cfg = config();
     // Four Challenger trajectories: two valid tasks (k = 2 and k = 4 of G=4 correct), two invalid.

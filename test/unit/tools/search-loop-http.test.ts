@@ -1,6 +1,7 @@
 import { InferenceEndpoint } from '../../../activities/clients/inference';
 import { CALL_HEADER } from '../../../activities/clients/llm-protocol';
-import { runSearchLoop } from '../../../activities/tools/search-loop';
+import { runSearchLoop, trajectoryTokenFields } from '../../../activities/tools/search-loop';
+import { logprobOf, tokenIdsOf } from '../../support/scripted-llm/token-ids';
 import type { Retriever, SearchLoopSpec, Trajectory } from '../../../activities/tools/types';
 import { memoryCheckpoint } from '../../support/search-fakes';
 import { SEARCH_DEMO_CALL } from '../../support/scripted-llm/search-agent';
@@ -66,6 +67,37 @@ describe('runSearchLoop over HTTP', () => {
     expect(stats.badRequests).toBe(0);
     // Token counts come from the server's usage (one completion per request).
     expect(t.turns.every((turn) => typeof turn.tokens === 'number' && turn.tokens > 0)).toBe(true);
+  });
+
+  test("keeps each turn's sampled ids; the row takes the observations as inserted text, out of the loss", async () => {
+    llm.configure({ tokenIds: 'vllm' });
+    const t = await runSearchLoop(spec(PLAN));
+    expect(t.turns.every((turn) => turn.sampled !== undefined)).toBe(true);
+    const fields = trajectoryTokenFields(t);
+    const segments = fields.completionTokens ?? [];
+    // ids, observation, ids, observation, ids, observation, ids: one ids segment per turn, in order.
+    expect(segments.map((s) => ('ids' in s ? 'ids' : 'text'))).toEqual([
+      ...['ids', 'text', 'ids', 'text', 'ids', 'text'],
+      'ids',
+    ]);
+    expect(segments.filter((s) => 'text' in s)).toEqual(
+      t.turns.filter((turn) => turn.observation).map((turn) => ({ text: turn.observation })),
+    );
+    const sampled = t.turns.map((turn) => turn.sampled?.ids ?? []);
+    expect(segments.filter((s) => 'ids' in s)).toEqual(sampled.map((ids) => ({ ids })));
+    expect(fields.behaviourLogprobs).toEqual(sampled.flatMap((ids) => ids.map((id, i) => logprobOf(id, i))));
+    // Each turn's ids are what the server sampled for that turn alone (its content, before the loop restored
+    // the closing tag the stop sequence cut), not the text so far.
+    t.turns.forEach((turn, i) => {
+      expect(tokenIdsOf(turn.text).slice(0, sampled[i]?.length)).toEqual(sampled[i]);
+      expect(sampled[i]?.length).toBeGreaterThan(0);
+    });
+  });
+
+  test('a server without ids: the turns carry none, and the row falls back to its text', async () => {
+    const t = await runSearchLoop(spec(PLAN));
+    expect(t.turns.some((turn) => turn.sampled)).toBe(false);
+    expect(trajectoryTokenFields(t)).toEqual({});
   });
 
   test('qwen3 tool calls, and correctness as the server is configured', async () => {

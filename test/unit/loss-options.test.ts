@@ -1,0 +1,67 @@
+import { resolveRunConfig, RECIPES, type RunConfig } from '../../config/schema';
+import { lossSpec } from '../../activities/stages/update';
+
+const resolved = (input: object): RunConfig => {
+  const r = resolveRunConfig(input);
+  if (!r.ok) throw new Error(r.problems.join('; '));
+  return r.config;
+};
+
+describe('training.loss off-policy options: dual-clip, k3 clamp, the off-policy correction', () => {
+  test('every preset leaves them off, and the kernel is sent the loss it was sent before', () => {
+    for (const recipe of RECIPES) {
+      const loss = resolved({ recipe }).training.loss;
+      expect(loss).toMatchObject({
+        dualClip: 'off',
+        k3Clamp: 'off',
+        offPolicy: 'ppo_ratio',
+        importanceCap: 2,
+      });
+      const spec = lossSpec(loss);
+      expect(Object.keys(spec).sort()).toEqual(
+        ['type', 'normalization', 'normalizerConstant', 'clipLow', 'clipHigh', 'klCoef']
+          .concat(loss.entropyCoef > 0 ? ['entropyCoef'] : [])
+          .sort(),
+      );
+    }
+  });
+
+  test('an iteration input recorded before the options existed gets them off', () => {
+    const { dualClip, k3Clamp, offPolicy, importanceCap, ...before } = resolved({ recipe: 'ssp' }).training
+      .loss;
+    expect([dualClip, k3Clamp, offPolicy, importanceCap]).toEqual(['off', 'off', 'ppo_ratio', 2]);
+    expect(lossSpec(before)).toEqual(lossSpec(resolved({ recipe: 'ssp' }).training.loss));
+  });
+
+  test('options that are on are sent, tis with its cap', () => {
+    const loss = resolved({
+      recipe: 'spice',
+      training: { loss: { dualClip: 3, k3Clamp: 10, offPolicy: 'tis', importanceCap: 5 } },
+    }).training.loss;
+    expect(lossSpec(loss)).toMatchObject({ dualClip: 3, k3Clamp: 10, offPolicy: 'tis', importanceCap: 5 });
+  });
+
+  test('bad values are refused with their field named', () => {
+    const r = resolveRunConfig({
+      recipe: 'spice',
+      training: { loss: { dualClip: 1, k3Clamp: 0, offPolicy: 'vtrace', importanceCap: 0.5 } },
+    });
+    expect(!r.ok && r.problems).toEqual([
+      'training.loss.dualClip: Too small: expected number to be >1',
+      'training.loss.k3Clamp: Too small: expected number to be >0',
+      'training.loss.offPolicy: Invalid option: expected one of "ppo_ratio"|"tis"',
+      'training.loss.importanceCap: Too small: expected number to be >=1',
+    ]);
+    const word = resolveRunConfig({ recipe: 'spice', training: { loss: { dualClip: 'on' } } });
+    expect(!word.ok && word.problems).toEqual([
+      'training.loss.dualClip: expected a number above 1, or "off"',
+    ]);
+    const reinforce = resolveRunConfig({
+      recipe: 'spice',
+      training: { loss: { type: 'reinforce', dualClip: 3 } },
+    });
+    expect(!reinforce.ok && reinforce.problems).toEqual([
+      'training.loss.dualClip: dual-clip caps the PPO surrogate: it needs type ppo_clip',
+    ]);
+  });
+});
