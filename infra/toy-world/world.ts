@@ -36,6 +36,7 @@ export interface DepotLog {
 
 export interface SumTask {
   kind: SumKind;
+  operands: [number, number];
   question: string;
   answer: number;
 }
@@ -70,7 +71,7 @@ export function sumQuestion(a: number, b: number): string {
 }
 
 export function taskOf(kind: SumKind, [a, b]: [number, number]): SumTask {
-  return { kind, question: sumQuestion(a, b), answer: a + b };
+  return { kind, operands: [a, b], question: sumQuestion(a, b), answer: a + b };
 }
 
 /**
@@ -98,6 +99,15 @@ export function corpus(seed: number, documents: number): Array<{ id: string; tex
   });
 }
 
+/** `items` sums from the seeded stream `stream`, the kinds in turn (an equal share of each). */
+export function sumTasks(seed: number, stream: string, items: number): SumTask[] {
+  return Array.from({ length: items }, (_, i) => {
+    const rng = seededRng(seed, 'toy-world', stream, i);
+    const kind = SUM_KINDS[i % SUM_KINDS.length] as SumKind;
+    return taskOf(kind, operands(rng, kind));
+  });
+}
+
 /**
  * The held-out set in GSM8K's format (`question`, and `answer` ending in `#### N`), an equal share of each
  * kind, drawn from its own stream so it shares no choice with the corpus or the warm-start data.
@@ -106,16 +116,11 @@ export function heldOut(
   seed: number,
   items: number,
 ): Array<{ id: string; question: string; answer: string }> {
-  return Array.from({ length: items }, (_, i) => {
-    const rng = seededRng(seed, 'toy-world', 'held-out', i);
-    const kind = SUM_KINDS[i % SUM_KINDS.length] as SumKind;
-    const [a, b] = operands(rng, kind);
-    return {
-      id: `heldout-${i}`,
-      question: sumQuestion(a, b),
-      answer: `${a} + ${b} = ${a + b}\n#### ${a + b}`,
-    };
-  });
+  return sumTasks(seed, 'held-out', items).map((task, i) => ({
+    id: `heldout-${i}`,
+    question: task.question,
+    answer: `${task.operands.join(' + ')} = ${task.answer}\n#### ${task.answer}`,
+  }));
 }
 
 /** The kind of the sum a text asks for (`What is 37 + 48?`), by the digits of its operands. */
