@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -24,6 +25,8 @@ export async function main(args: string[]): Promise<void> {
   if (control !== undefined && !CONTROLS.includes(control))
     throw new Error(`--control: one of ${CONTROLS.join(', ')}, not ${String(control)}`);
 
+  // The kernels this bench starts refuse requests without a token, as in production.
+  process.env.SELFPLAY_KERNEL_TOKEN ??= randomBytes(24).toString('hex');
   let t0 = Date.now();
   const steps = option('--warm-start-steps');
   const world = await prepareToyWorld(steps ? { warmStartSteps: Number(steps) } : {});

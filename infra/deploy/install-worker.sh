@@ -24,7 +24,7 @@ if [ -n "$(ls -A "$dest")" ]; then
 fi
 
 # What the worker and CLI import at run time, and the files the presets name (config/schema.ts, config/presets/).
-sources=(package.json package-lock.json tsconfig.json activities cli config workers workflows infra/temporal
+sources=(package.json package-lock.json tsconfig.json activities cli config contracts workers workflows infra/temporal
   infra/deploy/bundle-workflows.ts test/fixtures/corpus test/fixtures/ssp)
 for path in "${sources[@]}"; do
   mkdir -p "$dest/$(dirname "$path")"
