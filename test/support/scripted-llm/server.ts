@@ -56,6 +56,8 @@ export interface ScriptedStats {
   /** With `samplerPolicy`: the version last loaded (undefined before any), and how many loads there were. */
   weightVersion?: number;
   samplerLoads: number;
+  /** Loads that changed the version while a chat request was being answered: weights changed under it. */
+  loadsUnderRequests: number;
 }
 
 export interface ScriptedLlm {
@@ -110,6 +112,9 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
   let badRequests = 0;
   let weightVersion: number | undefined;
   let samplerLoads = 0;
+  let loadsUnderRequests = 0;
+  /** Chat requests received and not yet answered. */
+  let activeChats = 0;
   const lifetime = new AbortController();
 
   const countsFor = (call: string): { requests: number; completions: number } => {
@@ -141,6 +146,7 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
       fingerprintCounts: counts,
       ...(weightVersion === undefined ? {} : { weightVersion }),
       samplerLoads,
+      loadsUnderRequests,
     };
   };
 
@@ -296,6 +302,7 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
             'expected {"uri": string, "version": non-negative integer}',
             'invalid_request',
           );
+        if (activeChats > 0 && weightVersion !== body.version) loadsUnderRequests++;
         weightVersion = body.version as number;
         samplerLoads++;
         return sendJson(res, 200, {
@@ -305,7 +312,8 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
         });
       }
       case 'POST /v1/chat/completions':
-        return chat(req, res, signal);
+        activeChats++;
+        return chat(req, res, signal).finally(() => activeChats--);
       case 'GET /admin/stats':
         return sendJson(res, 200, stats());
       case 'POST /admin/configure':
