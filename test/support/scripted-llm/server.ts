@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -13,6 +14,7 @@ import {
   DEFAULT_CONFIG,
   FAULT_KINDS,
   faultRatesFor,
+  completionLatency,
   latencyFor,
   type ConfigPatch,
   type FaultKind,
@@ -69,6 +71,8 @@ export interface ScriptedLlm {
   configure(patch: ConfigPatch): void;
   /** Forgets every request seen (counts, fingerprints, pending failNext); the configuration stays. */
   reset(): void;
+  /** Seconds within [fromMs, toMs] (epoch ms) during which the server worked on some completion. */
+  busySecondsWithin(fromMs: number, toMs: number): number;
   close(): Promise<void>;
 }
 
@@ -159,6 +163,15 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
     slots.resetPeak();
   };
 
+  /** A completion's latency, its long-tail draw fixed by the request and the sample's index. */
+  const latencyOf = (call: string, request: ChatRequest, index: number): number => {
+    if (config.latencyTail === 0) return latencyFor(config, call);
+    const print = fingerprintOf(call, request.messages, request.seed, request.n, request.prefix !== undefined);
+    const h = createHash('sha256').update(`${print}/${index}`).digest();
+    const uniform = (at: number): number => (h.readUInt32BE(at) + 1) / 2 ** 32;
+    return completionLatency(config, call, uniform(0), uniform(4));
+  };
+
   /** Runs the n completions through the scheduler; each holds a slot for the call's latency. */
   const complete = (
     call: string,
@@ -173,7 +186,7 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
       Array.from({ length: request.n }, async (_, index) => {
         const release = await slots.acquire(signal);
         try {
-          await delay(latencyFor(config, call), undefined, { signal });
+          await delay(latencyOf(call, request, index), undefined, { signal });
         } finally {
           release();
         }
@@ -357,6 +370,7 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
     stats,
     configure,
     reset,
+    busySecondsWithin: (fromMs, toMs) => slots.busyMsWithin(fromMs, toMs) / 1000,
     close: () => {
       lifetime.abort();
       return closeServer();
