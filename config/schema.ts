@@ -290,12 +290,15 @@ export const runConfig = z
     message:
       'with several training.policies, add "eval" to the roles of the policy to evaluate (its endpoint and versions answer the benchmarks)',
   })
-  .refine((c) => c.pipeline.maxStaleness === 0 || c.evaluation.every === 0 || c.weightSync.engine === 'none', {
-    path: ['pipeline', 'maxStaleness'],
-    message:
-      'evaluation.every loads each evaluated commit onto the inference servers, which would change the weights under the next ' +
-      'iteration\'s rollouts; with pipeline.maxStaleness ≥ 1 evaluate from a server of its own (weightSync.engine "none") or set maxStaleness 0',
-  })
+  .refine(
+    (c) => c.pipeline.maxStaleness === 0 || c.evaluation.every === 0 || c.weightSync.engine === 'none',
+    {
+      path: ['pipeline', 'maxStaleness'],
+      message:
+        'evaluation.every loads each evaluated commit onto the inference servers, which would change the weights under the next ' +
+        'iteration\'s rollouts; with pipeline.maxStaleness ≥ 1 evaluate from a server of its own (weightSync.engine "none") or set maxStaleness 0',
+    },
+  )
   .refine((c) => Math.ceil(c.batchSize / c.shardSize) <= MAX_SHARDS, {
     path: ['shardSize'],
     message: `batchSize / shardSize must give at most ${MAX_SHARDS} shards, so an iteration's history stays small; raise shardSize`,

@@ -416,7 +416,9 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
       iteration: n,
       config: iterationConfig(config),
       ...committed,
-      ...(overlaps?.sampled ? { policies: withSnapshots(committed.policies, overlaps.sampled), overlaps: true } : {}),
+      ...(overlaps?.sampled
+        ? { policies: withSnapshots(committed.policies, overlaps.sampled), overlaps: true }
+        : {}),
       ...(config.evaluation.atStart && n === firstIteration ? { evaluateStart: true } : {}),
     };
     const flight: Flight = { n, id, scope: new CancellationScope(), childStarted: false };

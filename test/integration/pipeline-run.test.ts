@@ -90,7 +90,9 @@ describe('SPICE with pipeline.maxStaleness 1', () => {
     // Iteration 2 and 3 sampled one version behind; continue-as-new after 3 drained the pipeline, so 4
     // sampled iteration 3's commit.
     const pipeline = (await manifests(stack, runId, 4)).map((m) => m.metrics.pipeline);
-    expect(pipeline.map((p) => [p?.behaviourVersions[POLICY], p?.baseVersions[POLICY], p?.staleness])).toEqual([
+    expect(
+      pipeline.map((p) => [p?.behaviourVersions[POLICY], p?.baseVersions[POLICY], p?.staleness]),
+    ).toEqual([
       [0, 0, 0],
       [0, 1, 1],
       [1, 2, 1],

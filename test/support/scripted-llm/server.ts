@@ -166,7 +166,13 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
   /** A completion's latency, its long-tail draw fixed by the request and the sample's index. */
   const latencyOf = (call: string, request: ChatRequest, index: number): number => {
     if (config.latencyTail === 0) return latencyFor(config, call);
-    const print = fingerprintOf(call, request.messages, request.seed, request.n, request.prefix !== undefined);
+    const print = fingerprintOf(
+      call,
+      request.messages,
+      request.seed,
+      request.n,
+      request.prefix !== undefined,
+    );
     const h = createHash('sha256').update(`${print}/${index}`).digest();
     const uniform = (at: number): number => (h.readUInt32BE(at) + 1) / 2 ** 32;
     return completionLatency(config, call, uniform(0), uniform(4));
