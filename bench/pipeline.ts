@@ -8,15 +8,17 @@ import { startBenchStack, type BenchStack } from './iteration';
  * Several SPICE iterations in the synchronous loop (`pipeline.maxStaleness` 0) and one-step-off
  * (maxStaleness 1), side by side on one stack: the scripted server with a fixed capacity and a long-tailed
  * latency per completion, and the recording trainer taking a simulated update + weight-sync time per step.
- * A first synchronous run with an instant trainer measures the rollout time R per iteration (everything but
- * the update); the update then takes UPDATE_SHARE × R. Per mode: wall time per iteration in steady state
- * (between the first and the last commit) and inference utilisation (time the server worked on some
- * completion ÷ that wall time); last line `async_speedup` = synchronous ÷ asynchronous wall per iteration.
+ * A first synchronous run with an instant trainer splits an iteration into its rollout R (from the previous
+ * commit until the filter starts: sync, plan, propose, gate, solve, judge) and what follows (filter, step,
+ * checkpoint, snapshot, commit); the simulated step then makes what follows UPDATE_SHARE × R, so a
+ * synchronous iteration takes (1 + UPDATE_SHARE) R and a perfectly overlapped one R. Per mode: wall time per
+ * iteration in steady state (between the first and the last commit) and inference utilisation (time the
+ * server worked on some completion ÷ that wall time); last line `async_speedup` = synchronous ÷ asynchronous.
  */
 const CAPACITY = Number(process.env.BENCH_CAPACITY ?? 64);
-const LATENCY_MS = Number(process.env.BENCH_LATENCY_MS ?? 300);
+const LATENCY_MS = Number(process.env.BENCH_LATENCY_MS ?? 150);
 const LATENCY_TAIL = Number(process.env.BENCH_LATENCY_TAIL ?? 0.8);
-const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 6);
+const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 5);
 const UPDATE_SHARE = 0.5;
 const RUN = {
   batchSize: 32,
@@ -31,7 +33,12 @@ const RUN = {
 interface Measured {
   perIteration: number;
   utilisation: number;
+  /** Mean over iterations 2.. of the seconds from the filter's start to the commit. */
+  afterRollout: number;
 }
+
+/** When each training step started, by `{runId}/{iteration}` (epoch ms). */
+const stepStarts = new Map<string, number>();
 
 export async function main(): Promise<void> {
   if (ITERATIONS < 3) throw new Error(`BENCH_ITERATIONS must be at least 3, got ${ITERATIONS}`);
@@ -40,20 +47,26 @@ export async function main(): Promise<void> {
     capacity: CAPACITY,
     latencyMs: LATENCY_MS,
     latencyTail: LATENCY_TAIL,
-    beforeStep: () => delay(updateMs),
+    beforeStep: ({ runId, iteration }) => {
+      stepStarts.set(`${runId}/${iteration}`, Date.now());
+      return delay(updateMs);
+    },
   });
   try {
-    const rollout = (await measure(stack, 'bench-calibrate', 0, 3)).perIteration;
-    updateMs = UPDATE_SHARE * rollout * 1000;
+    const calibration = await measure(stack, 'bench-calibrate', 0, 3);
+    const rollout = calibration.perIteration - calibration.afterRollout;
+    updateMs = Math.max(0, UPDATE_SHARE * rollout - calibration.afterRollout) * 1000;
     const sync = await measure(stack, 'bench-sync', 0, ITERATIONS);
     const overlapped = await measure(stack, 'bench-async', 1, ITERATIONS);
     console.log(
       `inputs: SPICE B=${RUN.batchSize} G=${RUN.groupSize} shards of ${RUN.shardSize}, ${ITERATIONS} iterations per mode; ` +
         `server capacity ${CAPACITY}, latency ${LATENCY_MS} ms × lognormal(σ=${LATENCY_TAIL}) per completion`,
     );
+    const update = calibration.afterRollout + updateMs / 1000;
     console.log(
-      `rollout_s ${rollout.toFixed(2)} (synchronous iteration with an instant trainer), ` +
-        `update_s ${(updateMs / 1000).toFixed(2)} (${UPDATE_SHARE * 100} % of rollout), physical limit ${(1 + UPDATE_SHARE).toFixed(2)}`,
+      `rollout_s ${rollout.toFixed(2)}, update_s ${update.toFixed(2)} (${((100 * update) / rollout).toFixed(0)} % of rollout: ` +
+        `filter, checkpoint, snapshot and commit ${calibration.afterRollout.toFixed(2)} s + simulated step ` +
+        `${(updateMs / 1000).toFixed(2)} s), physical limit ${((rollout + update) / rollout).toFixed(2)}`,
     );
     for (const [mode, m] of [
       ['synchronous  (maxStaleness 0)', sync],
@@ -63,6 +76,12 @@ export async function main(): Promise<void> {
         `${mode}: ${m.perIteration.toFixed(2)} s per iteration, inference utilisation ${m.utilisation.toFixed(3)}`,
       );
     }
+    // The same split in the measured synchronous run: the limit its own rollout time sets.
+    const ownRollout = sync.perIteration - sync.afterRollout;
+    console.log(
+      `synchronous run's own split: rollout_s ${ownRollout.toFixed(2)}, update_s ${sync.afterRollout.toFixed(2)}, ` +
+        `limit ${(sync.perIteration / ownRollout).toFixed(2)}`,
+    );
     console.log(`async_speedup ${(sync.perIteration / overlapped.perIteration).toFixed(3)}`);
   } finally {
     await stack.close();
@@ -79,10 +98,15 @@ async function measure(
   // A policy of its own: the recording trainer versions each policy across runs.
   await stack.run(runId, { ...RUN, iterations, training: { policy: runId }, pipeline: { maxStaleness } });
   const committed: number[] = [];
+  const afterRollout: number[] = [];
   for (let i = 1; i <= iterations; i++) {
     const manifest = await getJson<Manifest>(stack.store, manifestKey(runId, i));
-    if (!manifest) throw new Error(`${runId} finished without a manifest for iteration ${i}`);
+    const step = stepStarts.get(`${runId}/${i}`);
+    if (!manifest || step === undefined)
+      throw new Error(`${runId} finished without a manifest or a training step for iteration ${i}`);
     committed.push(Date.parse(manifest.committedAt));
+    const filter = manifest.metrics.stages.filter?.wallSeconds ?? 0;
+    if (i > 1) afterRollout.push((committed[i - 1]! - step) / 1000 + filter);
   }
   const [first, last] = [committed[0] as number, committed.at(-1) as number];
   const window = (last - first) / 1000;
@@ -92,5 +116,6 @@ async function measure(
   return {
     perIteration: window / (iterations - 1),
     utilisation: stack.llm.busySecondsWithin(first, last) / window,
+    afterRollout: afterRollout.reduce((a, b) => a + b, 0) / afterRollout.length,
   };
 }
