@@ -139,10 +139,10 @@ export async function selfPlayIteration(input: IterationInput): Promise<Iteratio
   const maxStaleness = config.pipeline?.maxStaleness ?? 0;
   const parent = workflowInfo().parent;
   if (maxStaleness > 0 && parent) {
-    await getExternalWorkflowHandle(parent.workflowId).signal(iterationSampledSignal, {
-      id: workflowInfo().workflowId,
-      policies: prepared,
-    });
+    // Best effort: without it the run starts the next iteration after this commit, as when synchronous.
+    await getExternalWorkflowHandle(parent.workflowId)
+      .signal(iterationSampledSignal, { id: workflowInfo().workflowId, policies: prepared })
+      .catch(() => undefined);
   }
   const sampled = Date.now();
   if (input.overlaps) await condition(() => base !== undefined);
