@@ -220,5 +220,6 @@ describe('a worker SIGKILLed with two iterations in flight', () => {
       await worker.stop('SIGKILL');
       await Promise.all([connection.close(), llm.close(), trainer.close()]);
     }
-  });
+    // Two worker processes and a heartbeat timeout: on a loaded 2-core machine this took up to 100 s.
+  }, 300_000);
 });
