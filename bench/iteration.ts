@@ -17,15 +17,26 @@ import type { Manifest } from '../contracts/selfplay';
 import { selfPlayRun } from '../workflows';
 import { createPoolWorkers, POOLS, queueNames } from '../workers/pools';
 import { startScriptedLlm, type ScriptedLlm } from '../test/support/scripted-llm/server';
-import { startRecordingTrainer, type RecordingTrainer } from '../test/support/recording-trainer/server';
+import {
+  startRecordingTrainer,
+  type RecordingTrainer,
+  type RecordingTrainerOptions,
+} from '../test/support/recording-trainer/server';
 import { startTemporalDevServer } from '../test/support/temporal-server';
 import { workflowBundle } from '../test/support/stack';
 import { dataConverterFromEnv } from '../config/payload-codec';
 
-export interface IterationBenchOptions {
+export interface BenchStackOptions {
   /** The scripted server's capacity (completions at once) and latency per completion. */
   capacity: number;
   latencyMs: number;
+  /** σ of the long tail of completion latencies (scripted server `latencyTail`); 0 by default. */
+  latencyTail?: number;
+  /** Awaited before each training step: a simulated update and weight-sync time. */
+  beforeStep?: RecordingTrainerOptions['beforeStep'];
+}
+
+export interface IterationBenchOptions extends BenchStackOptions {
   /** Run config fields besides recipe, iterations and pools (batchSize, groupSize, corpus, ...). */
   config: Record<string, unknown>;
 }
@@ -40,13 +51,30 @@ export interface IterationBenchResult {
 }
 
 /**
- * One SPICE iteration on a real Temporal dev server, local-directory storage and in-process workers (the real
- * activities and workflows), against the scripted LLM server and the recording trainer.
+ * A real Temporal dev server, local-directory storage and in-process workers (the real activities and
+ * workflows), against the scripted LLM server and the recording trainer; runs SPICE runs one after another.
  */
-export async function runOneIteration(options: IterationBenchOptions): Promise<IterationBenchResult> {
+export interface BenchStack {
+  llm: ScriptedLlm;
+  trainer: RecordingTrainer;
+  store: ObjectStore;
+  /** Runs `runId` to its end with these config fields (recipe and pools set); returns its wall seconds. */
+  run(runId: string, config: Record<string, unknown>): Promise<number>;
+  close(): Promise<void>;
+}
+
+export async function startBenchStack(options: BenchStackOptions): Promise<BenchStack> {
   const temporal = await startTemporalDevServer();
-  const llm = await startScriptedLlm({ capacity: options.capacity, latencyMs: options.latencyMs });
-  const trainer = await startRecordingTrainer({ readBatch: readObjectAtUri, writeObject: writeObjectAtUri });
+  const llm = await startScriptedLlm({
+    capacity: options.capacity,
+    latencyMs: options.latencyMs,
+    latencyTail: options.latencyTail ?? 0,
+  });
+  const trainer = await startRecordingTrainer({
+    readBatch: readObjectAtUri,
+    writeObject: writeObjectAtUri,
+    ...(options.beforeStep ? { beforeStep: options.beforeStep } : {}),
+  });
   const storageUri = mkdtempSync(path.join(os.tmpdir(), 'bench-store-'));
   const store = openStore(storageUri);
   const queues = queueNames('bench');
@@ -74,23 +102,41 @@ export async function runOneIteration(options: IterationBenchOptions): Promise<I
   });
   const running = workers.map((w) => w.run());
   const connection = await Connection.connect({ address: temporal.address });
+  const client = new Client({ connection, dataConverter: dataConverterFromEnv() });
+  return {
+    llm,
+    trainer,
+    store,
+    async run(runId, config) {
+      const t0 = performance.now();
+      await client.workflow.execute(selfPlayRun, {
+        workflowId: runId,
+        taskQueue: queues.orchestrator,
+        args: [{ recipe: 'spice', pools: queues, ...config }],
+      });
+      return (performance.now() - t0) / 1000;
+    },
+    async close() {
+      workers.forEach((w) => w.shutdown());
+      await Promise.all(running);
+      await Promise.all([native.close(), connection.close(), llm.close(), trainer.close()]);
+      await temporal.stop();
+    },
+  };
+}
+
+/** One SPICE iteration on a bench stack of its own. */
+export async function runOneIteration(options: IterationBenchOptions): Promise<IterationBenchResult> {
+  const stack = await startBenchStack(options);
   try {
     const runId = 'bench-iteration';
-    const t0 = performance.now();
-    await new Client({ connection, dataConverter: dataConverterFromEnv() }).workflow.execute(selfPlayRun, {
-      workflowId: runId,
-      taskQueue: queues.orchestrator,
-      args: [{ recipe: 'spice', iterations: 1, pools: queues, ...options.config }],
-    });
-    const wallSeconds = (performance.now() - t0) / 1000;
-    const manifest = await getJson<Manifest>(store, manifestKey(runId, 1));
+    const wallSeconds = await stack.run(runId, { iterations: 1, ...options.config });
+    const manifest = await getJson<Manifest>(stack.store, manifestKey(runId, 1));
     if (!manifest) throw new Error('the iteration finished without a manifest');
+    const { llm, trainer, store } = stack;
     return { runId, wallSeconds, llm: llm.stats(), trainer: trainer.stats(), manifest, store };
   } finally {
-    workers.forEach((w) => w.shutdown());
-    await Promise.all(running);
-    await Promise.all([native.close(), connection.close(), llm.close(), trainer.close()]);
-    await temporal.stop();
+    await stack.close();
   }
 }
 

@@ -295,6 +295,13 @@ export const runConfig = z
     evaluation: evaluationParams,
     /** The parent continues-as-new after this many iterations (or sooner when Temporal suggests it). */
     continueAsNewEvery: positiveInt.max(1000),
+    /**
+     * Overlap of iterations (docs/architecture.md, "Bounded staleness"). `maxStaleness` 0: each iteration
+     * samples with the version the previous one committed (synchronous). k ≥ 1: iteration n+1 plans, proposes,
+     * solves and judges with the newest committed version while iteration n trains; its update waits until
+     * n has committed and trains on rows sampled at most k versions back. Commits stay atomic and in order.
+     */
+    pipeline: z.strictObject({ maxStaleness: z.number().int().min(0).max(8) }),
     /** Continue a run from its last (or a given) committed iteration: `"runId"` or `{runId, iteration}`. */
     resumeFrom: z
       .union([id, z.strictObject({ runId: id, iteration: z.number().int().min(0).optional() })])
@@ -310,6 +317,15 @@ export const runConfig = z
     message:
       'with several training.policies, add "eval" to the roles of the policy to evaluate (its endpoint and versions answer the benchmarks)',
   })
+  .refine(
+    (c) => c.pipeline.maxStaleness === 0 || c.evaluation.every === 0 || c.weightSync.engine === 'none',
+    {
+      path: ['pipeline', 'maxStaleness'],
+      message:
+        'evaluation.every loads each evaluated commit onto the inference servers, which would change the weights under the next ' +
+        'iteration\'s rollouts; with pipeline.maxStaleness ≥ 1 evaluate from a server of its own (weightSync.engine "none") or set maxStaleness 0',
+    },
+  )
   .refine((c) => Math.ceil(c.batchSize / c.shardSize) <= MAX_SHARDS, {
     path: ['shardSize'],
     message: `batchSize / shardSize must give at most ${MAX_SHARDS} shards, so an iteration's history stays small; raise shardSize`,
@@ -380,6 +396,7 @@ const commonDefaults = {
   pools: { orchestrator: 'selfplay-orchestrator', rollout: 'selfplay-rollout', trainer: 'selfplay-trainer' },
   timeouts: TIMEOUT_DEFAULTS,
   continueAsNewEvery: 10,
+  pipeline: { maxStaleness: 0 },
   judgePool: 'rollout',
   spice: SPICE_DEFAULTS,
   spell: SPELL_DEFAULTS,

@@ -65,6 +65,20 @@ export interface IterationInput {
   recipeStateKey?: string;
   /** Also evaluate the version the iteration starts from: the run's first iteration with `evaluation.atStart`. */
   evaluateStart?: boolean;
+  /**
+   * Started while the previous iteration had not committed (`pipeline.maxStaleness` ≥ 1): it samples with
+   * `policies` (their snapshots are published and served already) without touching the trainer, which the
+   * previous iteration is using, and filters and trains only once the parent sends that iteration's commit
+   * (`baseCommittedSignal`).
+   */
+  overlaps?: true;
+}
+
+/** The commit an overlapping iteration trains from: the previous iteration's, sent by the parent. */
+export interface BaseCommit {
+  iteration: number;
+  policies: PolicySet;
+  recipeStateKey?: string;
 }
 
 export interface PlanResult {
@@ -197,6 +211,21 @@ export interface IterationMetrics {
   eval?: EvalResult;
   /** Held-out accuracy of the version the run started from (`evaluation.atStart`, its first iteration). */
   evalAtStart?: EvalResult;
+  /** Which versions sampled and which trained (absent in manifests from before `pipeline`). */
+  pipeline?: PipelineMetrics;
+}
+
+/** The behaviour version of every batch and how stale it was when trained (config `pipeline`). */
+export interface PipelineMetrics {
+  maxStaleness: number;
+  /** Per policy: the version its rollouts were sampled with (the behaviour policy). */
+  behaviourVersions: Record<string, number>;
+  /** Per policy: the committed version its update started from. */
+  baseVersions: Record<string, number>;
+  /** The largest base − behaviour version over the policies: 0 in a synchronous iteration. */
+  staleness: number;
+  /** Seconds the iteration's rollouts were done before the previous iteration's commit let it train. */
+  waitSeconds: number;
 }
 
 export interface CommitInput {

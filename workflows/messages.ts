@@ -1,5 +1,5 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { IterationSummary, StageName } from '../contracts/selfplay';
+import type { BaseCommit, IterationSummary, PolicySet, StageName } from '../contracts/selfplay';
 import type { PathSegment } from '../contracts/lineage';
 
 /**
@@ -128,6 +128,16 @@ export const CONTROL_DESCRIPTIONS = {
 
 /** The parent forwards pause (true) and resume (false) to its running iteration child. */
 export const iterationPausedSignal = defineSignal<[boolean]>('iterationPaused');
+
+/**
+ * With `pipeline.maxStaleness` ≥ 1, an iteration child tells its parent that its rollouts are done (every
+ * shard judged): the parent may start the next iteration, which samples with `policies` (the versions and
+ * snapshots this one sampled with) unless a newer commit has come since.
+ */
+export const iterationSampledSignal = defineSignal<[{ id: string; policies: PolicySet }]>('iterationSampled');
+
+/** The parent sends an overlapping iteration (`IterationInput.overlaps`) the commit it trains from. */
+export const baseCommittedSignal = defineSignal<[BaseCommit]>('baseCommitted');
 
 /** How many calls of one stage have started and finished (per shard for propose, gate, solve, judge). */
 export interface StageCount {

@@ -1,25 +1,29 @@
 import {
   versionsOf,
+  type BaseCommit,
   type BatchRef,
   type PolicyCommit,
   type PolicySet,
   type IterationInput,
   type IterationMetrics,
   type IterationResult,
+  type PipelineMetrics,
   type PlanResult,
   type PlanRound,
   type ShardStageResult,
   type StageName,
   type StageTiming,
 } from '../contracts/selfplay';
-import { condition, setHandler } from '@temporalio/workflow';
+import { condition, getExternalWorkflowHandle, setHandler, workflowInfo } from '@temporalio/workflow';
 import { evaluatesAfter } from '../config/evaluation';
 import { evaluatedPolicy } from '../config/policies';
 import { poolActivities } from './activity-options';
 import type { EvalResult } from '../contracts/evaluation';
 import {
   CONTROL_DESCRIPTIONS,
+  baseCommittedSignal,
   iterationPausedSignal,
+  iterationSampledSignal,
   iterationProgressQuery,
   type IterationProgress,
   type StageCount,
@@ -33,6 +37,9 @@ import {
  * A recipe that accumulates (`PlanResult.accumulation`) plans further rounds while its judged rounds fall
  * short of its target; the filter sees every round's shards. The parent forwards pause/resume by signal; a
  * paused iteration starts no new stage (stages already running finish) until resumed.
+ * With `pipeline.maxStaleness` ≥ 1 the iteration tells the parent when its rollouts are done, so the next
+ * one can start sampling while this one trains; an iteration started that way (`input.overlaps`) leaves the
+ * trainer alone until the parent sends the previous iteration's commit, then filters and trains from it.
  */
 export async function selfPlayIteration(input: IterationInput): Promise<IterationResult> {
   const { config, runId, iteration } = input;
@@ -44,6 +51,10 @@ export async function selfPlayIteration(input: IterationInput): Promise<Iteratio
   setHandler(iterationProgressQuery, () => timer.progress(iteration), {
     description: CONTROL_DESCRIPTIONS.iterationProgress,
   });
+  let base: BaseCommit | undefined;
+  setHandler(baseCommittedSignal, (commit) => {
+    base = commit;
+  });
   const started = Date.now();
   const names = Object.keys(input.policies).sort();
   const versions = versionsOf(input.policies);
@@ -51,19 +62,20 @@ export async function selfPlayIteration(input: IterationInput): Promise<Iteratio
   // Sampling starts only once every policy's trainer holds its committed version and every inference
   // server serves it, verified; after a crash or preemption this is where both are brought back. The
   // snapshot published here (the base weights at version 0) is the policy's until a step replaces it.
-  const prepared: PolicySet = Object.fromEntries(
-    await Promise.all(
+  // An overlapping iteration samples with snapshots published already: the trainer is the previous one's.
+  const prepare = (from: PolicySet, sync: boolean): Promise<PolicySet> =>
+    Promise.all(
       names.map((policy) =>
-        timer.time('sync', async (): Promise<[string, PolicyCommit]> => {
-          const committed = input.policies[policy] as PolicyCommit;
+        timer.time(sync ? 'sync' : 'update', async (): Promise<[string, PolicyCommit]> => {
+          const committed = from[policy] as PolicyCommit;
           const snapshot = await pools.trainer.prepareTrainer({ runId, config, policy, committed });
           if (!snapshot) return [policy, committed];
-          await pools.rollout.syncWeights({ config, snapshot });
+          if (sync) await pools.rollout.syncWeights({ config, snapshot });
           return [policy, { ...committed, snapshot }];
         }),
       ),
-    ),
-  );
+    ).then((entries) => Object.fromEntries(entries));
+  const prepared: PolicySet = input.overlaps ? input.policies : await prepare(input.policies, true);
   const snapshots = names.flatMap((policy) => prepared[policy]?.snapshot ?? []);
   const sampling = snapshots.length > 0 ? { snapshots } : {};
 
@@ -121,8 +133,26 @@ export async function selfPlayIteration(input: IterationInput): Promise<Iteratio
     shardResults.push(...(await runRound(plan)));
   }
   const shards = plans.flatMap((p) => p.shards.map((s) => s.shard));
+
+  // Rollouts are done. Overlapping, the iteration trains from the previous iteration's commit once it comes
+  // (the trainer brought to it, restored after a crash; no weight sync, the next iteration may be sampling).
+  const maxStaleness = config.pipeline?.maxStaleness ?? 0;
+  const parent = workflowInfo().parent;
+  if (maxStaleness > 0 && parent) {
+    // Best effort: without it the run starts the next iteration after this commit, as when synchronous.
+    await getExternalWorkflowHandle(parent.workflowId)
+      .signal(iterationSampledSignal, { id: workflowInfo().workflowId, policies: prepared })
+      .catch(() => undefined);
+  }
+  const sampled = Date.now();
+  if (input.overlaps) await condition(() => base !== undefined);
+  const trainFrom: BaseCommit = base
+    ? { ...base, policies: await prepare(base.policies, false) }
+    : { iteration: iteration - 1, policies: prepared, ...recipeState(input) };
+  const waitSeconds = (Date.now() - sampled) / 1000;
+
   const filtered = await timer.time('filter', () =>
-    pools.orchestrator.filter({ runId, iteration, config, versions, shards, ...recipeState(input) }),
+    pools.orchestrator.filter({ runId, iteration, config, versions, shards, ...recipeState(trainFrom) }),
   );
   // Each policy trains on its own rows, on its own kernel; a policy with an empty batch keeps its weights.
   const updates = await Promise.all(
@@ -133,7 +163,7 @@ export async function selfPlayIteration(input: IterationInput): Promise<Iteratio
           iteration,
           config,
           policy,
-          committed: prepared[policy] as PolicyCommit,
+          committed: trainFrom.policies[policy] as PolicyCommit,
           batch: filtered.batches[policy] as BatchRef,
         }),
       ),
@@ -154,8 +184,9 @@ export async function selfPlayIteration(input: IterationInput): Promise<Iteratio
     ...(gather ? { rounds: plans.length } : {}),
     ...(evaluated ? { eval: evaluated } : {}),
     ...(startScore ? { evalAtStart: startScore } : {}),
+    pipeline: pipelineMetrics(maxStaleness, prepared, trainFrom.policies, waitSeconds),
   };
-  const recipeStateKey = filtered.recipeStateKey ?? input.recipeStateKey;
+  const recipeStateKey = filtered.recipeStateKey ?? trainFrom.recipeStateKey;
   const batchKeys = Object.values(filtered.batches).map((b) => b.key);
   const committed = await timer.time('commit', () =>
     pools.orchestrator.commit({
@@ -192,8 +223,20 @@ export async function selfPlayIteration(input: IterationInput): Promise<Iteratio
 const accuracyByBenchmark = (result: EvalResult): Record<string, number> =>
   Object.fromEntries(Object.entries(result.benchmarks).map(([name, b]) => [name, b.accuracy]));
 
-const recipeState = (input: IterationInput): { recipeStateKey?: string } =>
-  input.recipeStateKey ? { recipeStateKey: input.recipeStateKey } : {};
+const recipeState = (from: { recipeStateKey?: string }): { recipeStateKey?: string } =>
+  from.recipeStateKey ? { recipeStateKey: from.recipeStateKey } : {};
+
+function pipelineMetrics(
+  maxStaleness: number,
+  behaviour: PolicySet,
+  base: PolicySet,
+  waitSeconds: number,
+): PipelineMetrics {
+  const behaviourVersions = versionsOf(behaviour);
+  const baseVersions = versionsOf(base);
+  const lags = Object.keys(baseVersions).map((p) => (baseVersions[p] ?? 0) - (behaviourVersions[p] ?? 0));
+  return { maxStaleness, behaviourVersions, baseVersions, staleness: Math.max(0, ...lags), waitSeconds };
+}
 
 function artifactKeys(results: ShardStageResult[], batchKeys: string[]): Record<string, string[]> {
   const out: Record<string, string[]> = { batch: [...batchKeys] };

@@ -27,8 +27,9 @@ import {
 } from '../contracts/selfplay';
 import {
   CONTROL_DESCRIPTIONS,
+  baseCommittedSignal,
   iterationChildId,
-  iterationPausedSignal,
+  iterationSampledSignal,
   pauseUpdate,
   progressQuery,
   resumeUpdate,
@@ -46,6 +47,7 @@ import { poolActivities } from './activity-options';
 import { configForContinuation, iterationConfig, paramProblems, paramsOf, withParams } from './run-params';
 import { showDetails } from './run-details';
 import { carryOf } from './run-carry';
+import { nextOverlap, pauseChild, running, withSnapshots, type Flight } from './pipeline';
 import { selfPlayIteration } from './selfPlayIteration';
 import {
   currentLineage,
@@ -125,10 +127,11 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
     lineage: runId,
     recent: [],
   };
-  /** The id of the running iteration child, once it has started. */
-  let child: string | undefined;
-  /** The scope of the iteration in flight, which a rollback cancels. */
-  let iterationScope: CancellationScope | undefined;
+  /**
+   * The iterations in flight by number: the one that commits next, and with `pipeline.maxStaleness` k ≥ 1 up
+   * to k later ones started before it committed (pipeline.ts). A rollback cancels them all.
+   */
+  const flights = new Map<number, Flight>();
   /** A rollback is being applied: no iteration starts, no other rollback is accepted. */
   let rollingBack = false;
   /** The run's lineages (lineage.ts), known once the run has loaded where it starts (`started`). */
@@ -152,13 +155,10 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
           : progress.paused
             ? 'paused'
             : 'running';
-  /** Tells the running child, if any, to hold at (or go on from) its next stage boundary. */
+  /** Tells the running children to hold at (or go on from) their next stage boundary. */
   const forwardPause = async (paused: boolean): Promise<void> => {
-    if (!child) return;
-    // The child may have just finished: then there is nothing left to pause.
-    await getExternalWorkflowHandle(child)
-      .signal(iterationPausedSignal, paused)
-      .catch(() => undefined);
+    const started = running(flights).filter((f) => f.childStarted);
+    await Promise.all(started.map((f) => pauseChild(f.id, paused)));
   };
   const reject = (message: string): never => {
     throw ApplicationFailure.create({ type: 'RejectedControl', nonRetryable: true, message });
@@ -324,8 +324,9 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
       const from = await orchestrator
         .lineageStart({ from: next.from, config })
         .catch((err: unknown) => reject(`rollback: ${failureMessage(err)}`));
-      iterationScope?.cancel();
-      await condition(() => iterationScope === undefined);
+      for (const f of flights.values()) f.scope.cancel();
+      await condition(() => running(flights).length === 0);
+      flights.clear();
       await orchestrator.saveLineages({ runId, lineages: [...lineages, next] });
       lineages = [...lineages, next];
       lineage = next.id;
@@ -397,12 +398,17 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
   let sinceStart = 0;
   /** The iteration this run starts with (not a continuation's): where `evaluation.atStart` scores its start. */
   const firstIteration = carry ? undefined : start.nextIteration;
-  for (;;) {
-    // A paused run starts no new iteration; a stop requested meanwhile completes it at once.
-    await condition(() => !rollingBack && (!progress.paused || progress.stopRequested));
-    const n = progress.lastCommitted + 1;
-    if (progress.stopRequested || n > config.iterations) break;
-    progress.iteration = n;
+  setHandler(iterationSampledSignal, ({ id, policies }) => {
+    const flight = [...flights.values()].find((f) => f.id === id);
+    if (flight) flight.sampled = policies;
+  });
+
+  /**
+   * Starts iteration n's child in a scope of its own. Overlapping (an earlier iteration has not committed),
+   * it samples with the newest commit, with the snapshot the previous iteration sampled when that is the
+   * same version (a version-0 commit names none), and trains once its base commit is sent.
+   */
+  const startIteration = (n: number, overlaps?: Flight): Flight => {
     const id = iterationChildId(lineage, n);
     const input: IterationInput = {
       v: 2,
@@ -410,34 +416,83 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
       iteration: n,
       config: iterationConfig(config),
       ...committed,
+      ...(overlaps?.sampled
+        ? { policies: withSnapshots(committed.policies, overlaps.sampled), overlaps: true }
+        : {}),
       ...(config.evaluation.atStart && n === firstIteration ? { evaluateStart: true } : {}),
     };
-    iterationScope = new CancellationScope();
-    let failed: { err: unknown } | undefined;
-    const result = await iterationScope
+    const flight: Flight = { n, id, scope: new CancellationScope(), childStarted: false };
+    flights.set(n, flight);
+    progress.iterationInFlight = true;
+    flight.ended = flight.scope
       .run(async () => {
         const handle = await startChild(selfPlayIteration, {
           workflowId: id,
           taskQueue: config.pools.orchestrator,
           args: [input],
         });
-        child = id;
-        progress.iterationInFlight = true;
+        flight.childStarted = true;
         // A pause accepted while the child was starting could not reach it yet.
-        if (progress.paused) await forwardPause(true);
+        if (progress.paused) await pauseChild(id, true);
         return handle.result();
       })
-      .catch((err: unknown) => {
-        if (rollingBack && isCancellation(err)) return undefined;
+      .then(
+        (result) => {
+          flight.outcome = { result };
+        },
+        (err: unknown) => {
+          flight.outcome = { err };
+        },
+      )
+      .finally(() => {
+        progress.iterationInFlight = running(flights).length > 0;
+      });
+    return flight;
+  };
+
+  /** The newest flight, when the next iteration may start beside it (`pipeline.maxStaleness`, see pipeline.ts). */
+  const overlapFrom = (): Flight | undefined =>
+    rollingBack || progress.paused || progress.stopRequested || progress.failure
+      ? undefined
+      : nextOverlap(flights, {
+          maxStaleness: config.pipeline.maxStaleness,
+          lastCommitted: progress.lastCommitted,
+          iterations: config.iterations,
+          // Continue-as-new waits for every iteration in flight to commit: none starts past it.
+          untilContinueAsNew: workflowInfo().continueAsNewSuggested
+            ? 0
+            : config.continueAsNewEvery - sinceStart,
+        });
+
+  /** Waits for `head` to end, starting later iterations beside it while the staleness bound allows. */
+  const awaitEnd = async (head: Flight): Promise<void> => {
+    for (;;) {
+      let from: Flight | undefined;
+      await condition(() => head.outcome !== undefined || (from = overlapFrom()) !== undefined);
+      if (head.outcome) return;
+      if (from) startIteration(from.n + 1, from);
+    }
+  };
+
+  for (;;) {
+    // A paused run starts no new iteration; a stop requested meanwhile completes it at once.
+    await condition(() => !rollingBack && (!progress.paused || progress.stopRequested));
+    const n = progress.lastCommitted + 1;
+    if (progress.stopRequested || n > config.iterations) break;
+    progress.iteration = n;
+    const flight = flights.get(n) ?? startIteration(n);
+    await awaitEnd(flight);
+    await flight.ended;
+    flights.delete(n);
+    let result: IterationResult | undefined;
+    let failed: { err: unknown } | undefined;
+    if (flight.outcome && 'err' in flight.outcome) {
+      const { err } = flight.outcome;
+      if (!(rollingBack && isCancellation(err))) {
         if (isCancellation(err) || !patched(FAILED_ITERATION_WAITS)) throw err;
         failed = { err };
-        return undefined;
-      })
-      .finally(() => {
-        child = undefined;
-        iterationScope = undefined;
-        progress.iterationInFlight = false;
-      });
+      }
+    } else result = flight.outcome?.result;
     if (failed) await awaitOperator(n, failed.err);
     // A rollback accepted while the iteration ran abandons it, even when it committed meanwhile.
     if (!result || rollingBack) continue;
@@ -449,10 +504,18 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
     upsertMemo(memo(lineage, hash));
     showDetails(progress);
     sinceStart++;
+    // The next iteration, started beside this one, trains from this commit.
+    const overlapped = flights.get(n + 1);
+    if (overlapped?.childStarted && !overlapped.outcome) {
+      await getExternalWorkflowHandle(overlapped.id)
+        .signal(baseCommittedSignal, { iteration: n, ...committed })
+        .catch(() => undefined);
+    }
 
     if (progress.stopRequested) break;
     const more = n < config.iterations;
-    if (more && (sinceStart >= config.continueAsNewEvery || workflowInfo().continueAsNewSuggested)) {
+    const due = sinceStart >= config.continueAsNewEvery || workflowInfo().continueAsNewSuggested;
+    if (more && flights.size === 0 && due) {
       await condition(allHandlersFinished);
       const next = carryOf({
         progress,
@@ -464,6 +527,11 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
       });
       return continueAsNew<typeof selfPlayRun>(configForContinuation(config), next);
     }
+  }
+  // A stop discards the iterations started beside the last commit: their stored units stay for a resume.
+  if (flights.size > 0) {
+    for (const f of flights.values()) f.scope.cancel();
+    await condition(() => running(flights).length === 0);
   }
 
   const stopped = progress.stopRequested && progress.lastCommitted < config.iterations;

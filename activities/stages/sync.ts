@@ -30,7 +30,11 @@ export async function ensureServersAt(
       `no inference server serves policy "${snapshot.policy}": set weightSync.servers or its roles' endpoints`,
     );
   }
-  const adapter = adapterFor(config.weightSync.engine, { kernelToken: deps.env.kernelToken });
+  const adapter = adapterFor(config.weightSync.engine, {
+    kernelToken: deps.env.kernelToken,
+    // An iteration samples while the previous one trains: a kernel must not serve its live weights.
+    pinKernelSnapshots: (config.pipeline?.maxStaleness ?? 0) > 0,
+  });
   const results = await syncServers(adapter, servers, snapshot, {
     attempts: config.weightSync.attempts,
     timeoutMs: config.weightSync.timeoutSeconds * 1000,

@@ -20,7 +20,11 @@ import { RECIPES } from '../../activities/recipes';
 import { createPoolWorkers, POOLS, queueNames, type Pool } from '../../workers/pools';
 import type { WorkerEnv } from '../../config/env';
 import { startScriptedLlm, type ScriptedLlm, type ScriptedLlmOptions } from './scripted-llm/server';
-import { startRecordingTrainer, type RecordingTrainer } from './recording-trainer/server';
+import {
+  startRecordingTrainer,
+  type RecordingTrainer,
+  type RecordingTrainerOptions,
+} from './recording-trainer/server';
 import { temporalClient } from './temporal-client';
 
 /**
@@ -65,6 +69,8 @@ export interface StackOptions {
    * server never steal each other's tasks. `selfplay` gives the production defaults (a dedicated server only).
    */
   queuePrefix?: string;
+  /** Awaited before each new training step (see `RecordingTrainerOptions.beforeStep`). */
+  beforeStep?: RecordingTrainerOptions['beforeStep'];
 }
 
 export async function startStack(options: StackOptions = {}): Promise<TestStack> {
@@ -76,7 +82,11 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
       : `s3://${required('SELFPLAY_TEST_BUCKET')}/it-${suffix}`;
   const store = openStore(storageUri);
   const llm = await startScriptedLlm(options.llm ?? {});
-  const trainer = await startRecordingTrainer({ readBatch: readObjectAtUri, writeObject: writeObjectAtUri });
+  const trainer = await startRecordingTrainer({
+    readBatch: readObjectAtUri,
+    writeObject: writeObjectAtUri,
+    ...(options.beforeStep ? { beforeStep: options.beforeStep } : {}),
+  });
   const connection = await Connection.connect({ address });
   const client = temporalClient(connection);
   const queuePrefix = options.queuePrefix ?? `it-${suffix}`;

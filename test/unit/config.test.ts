@@ -66,6 +66,28 @@ describe('run config', () => {
     });
   });
 
+  test('pipeline.maxStaleness: 0 by default; with k ≥ 1, evaluating each commit on the synced servers is refused', () => {
+    const spice = resolveRunConfig({ recipe: 'spice' });
+    expect(spice.ok && spice.config.pipeline).toEqual({ maxStaleness: 0 });
+    expect(resolveRunConfig({ recipe: 'spice', pipeline: { maxStaleness: -1 } })).toMatchObject({
+      ok: false,
+      problems: [expect.stringContaining('pipeline.maxStaleness')],
+    });
+    const evaluating = {
+      recipe: 'spice',
+      evaluation: { every: 2, benchmarks: [{ name: 'h', uri: 'test/fixtures/eval/heldout.jsonl' }] },
+      pipeline: { maxStaleness: 1 },
+    };
+    expect(resolveRunConfig({ ...evaluating, weightSync: { engine: 'vllm' } })).toEqual({
+      ok: false,
+      problems: [
+        expect.stringMatching(/^pipeline\.maxStaleness: evaluation\.every loads each evaluated commit/),
+      ],
+    });
+    // An evaluation server of its own (no weight sync) is fine.
+    expect(resolveRunConfig(evaluating)).toMatchObject({ ok: true });
+  });
+
   test('resumeFrom takes a run id or a {runId, iteration} object', () => {
     expect(resolveRunConfig({ recipe: 'spice', resumeFrom: 'run-1' })).toMatchObject({
       ok: true,

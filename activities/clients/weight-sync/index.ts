@@ -21,6 +21,11 @@ export interface AdapterOptions {
   cache?: SnapshotCache;
   /** The kernel's bearer token (SELFPLAY_KERNEL_TOKEN), sent to kernel samplers only. */
   kernelToken?: string;
+  /**
+   * Kernel samplers serve a copy of each snapshot even when their own policy is at its version, instead of
+   * the live weights, which the next train step changes: a run that samples while it trains needs this.
+   */
+  pinKernelSnapshots?: boolean;
 }
 
 let sharedCache: SnapshotCache | undefined;
@@ -29,7 +34,7 @@ export function adapterFor(engine: Engine, options: AdapterOptions = {}): Weight
   const cache = (): SnapshotCache => options.cache ?? (sharedCache ??= new SnapshotCache());
   switch (engine) {
     case 'kernel':
-      return kernelAdapter(options.http, options.kernelToken);
+      return kernelAdapter(options.http, options.kernelToken, options.pinKernelSnapshots);
     case 'vllm':
       return vllmAdapter(cache(), options.http);
     case 'sglang':

@@ -12,7 +12,7 @@ import type { WeightSyncAdapter } from './types';
  * The project's own sampler (OpenAI-compatible, one policy per process). It reads s3:// and file:// itself,
  * so the snapshot URI is passed as it is:
  *
- *   POST {root}/v1/sampler/load {"uri": string, "version": number}  -> 200
+ *   POST {root}/v1/sampler/load {"uri": string, "version": number, "pin"?: true}  -> 200
  *   GET  {root}/v1/models -> data[] where id === policy carries weight_version: number
  *
  * Both with the kernel's bearer token (SELFPLAY_KERNEL_TOKEN).
@@ -20,6 +20,7 @@ import type { WeightSyncAdapter } from './types';
 export function kernelAdapter(
   http: HttpPolicy = DEFAULT_HTTP_POLICY,
   token: BearerToken = undefined,
+  pin = false,
 ): WeightSyncAdapter {
   return {
     engine: 'kernel',
@@ -29,7 +30,7 @@ export function kernelAdapter(
       return Number.isSafeInteger(version) ? (version as number) : undefined;
     },
     async load(server, snapshot, signal) {
-      const body = { uri: snapshot.uri, version: snapshot.version };
+      const body = { uri: snapshot.uri, version: snapshot.version, ...(pin ? { pin } : {}) };
       await postJson(`${engineRoot(server)}/v1/sampler/load`, body, http, signal, token);
     },
     servedModel: (policy) => policy,

@@ -36,6 +36,12 @@ class VersionedUriRequest(UriRequest):
     version: Annotated[int, Field(ge=0)]
 
 
+class SamplerLoadRequest(VersionedUriRequest):
+    # Serve a copy of the snapshot even when the live policy is at its version: the live weights change with the
+    # next train step, and a run sampling while it trains (pipeline.maxStaleness >= 1) must keep this version.
+    pin: bool = False
+
+
 class RestoreRequest(UriRequest):
     # The run taking the weights (lineage.py); absent (clients before lineages): the checkpoint's own run.
     lineage: NonEmpty | None = None
@@ -110,10 +116,10 @@ def create_app(policy: Policy, sampler: Sampler, access: Access) -> FastAPI:
         return sampler.complete(body)
 
     @app.post("/v1/sampler/load")
-    def sampler_load(body: VersionedUriRequest) -> dict:
+    def sampler_load(body: SamplerLoadRequest) -> dict:
         access.check_uri(body.uri)
         with policy.ops:
-            if body.version == policy.version:
+            if body.version == policy.version and not body.pin:
                 with policy.weights.write():
                     sampler.use_live()
                 loaded = False

@@ -91,6 +91,27 @@ def _greedy(kernel, logprobs: bool = False) -> dict:
     return response.json()
 
 
+def test_pinned_snapshot_outlives_the_next_step(make_kernel, tmp_path):
+    """A sampler pinned to version 1 keeps serving it while its own kernel trains on to version 4."""
+    kernel = make_kernel()
+    train(kernel, tmp_path, "k0", 0)
+    uri = str(tmp_path / "snap1")
+    kernel.client.post("/v1/policies/pol/publish", json={"uri": uri, "version": 1})
+    at_v1 = _greedy(kernel, logprobs=True)
+    loaded = kernel.client.post("/v1/sampler/load", json={"uri": uri, "version": 1, "pin": True}).json()
+    assert loaded["loaded"] is True and loaded["weight_version"] == 1
+    for i in range(1, 4):  # big steps: unpinned, the greedy answer would change
+        train(kernel, tmp_path, f"k{i}", i)
+    served = _greedy(kernel, logprobs=True)
+    assert kernel.client.get("/v1/models").json()["data"][0]["weight_version"] == 1
+    assert served["system_fingerprint"] == "weights-v1"
+    for s, t in zip(served["choices"][0]["logprobs"]["content"], at_v1["choices"][0]["logprobs"]["content"]):
+        assert s["logprob"] == pytest.approx(t["logprob"], abs=1e-4)
+    # Unpinned, loading the live version goes back to the live weights.
+    live = kernel.client.post("/v1/sampler/load", json={"uri": str(tmp_path / "nowhere"), "version": 4}).json()
+    assert live == {"object": "sampler.load", "model": "pol", "weight_version": 4, "loaded": False}
+
+
 @pytest.mark.parametrize("lora", [False, True], ids=["full", "lora"])
 def test_publish_then_load_in_another_kernel(make_kernel, tmp_path, lora):
     config = LORA if lora else {}

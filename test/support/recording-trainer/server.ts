@@ -31,6 +31,11 @@ export interface RecordingTrainerOptions {
   /** 0 (the default) lets the OS pick a free port. */
   port?: number;
   host?: string;
+  /**
+   * Awaited before a new step is applied, one step at a time as the steps themselves: a simulated training
+   * and weight-sync time (bench/pipeline.ts), or a test's gate that holds a step until something happened.
+   */
+  beforeStep?: (step: { runId: string; iteration: number; policy: string }) => Promise<void>;
 }
 
 export interface RecordingTrainerStats {
@@ -84,7 +89,7 @@ const sendError = (res: ServerResponse, status: number, type: string, message: s
   sendJson(res, status, { error: { type, message } } satisfies TrainerError);
 
 export async function startRecordingTrainer(options: RecordingTrainerOptions): Promise<RecordingTrainer> {
-  const { stateFile, readBatch, writeObject, port: wantedPort = 0, host = '127.0.0.1' } = options;
+  const { stateFile, readBatch, writeObject, beforeStep, port: wantedPort = 0, host = '127.0.0.1' } = options;
   let state: TrainerState = stateFile ? await loadState(stateFile) : emptyState();
   let requests = 0;
   let duplicates = 0;
@@ -115,6 +120,7 @@ export async function startRecordingTrainer(options: RecordingTrainerOptions): P
       );
     }
     const started = performance.now();
+    await beforeStep?.(request);
     const rows = await loadBatch(request.batch, readBatch);
     const response: TrainStepResponse = {
       idempotencyKey: request.idempotencyKey,

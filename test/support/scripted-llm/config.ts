@@ -56,6 +56,11 @@ export interface ScriptedLlmConfig extends BehaviourSettings {
   capacity: number;
   /** Time each completion holds its slot. */
   latencyMs: number;
+  /**
+   * σ of a log-normal factor (median 1, capped at 20) on each completion's latency: long-tailed completion
+   * lengths, the factor drawn from the request and the sample's index so a rerun sees the same. 0: none.
+   */
+  latencyTail: number;
   /** How long a `timeout` fault holds the response before dropping the connection. */
   timeoutHoldMs: number;
   /** Fault rates for every call kind; `calls[kind].faults` overrides them per kind. */
@@ -68,6 +73,7 @@ export const DEFAULT_CONFIG: ScriptedLlmConfig = {
   models: ['scripted-policy'],
   capacity: 64,
   latencyMs: 0,
+  latencyTail: 0,
   timeoutHoldMs: 60_000,
   faults: { http500: 0, timeout: 0, malformedJson: 0, missingBoxed: 0, garbageContent: 0 },
   calls: {},
@@ -94,6 +100,7 @@ export const configPatchSchema = z.strictObject({
   models: z.array(z.string().min(1)).min(1).optional(),
   capacity: z.number().int().min(1).optional(),
   latencyMs: z.number().min(0).optional(),
+  latencyTail: z.number().min(0).max(3).optional(),
   timeoutHoldMs: z.number().min(0).optional(),
   faults: faultRates.partial().optional(),
   calls: z
@@ -130,6 +137,7 @@ export function applyPatch(config: ScriptedLlmConfig, patch: ParsedPatch): Scrip
     models: patch.models ?? config.models,
     capacity: patch.capacity ?? config.capacity,
     latencyMs: patch.latencyMs ?? config.latencyMs,
+    latencyTail: patch.latencyTail ?? config.latencyTail,
     timeoutHoldMs: patch.timeoutHoldMs ?? config.timeoutHoldMs,
     faults: { ...config.faults, ...patch.faults },
     calls,
@@ -156,4 +164,15 @@ export function latencyFor(config: ScriptedLlmConfig, call: string): number {
 
 export function faultRatesFor(config: ScriptedLlmConfig, call: string): FaultRates {
   return { ...config.faults, ...config.calls[call]?.faults };
+}
+
+/** The most a long tail stretches one completion's latency (`latencyTail`). */
+const TAIL_CAP = 20;
+
+/** One completion's latency: the call's, times the `latencyTail` factor for two uniform draws in (0, 1]. */
+export function completionLatency(config: ScriptedLlmConfig, call: string, u1: number, u2: number): number {
+  const base = latencyFor(config, call);
+  if (config.latencyTail === 0) return base;
+  const z = Math.sqrt(-2 * Math.log(u1)) * Math.cos(2 * Math.PI * u2);
+  return base * Math.min(Math.exp(config.latencyTail * z), TAIL_CAP);
 }

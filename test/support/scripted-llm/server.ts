@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -14,6 +15,7 @@ import {
   DEFAULT_CONFIG,
   FAULT_KINDS,
   faultRatesFor,
+  completionLatency,
   latencyFor,
   type ConfigPatch,
   type FaultKind,
@@ -57,6 +59,8 @@ export interface ScriptedStats {
   /** With `samplerPolicy`: the version last loaded (undefined before any), and how many loads there were. */
   weightVersion?: number;
   samplerLoads: number;
+  /** Loads that changed the version while a chat request was being answered: weights changed under it. */
+  loadsUnderRequests: number;
 }
 
 export interface ScriptedLlm {
@@ -68,6 +72,8 @@ export interface ScriptedLlm {
   configure(patch: ConfigPatch): void;
   /** Forgets every request seen (counts, fingerprints, pending failNext); the configuration stays. */
   reset(): void;
+  /** Seconds within [fromMs, toMs] (epoch ms) during which the server worked on some completion. */
+  busySecondsWithin(fromMs: number, toMs: number): number;
   close(): Promise<void>;
 }
 
@@ -111,6 +117,9 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
   let badRequests = 0;
   let weightVersion: number | undefined;
   let samplerLoads = 0;
+  let loadsUnderRequests = 0;
+  /** Chat requests received and not yet answered. */
+  let activeChats = 0;
   const lifetime = new AbortController();
 
   const countsFor = (call: string): { requests: number; completions: number } => {
@@ -142,6 +151,7 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
       fingerprintCounts: counts,
       ...(weightVersion === undefined ? {} : { weightVersion }),
       samplerLoads,
+      loadsUnderRequests,
     };
   };
 
@@ -152,6 +162,21 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
     badRequests = 0;
     failNext = 0;
     slots.resetPeak();
+  };
+
+  /** A completion's latency, its long-tail draw fixed by the request and the sample's index. */
+  const latencyOf = (call: string, request: ChatRequest, index: number): number => {
+    if (config.latencyTail === 0) return latencyFor(config, call);
+    const print = fingerprintOf(
+      call,
+      request.messages,
+      request.seed,
+      request.n,
+      request.prefix !== undefined,
+    );
+    const h = createHash('sha256').update(`${print}/${index}`).digest();
+    const uniform = (at: number): number => (h.readUInt32BE(at) + 1) / 2 ** 32;
+    return completionLatency(config, call, uniform(0), uniform(4));
   };
 
   /** Runs the n completions through the scheduler; each holds a slot for the call's latency. */
@@ -168,7 +193,7 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
       Array.from({ length: request.n }, async (_, index) => {
         const release = await slots.acquire(signal);
         try {
-          await delay(latencyFor(config, call), undefined, { signal });
+          await delay(latencyOf(call, request, index), undefined, { signal });
         } finally {
           release();
         }
@@ -300,6 +325,7 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
             'expected {"uri": string, "version": non-negative integer}',
             'invalid_request',
           );
+        if (activeChats > 0 && weightVersion !== body.version) loadsUnderRequests++;
         weightVersion = body.version as number;
         samplerLoads++;
         return sendJson(res, 200, {
@@ -309,7 +335,8 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
         });
       }
       case 'POST /v1/chat/completions':
-        return chat(req, res, signal);
+        activeChats++;
+        return chat(req, res, signal).finally(() => activeChats--);
       case 'GET /admin/stats':
         return sendJson(res, 200, stats());
       case 'POST /admin/configure':
@@ -353,6 +380,7 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
     stats,
     configure,
     reset,
+    busySecondsWithin: (fromMs, toMs) => slots.busyMsWithin(fromMs, toMs) / 1000,
     close: () => {
       lifetime.abort();
       return closeServer();

@@ -6,6 +6,9 @@
 export class Slots {
   private active = 0;
   private peak = 0;
+  /** Closed spans [start, end] (epoch ms) during which some completion ran, and the open one's start. */
+  private readonly busy: Array<[number, number]> = [];
+  private busySince: number | undefined;
   private readonly queue: Array<() => void> = [];
 
   constructor(private capacity: number) {}
@@ -23,6 +26,13 @@ export class Slots {
   /** The most completions that ran at once since the last `resetPeak`. */
   get maxInUse(): number {
     return this.peak;
+  }
+
+  /** Milliseconds within [from, to] (epoch ms) during which at least one completion ran. */
+  busyMsWithin(from: number, to: number): number {
+    const open: Array<[number, number]> = this.busySince === undefined ? [] : [[this.busySince, Date.now()]];
+    const spans = [...this.busy, ...open];
+    return spans.reduce((sum, [a, b]) => sum + Math.max(0, Math.min(b, to) - Math.max(a, from)), 0);
   }
 
   resetPeak(): void {
@@ -47,7 +57,7 @@ export class Slots {
       };
       const grant = (): void => {
         signal.removeEventListener('abort', onAbort);
-        this.active++;
+        if (this.active++ === 0) this.busySince = Date.now();
         this.peak = Math.max(this.peak, this.active);
         let released = false;
         resolve(() => {
@@ -55,6 +65,10 @@ export class Slots {
           released = true;
           this.active--;
           this.admit();
+          if (this.active === 0 && this.busySince !== undefined) {
+            this.busy.push([this.busySince, Date.now()]);
+            this.busySince = undefined;
+          }
         });
       };
       signal.addEventListener('abort', onAbort, { once: true });

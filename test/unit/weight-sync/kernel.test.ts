@@ -143,3 +143,12 @@ test('invalid sync options are a configuration error', async () => {
   await expect(sync).rejects.toMatchObject({ type: 'InvalidConfig', nonRetryable: true });
   expect(sampler.requests).toHaveLength(0);
 });
+
+test('pinned (a run that samples while it trains), the load asks for a copy of the snapshot, not the live weights', async () => {
+  const sampler = await start(3);
+  const pinned = adapterFor('kernel', { http: FAST_HTTP, pinKernelSnapshots: true });
+  await syncServers(pinned, [sampler.url], snapshot, options);
+  expect(sampler.calls('POST', '/v1/sampler/load').map((r) => r.body)).toEqual([
+    { uri: snapshot.uri, version: 4, pin: true },
+  ]);
+});

@@ -1,0 +1,44 @@
+import { buildTinyModel } from '../support/kernel-process';
+import { servedVersion, trainedVersion, withKernelRun } from '../support/kernel-run';
+
+/**
+ * SPICE one-step-off (`pipeline.maxStaleness` 1) on the real kernel's tiny model, which samples every role
+ * and trains every step: iteration n+1 samples from the kernel's sampler while the same kernel trains
+ * iteration n, so the sampler must serve a pinned copy of the snapshot, not the live weights.
+ */
+describe('SPICE with pipeline.maxStaleness 1 on the training kernel', () => {
+  let model: string;
+  beforeAll(() => {
+    model = buildTinyModel();
+  });
+
+  test('three iterations commit in order; the sampler keeps the behaviour version while the kernel trains on', async () => {
+    await withKernelRun({ model, name: 'kernel-pipelined', policies: (runId) => [runId] }, async (run) => {
+      const outcome = await run.execute({
+        ...run.baseConfig,
+        recipe: 'spice',
+        iterations: 3,
+        batchSize: 2,
+        shardSize: 2,
+        groupSize: 2,
+        corpus: { uri: 'test/fixtures/corpus/small.jsonl', maxSegmentChars: 600 },
+        sampling: { maxTokens: 16 },
+        spice: { maxAttempts: 2, typeSelectionAttempts: 1 },
+        training: { policy: run.runId, estimator: 'reinforce', optimizer: { learningRate: 1e-3 } },
+        pipeline: { maxStaleness: 1 },
+      });
+      expect(outcome).toMatchObject({ lastCommitted: 3, versions: { [run.runId]: 3 } });
+      const pipeline = [];
+      for (const iteration of [1, 2, 3]) pipeline.push((await run.manifest(iteration))?.metrics.pipeline);
+      expect(pipeline.map((p) => [p?.behaviourVersions[run.runId], p?.baseVersions[run.runId]])).toEqual([
+        [0, 0],
+        [0, 1],
+        [1, 2],
+      ]);
+      const kernel = run.kernels[run.runId]!;
+      expect(await trainedVersion(kernel, run.runId)).toBe(3);
+      // Iteration 3 sampled version 1, pinned: the live policy (3) was never served to it.
+      expect(await servedVersion(kernel, run.runId)).toBe(1);
+    });
+  });
+});

@@ -1,0 +1,225 @@
+import os from 'node:os';
+import path from 'node:path';
+import { mkdtempSync } from 'node:fs';
+import { Connection } from '@temporalio/client';
+import { getJson } from '../../activities/clients/storage/codec';
+import { manifestKey, shardKey } from '../../activities/clients/storage/keys';
+import { openStore, readObjectAtUri, writeObjectAtUri } from '../../activities/clients/storage';
+import { seedOf } from '../../activities/lib/rng';
+import { SPICE_CALLS } from '../../activities/clients/llm-protocol';
+import type { SpiceSolved } from '../../activities/recipes/spice/records';
+import type { Manifest } from '../../contracts/selfplay';
+import { selfPlayRun } from '../../workflows';
+import { queueNames } from '../../workers/pools';
+import { fingerprintOf } from '../support/scripted-llm/chat-request';
+import { startScriptedLlm } from '../support/scripted-llm/server';
+import { startRecordingTrainer } from '../support/recording-trainer/server';
+import { spawnWorker } from '../support/worker-process';
+import { startStack, uniqueId, type TestStack } from '../support/stack';
+import { waitFor } from '../support/wait';
+import { temporalClient } from '../support/temporal-client';
+
+const G = 4;
+/** The policy the scripted server serves as the kernel's sampler, so weight sync is real HTTP. */
+const POLICY = 'pipelined';
+
+/** Every iteration's manifest, in order. */
+async function manifests(stack: Pick<TestStack, 'store'>, runId: string, n: number): Promise<Manifest[]> {
+  const out: Manifest[] = [];
+  for (let i = 1; i <= n; i++) out.push((await getJson<Manifest>(stack.store, manifestKey(runId, i)))!);
+  return out;
+}
+
+/**
+ * Bounded staleness (`pipeline.maxStaleness`) on the real stack: iteration n+1 samples while iteration n's
+ * training step runs, commits stay in order, and the manifests say which version sampled each batch.
+ */
+describe('SPICE with pipeline.maxStaleness 1', () => {
+  let stack: TestStack;
+  /** The run whose iteration-1 step is held until the scripted server has seen another iteration's requests. */
+  let gated: string | undefined;
+  let sampledDuringStep = 0;
+  beforeAll(async () => {
+    stack = await startStack({
+      llm: { samplerPolicy: POLICY },
+      beforeStep: async ({ runId, iteration }) => {
+        if (runId !== gated || iteration !== 1) return;
+        // Iteration 1's rollouts are all judged before its step: requests now are iteration 2's.
+        const before = stack.llm.stats().requests;
+        await waitFor('iteration 2 sampling while iteration 1 trains', () => {
+          sampledDuringStep = stack.llm.stats().requests - before;
+          return sampledDuringStep > 0;
+        });
+      },
+    });
+  });
+  afterAll(() => stack.close());
+
+  test('iteration n+1 samples while n trains; commits in order, at most one version behind', async () => {
+    const runId = uniqueId('pipelined');
+    gated = runId;
+    const outcome = await stack.withWorkers(() =>
+      stack.client.workflow.execute(selfPlayRun, {
+        workflowId: runId,
+        taskQueue: `${stack.queuePrefix}-orchestrator`,
+        args: [
+          stack.runConfig({
+            iterations: 4,
+            continueAsNewEvery: 3,
+            training: { policy: POLICY },
+            weightSync: { engine: 'kernel' },
+            pipeline: { maxStaleness: 1 },
+          }),
+        ],
+      }),
+    );
+    expect(outcome.lastCommitted).toBe(4);
+    expect(outcome.versions).toEqual({ [POLICY]: 4 });
+    expect(sampledDuringStep).toBeGreaterThan(0);
+
+    // One step per iteration, in order, each from the commit before it.
+    const steps = stack.trainer.stats().steps.filter((s) => s.runId === runId);
+    expect(steps.map((s) => [s.iteration, s.baseVersion])).toEqual([
+      [1, 0],
+      [2, 1],
+      [3, 2],
+      [4, 3],
+    ]);
+    for (const s of steps) expect(stack.trainer.stats().appliedByKey[s.key]).toBe(1);
+
+    // Iteration 2 and 3 sampled one version behind; continue-as-new after 3 drained the pipeline, so 4
+    // sampled iteration 3's commit.
+    const pipeline = (await manifests(stack, runId, 4)).map((m) => m.metrics.pipeline);
+    expect(
+      pipeline.map((p) => [p?.behaviourVersions[POLICY], p?.baseVersions[POLICY], p?.staleness]),
+    ).toEqual([
+      [0, 0, 0],
+      [0, 1, 1],
+      [1, 2, 1],
+      [3, 3, 0],
+    ]);
+    expect(pipeline.every((p) => p?.maxStaleness === 1)).toBe(true);
+    // Weight sync happened, and never while a request was being answered.
+    expect(stack.llm.stats().samplerLoads).toBeGreaterThan(0);
+    expect(stack.llm.stats().loadsUnderRequests).toBe(0);
+  });
+
+  test('maxStaleness 0 (the default) samples every iteration with the previous commit', async () => {
+    const runId = uniqueId('synchronous');
+    await stack.withWorkers(() =>
+      stack.client.workflow.execute(selfPlayRun, {
+        workflowId: runId,
+        taskQueue: `${stack.queuePrefix}-orchestrator`,
+        args: [stack.runConfig({ iterations: 2, training: { policy: runId } })],
+      }),
+    );
+    const pipeline = (await manifests(stack, runId, 2)).map((m) => m.metrics.pipeline);
+    expect(pipeline.map((p) => [p?.behaviourVersions[runId], p?.staleness, p?.maxStaleness])).toEqual([
+      [0, 0, 0],
+      [1, 0, 0],
+    ]);
+  });
+});
+
+describe('a worker SIGKILLed with two iterations in flight', () => {
+  test('both resume: stored units of the overlapping iteration are not recomputed, no step applies twice', async () => {
+    const address = process.env.TEMPORAL_ADDRESS as string;
+    const runId = uniqueId('pipelined-crash');
+    const prefix = uniqueId('pq');
+    const storageUri = `s3://${process.env.SELFPLAY_TEST_BUCKET as string}/${runId}`;
+    const store = openStore(storageUri);
+    // Reasoner calls are slow enough that iteration 2 is still solving when the worker dies.
+    const llm = await startScriptedLlm({ capacity: G, calls: { [SPICE_CALLS.reason]: { latencyMs: 150 } } });
+    let holding = false;
+    let release = (): void => undefined;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const trainer = await startRecordingTrainer({
+      readBatch: readObjectAtUri,
+      writeObject: writeObjectAtUri,
+      stateFile: path.join(mkdtempSync(path.join(os.tmpdir(), 'trainer-')), 'state.json'),
+      // Iteration 1's step is held (and applied only after the worker died) while iteration 2 samples.
+      beforeStep: async ({ iteration }) => {
+        if (iteration !== 1) return;
+        holding = true;
+        await released;
+      },
+    });
+    const env = {
+      TEMPORAL_ADDRESS: address,
+      SELFPLAY_QUEUE_PREFIX: prefix,
+      SELFPLAY_STORAGE: storageUri,
+      SELFPLAY_INFERENCE_URL: llm.url,
+      SELFPLAY_INFERENCE_MODEL: 'scripted-policy',
+      SELFPLAY_TRAINER_URL: trainer.url,
+    };
+    const config = {
+      recipe: 'spice',
+      seed: 7,
+      iterations: 3,
+      batchSize: 8,
+      shardSize: 4,
+      groupSize: G,
+      corpus: { uri: 'test/fixtures/corpus/small.jsonl' },
+      sampling: { maxTokens: 2048 },
+      pools: queueNames(prefix),
+      training: { policy: runId },
+      inference: { requestTimeoutSeconds: 10, maxRetries: 3 },
+      timeouts: { heartbeatSeconds: 3, activityMaxAttempts: 10 },
+      pipeline: { maxStaleness: 1 },
+    };
+    const connection = await Connection.connect({ address });
+    let worker = spawnWorker(env);
+    try {
+      const handle = await temporalClient(connection).workflow.start(selfPlayRun, {
+        workflowId: runId,
+        taskQueue: config.pools.orchestrator,
+        args: [config],
+      });
+      const solvePrefix = shardKey(runId, 2, 'solve', 0).replace(/shard-0000\.jsonl\.gz$/, '');
+      const units = async (): Promise<string[]> =>
+        (await store.list(solvePrefix)).filter((k) => k.includes('/unit-'));
+      await waitFor('iteration 2 solving while iteration 1 trains', async () => {
+        return holding && (await units()).length >= 2;
+      });
+      await worker.stop('SIGKILL');
+      release();
+      const saved: SpiceSolved[] = [];
+      for (const key of await units()) saved.push((await getJson<SpiceSolved>(store, key)) as SpiceSolved);
+
+      worker = spawnWorker(env);
+      const outcome = await handle.result();
+      expect(outcome.lastCommitted).toBe(3);
+
+      // Iteration 2's units stored before the crash were read back, never asked again.
+      const prints = saved.flatMap((r) =>
+        r.answers.map((a) =>
+          fingerprintOf(
+            SPICE_CALLS.reason,
+            a.messages,
+            seedOf(config.seed, 2, 'solve', r.docIndex, a.trajectory),
+            G,
+          ),
+        ),
+      );
+      expect(prints.length).toBeGreaterThan(0);
+      for (const fp of prints) expect(llm.stats().fingerprintCounts[fp]).toBe(1);
+      const iteration2 = await getJson<Manifest>(store, manifestKey(runId, 2));
+      expect(iteration2?.metrics.reusedUnits).toBeGreaterThanOrEqual(saved.length);
+      expect(iteration2?.metrics.pipeline).toMatchObject({ behaviourVersions: { [runId]: 0 }, staleness: 1 });
+
+      // One step per iteration, in order, though iteration 1's was sent again by the new worker.
+      const steps = trainer.stats().steps.filter((s) => s.runId === runId);
+      expect(steps.map((s) => [s.iteration, s.baseVersion])).toEqual([
+        [1, 0],
+        [2, 1],
+        [3, 2],
+      ]);
+      for (const s of steps) expect(trainer.stats().appliedByKey[s.key]).toBe(1);
+    } finally {
+      release();
+      await worker.stop('SIGKILL');
+      await Promise.all([connection.close(), llm.close(), trainer.close()]);
+    }
+    // Two worker processes and a heartbeat timeout: on a loaded 2-core machine this took up to 100 s.
+  }, 300_000);
+});

@@ -1,0 +1,54 @@
+import type { CancellationScope } from '@temporalio/workflow';
+import { nextOverlap, withSnapshots, type Flight, type OverlapBounds } from '../../workflows/pipeline';
+
+/** When the run may start an iteration beside the ones in flight (`pipeline.maxStaleness`). */
+describe('bounded staleness: which iteration may start beside the ones in flight', () => {
+  const flight = (n: number, state: Partial<Flight> = {}): Flight => ({
+    n,
+    id: `r/iter-${n}`,
+    scope: {} as CancellationScope,
+    childStarted: true,
+    ...state,
+  });
+  const sampled = { sampled: { policy: { version: 0 } } };
+  const flights = (...list: Flight[]): Map<number, Flight> => new Map(list.map((f) => [f.n, f]));
+  const bounds = (b: Partial<OverlapBounds> = {}): OverlapBounds => ({
+    maxStaleness: 1,
+    lastCommitted: 0,
+    iterations: 10,
+    untilContinueAsNew: 10,
+    ...b,
+  });
+
+  test('k = 0 never overlaps; k = 1 starts n+1 once n has sampled and n−1 has committed', () => {
+    const one = flights(flight(1, sampled));
+    expect(nextOverlap(one, bounds({ maxStaleness: 0 }))).toBeUndefined();
+    expect(nextOverlap(one, bounds())?.n).toBe(1);
+    // Iteration 1 still sampling: 2 waits.
+    expect(nextOverlap(flights(flight(1)), bounds())).toBeUndefined();
+    // 2 sampled while 1 has not committed: 3 would train two versions behind its samples.
+    const two = flights(flight(1, sampled), flight(2, sampled));
+    expect(nextOverlap(two, bounds())).toBeUndefined();
+    expect(nextOverlap(two, bounds({ maxStaleness: 2 }))?.n).toBe(2);
+  });
+
+  test('none starts past the last iteration, after a failed one, or past the continue-as-new point', () => {
+    const one = flights(flight(3, sampled));
+    expect(nextOverlap(one, bounds({ lastCommitted: 2, iterations: 3 }))).toBeUndefined();
+    const failed = flights(flight(1, { ...sampled, outcome: { err: new Error('x') } }));
+    expect(nextOverlap(failed, bounds())).toBeUndefined();
+    // One iteration may still commit before continue-as-new, and it is in flight.
+    expect(nextOverlap(flights(flight(1, sampled)), bounds({ untilContinueAsNew: 1 }))).toBeUndefined();
+  });
+
+  test('an overlapping iteration samples the snapshot its predecessor sampled when the version is the same', () => {
+    const snapshot = { policy: 'p', version: 0, uri: 's3://b/v0', format: 'full' as const };
+    expect(withSnapshots({ p: { version: 0 } }, { p: { version: 0, snapshot } })).toEqual({
+      p: { version: 0, snapshot },
+    });
+    // A newer commit keeps its own (or none): an older snapshot is never served for it.
+    expect(withSnapshots({ p: { version: 1 } }, { p: { version: 0, snapshot } })).toEqual({
+      p: { version: 1 },
+    });
+  });
+});
