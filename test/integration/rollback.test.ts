@@ -202,7 +202,7 @@ describe('rollback and fork', () => {
       expect(await getJson(stack.store, latestKey(r1))).toMatchObject({ iteration: 5 });
       expect(await getJson(stack.store, lineageKey(forkId))).toBeUndefined();
     });
-  });
+  }, 360_000); // nine iterations over three lineages and a fork: over 180 s on a loaded 2-core machine
 
   test('a second rollback returns to an iteration of an earlier lineage', async () => {
     const runId = uniqueId('rb2');
