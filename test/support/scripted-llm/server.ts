@@ -37,6 +37,13 @@ export interface ScriptedLlmOptions extends ConfigPatch {
    * script's answers do not depend on it: only that every replica was brought to each version is observable.
    */
   samplerPolicy?: string;
+  /** With `samplerPolicy`: the version served before any load (a server restarted with other weights). */
+  weightVersion?: number;
+  /**
+   * With `samplerPolicy`: awaited when a load request has arrived, before it takes effect, so a test can hold
+   * a weight sync in flight (and crash its caller) without timing anything.
+   */
+  beforeSamplerLoad?: (version: number) => Promise<void>;
 }
 
 export interface ScriptedStats {
@@ -57,6 +64,8 @@ export interface ScriptedStats {
   /** With `samplerPolicy`: the version last loaded (undefined before any), and how many loads there were. */
   weightVersion?: number;
   samplerLoads: number;
+  /** With `samplerPolicy`: the version served when each completion finished, in order (-1: none yet). */
+  sampledVersions: number[];
 }
 
 export interface ScriptedLlm {
@@ -100,7 +109,14 @@ function describe(err: unknown): string {
 }
 
 export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promise<ScriptedLlm> {
-  const { port: wantedPort = 0, host = '127.0.0.1', samplerPolicy, ...patch } = options;
+  const {
+    port: wantedPort = 0,
+    host = '127.0.0.1',
+    samplerPolicy,
+    weightVersion: initialVersion,
+    beforeSamplerLoad,
+    ...patch
+  } = options;
   const initial = configPatchSchema.parse(patch);
   let config = applyPatch(DEFAULT_CONFIG, initial);
   let failNext = initial.failNext?.count ?? 0;
@@ -109,8 +125,9 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
   const byCall = new Map<string, { requests: number; completions: number }>();
   let faults = Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>;
   let badRequests = 0;
-  let weightVersion: number | undefined;
+  let weightVersion: number | undefined = initialVersion;
   let samplerLoads = 0;
+  const sampledVersions: number[] = [];
   const lifetime = new AbortController();
 
   const countsFor = (call: string): { requests: number; completions: number } => {
@@ -142,6 +159,7 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
       fingerprintCounts: counts,
       ...(weightVersion === undefined ? {} : { weightVersion }),
       samplerLoads,
+      sampledVersions: [...sampledVersions],
     };
   };
 
@@ -151,6 +169,7 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
     faults = Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>;
     badRequests = 0;
     failNext = 0;
+    sampledVersions.length = 0;
     slots.resetPeak();
   };
 
@@ -173,6 +192,7 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
           release();
         }
         countsFor(call).completions++;
+        if (samplerPolicy) sampledVersions.push(weightVersion ?? -1);
         const ctx = {
           model: request.model,
           messages: request.messages,
@@ -300,6 +320,7 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
             'expected {"uri": string, "version": non-negative integer}',
             'invalid_request',
           );
+        await beforeSamplerLoad?.(body.version as number);
         weightVersion = body.version as number;
         samplerLoads++;
         return sendJson(res, 200, {
