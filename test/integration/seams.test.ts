@@ -3,7 +3,13 @@ import os from 'node:os';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { Connection, type WorkflowHandle } from '@temporalio/client';
 import { getJson } from '../../activities/clients/storage/codec';
-import { latestKey, manifestKey } from '../../activities/clients/storage/keys';
+import {
+  batchKey,
+  filterSummaryKey,
+  latestKey,
+  manifestKey,
+  shardKey,
+} from '../../activities/clients/storage/keys';
 import { openStore, readObjectAtUri, writeObjectAtUri } from '../../activities/clients/storage';
 import type { Manifest } from '../../contracts/selfplay';
 import { selfPlayRun } from '../../workflows';
@@ -221,5 +227,30 @@ describe('seams: a crash or restart at each one resumes consistently and trains 
     await expectConsistent(run.runId, run.store, run.handle);
     expect(trainer.stats().duplicates).toBeGreaterThanOrEqual(1);
     expect(llm.stats().duplicates).toEqual({});
+  }, 600_000);
+
+  test('every shard of an iteration stored, no filter yet, the run started again: nothing resampled or retrained', async () => {
+    const run = await start('seam-filter');
+    const stored = async (stage: string) =>
+      (await Promise.all([0, 1].map((s) => run.store.exists(shardKey(run.runId, 2, stage, s))))).every(
+        Boolean,
+      );
+    await waitFor('iteration 2 judged', () => stored('judge'), 300_000);
+    // The whole run is lost (its worker and its workflow history) with every shard of iteration 2 stored.
+    await Promise.all(workers.map((w) => w.stop('SIGKILL')));
+    await run.handle.terminate('seam: the run is lost with every shard of iteration 2 stored');
+    expect(await run.committed()).toBe(1);
+    // The seam exactly: no filter output (a filter that finished before the kill is undone).
+    await run.store.delete(filterSummaryKey(run.runId, 2));
+    await run.store.delete(batchKey(run.runId, 2, run.runId));
+    const sampledBefore = llm.stats().sampledVersions.length;
+    run.spawn();
+    const handle = await run.execute();
+    await expectConsistent(run.runId, run.store, handle);
+    // Iteration 2's shards were read back: no request was sent twice, nothing sampled again for it.
+    expect(llm.stats().duplicates).toEqual({});
+    expect(llm.stats().sampledVersions.slice(sampledBefore)).not.toContain(1);
+    const manifest = await getJson<Manifest>(run.store, manifestKey(run.runId, 2));
+    expect(manifest?.metrics.reusedUnits).toBeGreaterThan(0);
   }, 600_000);
 });
