@@ -28,6 +28,11 @@ export interface RecordingTrainerOptions {
   readBatch: (uri: string) => Promise<Buffer>;
   /** Writes checkpoint and snapshot objects; without it those endpoints answer 501. */
   writeObject?: (uri: string, body: string) => Promise<void>;
+  /**
+   * Awaited when a checkpoint, restore or publish request has arrived, before it takes effect (with the
+   * policy's version then), so a test can hold one in flight and crash its caller without timing anything.
+   */
+  beforeAction?: (action: StateAction, policy: string, version: number) => Promise<void>;
   /** 0 (the default) lets the OS pick a free port. */
   port?: number;
   host?: string;
@@ -60,6 +65,8 @@ export interface RecordingTrainer {
   close(): Promise<void>;
 }
 
+export type StateAction = 'checkpoint' | 'restore' | 'publish';
+
 const BODY_LIMIT_BYTES = 1024 * 1024;
 
 function metricsOf(rows: readonly TrainingRow[], startedMs: number): TrainStepMetrics {
@@ -89,7 +96,15 @@ const sendError = (res: ServerResponse, status: number, type: string, message: s
   sendJson(res, status, { error: { type, message } } satisfies TrainerError);
 
 export async function startRecordingTrainer(options: RecordingTrainerOptions): Promise<RecordingTrainer> {
-  const { stateFile, readBatch, writeObject, beforeStep, port: wantedPort = 0, host = '127.0.0.1' } = options;
+  const {
+    stateFile,
+    readBatch,
+    writeObject,
+    beforeStep,
+    beforeAction,
+    port: wantedPort = 0,
+    host = '127.0.0.1',
+  } = options;
   let state: TrainerState = stateFile ? await loadState(stateFile) : emptyState();
   let requests = 0;
   let duplicates = 0;
@@ -142,7 +157,12 @@ export async function startRecordingTrainer(options: RecordingTrainerOptions): P
    * Checkpoints, restores and snapshots, recorded rather than real: a checkpoint is the policy's version
    * (plus a COMPLETE marker, written last), a snapshot a small descriptor. Restore reads the version back.
    */
-  const stateAction = async (kind: string, policy: string, body: { uri?: unknown; version?: unknown }) => {
+  const stateAction = async (
+    kind: StateAction,
+    policy: string,
+    body: { uri?: unknown; version?: unknown },
+  ) => {
+    await beforeAction?.(kind, policy, state.versions[policy] ?? 0);
     if (!writeObject) throw new TrainerRefusal(501, 'not_implemented', `${kind} needs a writeObject option`);
     if (typeof body.uri !== 'string' || body.uri === '')
       throw new TrainerRefusal(400, 'invalid_request', 'uri: expected a non-empty string');
@@ -203,7 +223,7 @@ export async function startRecordingTrainer(options: RecordingTrainerOptions): P
     if (method === 'POST' && action) {
       const body = (await readJson(req, BODY_LIMIT_BYTES)) as { uri?: unknown; version?: unknown };
       const name = decodeURIComponent(action[1] as string);
-      return sendJson(res, 200, await serially(() => stateAction(action[2] as string, name, body)));
+      return sendJson(res, 200, await serially(() => stateAction(action[2] as StateAction, name, body)));
     }
     const policy = /^\/v1\/policies\/([^/]+)$/.exec(path)?.[1];
     if (method === 'GET' && policy !== undefined) {

@@ -39,6 +39,13 @@ export interface ScriptedLlmOptions extends ConfigPatch {
    * script's answers do not depend on it: only that every replica was brought to each version is observable.
    */
   samplerPolicy?: string;
+  /** With `samplerPolicy`: the version served before any load (a server restarted with other weights). */
+  weightVersion?: number;
+  /**
+   * With `samplerPolicy`: awaited when a load request has arrived, before it takes effect, so a test can hold
+   * a weight sync in flight (and crash its caller) without timing anything.
+   */
+  beforeSamplerLoad?: (version: number) => Promise<void>;
 }
 
 export interface ScriptedStats {
@@ -61,6 +68,8 @@ export interface ScriptedStats {
   samplerLoads: number;
   /** Loads that changed the version while a chat request was being answered: weights changed under it. */
   loadsUnderRequests: number;
+  /** With `samplerPolicy`: the version served when each completion finished, in order (-1: none yet). */
+  sampledVersions: number[];
 }
 
 export interface ScriptedLlm {
@@ -106,7 +115,14 @@ function describe(err: unknown): string {
 }
 
 export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promise<ScriptedLlm> {
-  const { port: wantedPort = 0, host = '127.0.0.1', samplerPolicy, ...patch } = options;
+  const {
+    port: wantedPort = 0,
+    host = '127.0.0.1',
+    samplerPolicy,
+    weightVersion: initialVersion,
+    beforeSamplerLoad,
+    ...patch
+  } = options;
   const initial = configPatchSchema.parse(patch);
   let config = applyPatch(DEFAULT_CONFIG, initial);
   let failNext = initial.failNext?.count ?? 0;
@@ -115,11 +131,12 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
   const byCall = new Map<string, { requests: number; completions: number }>();
   let faults = Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>;
   let badRequests = 0;
-  let weightVersion: number | undefined;
+  let weightVersion: number | undefined = initialVersion;
   let samplerLoads = 0;
   let loadsUnderRequests = 0;
   /** Chat requests received and not yet answered. */
   let activeChats = 0;
+  const sampledVersions: number[] = [];
   const lifetime = new AbortController();
 
   const countsFor = (call: string): { requests: number; completions: number } => {
@@ -152,6 +169,7 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
       ...(weightVersion === undefined ? {} : { weightVersion }),
       samplerLoads,
       loadsUnderRequests,
+      sampledVersions: [...sampledVersions],
     };
   };
 
@@ -161,6 +179,7 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
     faults = Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>;
     badRequests = 0;
     failNext = 0;
+    sampledVersions.length = 0;
     slots.resetPeak();
   };
 
@@ -198,6 +217,7 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
           release();
         }
         countsFor(call).completions++;
+        if (samplerPolicy) sampledVersions.push(weightVersion ?? -1);
         const ctx = {
           model: request.model,
           messages: request.messages,
@@ -325,6 +345,7 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
             'expected {"uri": string, "version": non-negative integer}',
             'invalid_request',
           );
+        await beforeSamplerLoad?.(body.version as number);
         if (activeChats > 0 && weightVersion !== body.version) loadsUnderRequests++;
         weightVersion = body.version as number;
         samplerLoads++;

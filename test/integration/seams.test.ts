@@ -1,0 +1,256 @@
+import path from 'node:path';
+import os from 'node:os';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { Connection, type WorkflowHandle } from '@temporalio/client';
+import { getJson } from '../../activities/clients/storage/codec';
+import {
+  batchKey,
+  filterSummaryKey,
+  latestKey,
+  manifestKey,
+  shardKey,
+} from '../../activities/clients/storage/keys';
+import { openStore, readObjectAtUri, writeObjectAtUri } from '../../activities/clients/storage';
+import type { Manifest } from '../../contracts/selfplay';
+import { selfPlayRun } from '../../workflows';
+import { progressQuery } from '../../workflows/messages';
+import { queueNames } from '../../workers/pools';
+import { startScriptedLlm, type ScriptedLlm } from '../support/scripted-llm/server';
+import {
+  startRecordingTrainer,
+  type RecordingTrainer,
+  type StateAction,
+} from '../support/recording-trainer/server';
+import type { ServerProcess } from '../support/process';
+import { spawnWorker } from '../support/worker-process';
+import { uniqueId, workflowBundle } from '../support/stack';
+import { waitFor } from '../support/wait';
+import { temporalClient } from '../support/temporal-client';
+
+const ITERATIONS = 3;
+
+/** A request held at a server until the test releases it: the first one `matches` accepts. */
+function holdOnce<A extends unknown[]>(matches: (...args: A) => boolean) {
+  let arrived = false;
+  let release = (): void => undefined;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  return {
+    hook: async (...args: A): Promise<void> => {
+      if (arrived || !matches(...args)) return;
+      arrived = true;
+      await released;
+    },
+    arrived: () => arrived,
+    release: () => release(),
+  };
+}
+
+/**
+ * The seams where RL frameworks have hung or silently corrupted a run, each crossed by a SPICE run on the
+ * local stack: real Temporal and MinIO, a worker process SIGKILLed at the seam, the scripted LLM answering
+ * weight sync as the kernel's sampler, the recording trainer (which applies each step key once and checkpoints
+ * and publishes). Every run must finish, train each iteration exactly once on the version before it, commit
+ * versions 1..N in order with the checkpoint and snapshot of that version, report the trainer's version, and
+ * sample every iteration from the version it was synced to.
+ */
+describe('seams: a crash or restart at each one resumes consistently and trains nothing twice', () => {
+  const bucket = process.env.SELFPLAY_TEST_BUCKET as string;
+  const address = process.env.TEMPORAL_ADDRESS as string;
+  let llm: ScriptedLlm;
+  let trainer: RecordingTrainer;
+  let workers: ServerProcess[] = [];
+  let connection: Connection;
+  let bundlePath: string;
+
+  // Worker processes load the workflow bundle built once, as the image's workers do, so a restart is quick.
+  beforeAll(async () => {
+    bundlePath = path.join(mkdtempSync(path.join(os.tmpdir(), 'seams-')), 'workflow-bundle.js');
+    writeFileSync(bundlePath, (await workflowBundle()).code);
+  });
+  afterEach(async () => {
+    await Promise.all(workers.map((w) => w.stop('SIGKILL')));
+    workers = [];
+    await Promise.all([llm.close(), trainer.close(), connection.close()]);
+  });
+
+  /** Servers, a worker process and the run's config; `hooks` hold a weight load or a trainer action. */
+  const start = async (
+    name: string,
+    hooks: {
+      beforeSamplerLoad?: (version: number) => Promise<void>;
+      beforeAction?: (action: StateAction, policy: string, version: number) => Promise<void>;
+    } = {},
+    options: { overrides?: Record<string, unknown>; pools?: string[] } = {},
+  ) => {
+    const runId = uniqueId(name);
+    const prefix = uniqueId('sq');
+    const storageUri = `s3://${bucket}/${runId}`;
+    llm = await startScriptedLlm({
+      capacity: 4,
+      samplerPolicy: runId,
+      ...(hooks.beforeSamplerLoad ? { beforeSamplerLoad: hooks.beforeSamplerLoad } : {}),
+    });
+    trainer = await startRecordingTrainer({
+      readBatch: readObjectAtUri,
+      writeObject: writeObjectAtUri,
+      stateFile: path.join(mkdtempSync(path.join(os.tmpdir(), 'seams-')), 'state.json'),
+      ...(hooks.beforeAction ? { beforeAction: hooks.beforeAction } : {}),
+    });
+    const env = {
+      TEMPORAL_ADDRESS: address,
+      SELFPLAY_QUEUE_PREFIX: prefix,
+      SELFPLAY_STORAGE: storageUri,
+      SELFPLAY_INFERENCE_URL: llm.url,
+      SELFPLAY_INFERENCE_MODEL: 'scripted-policy',
+      SELFPLAY_TRAINER_URL: trainer.url,
+      SELFPLAY_WORKFLOW_BUNDLE: bundlePath,
+    };
+    const config = {
+      recipe: 'spice',
+      seed: 5,
+      iterations: ITERATIONS,
+      batchSize: 4,
+      shardSize: 2,
+      groupSize: 4,
+      corpus: { uri: 'test/fixtures/corpus/small.jsonl' },
+      sampling: { maxTokens: 2048 },
+      pools: queueNames(prefix),
+      training: { policy: runId },
+      weightSync: { engine: 'kernel', servers: [llm.url] },
+      inference: { requestTimeoutSeconds: 10, maxRetries: 5 },
+      timeouts: { heartbeatSeconds: 3, activityMaxAttempts: 10 },
+      ...options.overrides,
+    };
+    connection = await Connection.connect({ address });
+    const spawn = (pools = 'orchestrator,rollout,trainer'): ServerProcess => {
+      const worker = spawnWorker(env, pools);
+      workers.push(worker);
+      return worker;
+    };
+    for (const pools of options.pools ?? ['orchestrator,rollout,trainer']) spawn(pools);
+    const execute = () =>
+      temporalClient(connection).workflow.start(selfPlayRun, {
+        workflowId: runId,
+        taskQueue: config.pools.orchestrator,
+        args: [config],
+      });
+    const handle = await execute();
+    const store = openStore(storageUri);
+    const committed = async (): Promise<number> =>
+      (await getJson<{ iteration: number }>(store, latestKey(runId)))?.iteration ?? 0;
+    /** SIGKILLs the worker and starts another, as an operator's supervisor would. */
+    const crashWorker = async (): Promise<void> => {
+      await Promise.all(workers.map((w) => w.stop('SIGKILL')));
+      spawn();
+    };
+    return { runId, store, handle, committed, crashWorker, spawn, execute };
+  };
+
+  /** What every seam must leave: N iterations, each trained once, committed and reported at its version. */
+  const expectConsistent = async (
+    runId: string,
+    store: ReturnType<typeof openStore>,
+    handle: WorkflowHandle<typeof selfPlayRun>,
+    /** What a server replaced during the run sampled, before the current one. */
+    sampledEarlier: number[] = [],
+  ): Promise<void> => {
+    const outcome = await handle.result();
+    expect(outcome).toMatchObject({ lastCommitted: ITERATIONS, versions: { [runId]: ITERATIONS } });
+    expect((await handle.query(progressQuery)).versions).toEqual({ [runId]: ITERATIONS });
+    // One step per iteration, each on the version the iteration before committed, each applied once.
+    const steps = trainer.stats().steps.filter((s) => s.runId === runId);
+    expect(steps.map((s) => [s.iteration, s.baseVersion])).toEqual([
+      [1, 0],
+      [2, 1],
+      [3, 2],
+    ]);
+    for (const s of steps) expect(trainer.stats().appliedByKey[s.key]).toBe(1);
+    const trained = (await (await fetch(`${trainer.url}/v1/policies/${runId}`)).json()) as {
+      policyVersion: number;
+    };
+    expect(trained.policyVersion).toBe(ITERATIONS);
+    for (let iteration = 1; iteration <= ITERATIONS; iteration++) {
+      const policy = (await getJson<Manifest>(store, manifestKey(runId, iteration)))?.policies[runId];
+      expect(policy).toMatchObject({ version: iteration, snapshot: { version: iteration, policy: runId } });
+      expect(policy?.checkpointUri).toContain(`v${String(iteration).padStart(6, '0')}`);
+    }
+    // Iteration k sampled only from version k-1, in order: never a version the run had not synced.
+    const sampled = [...sampledEarlier, ...llm.stats().sampledVersions];
+    expect(sampled.length).toBeGreaterThan(0);
+    expect([...new Set(sampled)]).toEqual([0, 1, 2]);
+    expect(sampled).toEqual([...sampled].sort((a, b) => a - b));
+  };
+
+  test('a worker SIGKILLed during weight sync: the sync is redone, nothing sampled or trained twice', async () => {
+    const load = holdOnce((version: number) => version === 1);
+    const run = await start('seam-sync', { beforeSamplerLoad: load.hook });
+    await waitFor('the load of version 1 in flight', load.arrived, 240_000);
+    const before = llm.stats();
+    await run.crashWorker();
+    // The held load never answers its caller; the restarted worker's sync must load version 1 itself.
+    await waitFor('version 1 loaded after the crash', () => llm.stats().weightVersion === 1, 300_000);
+    load.release();
+    await expectConsistent(run.runId, run.store, run.handle);
+    // Nothing sampled iteration 2 before the crash, and nothing after it sampled version 0.
+    expect(before.sampledVersions.every((v) => v === 0)).toBe(true);
+    expect(llm.stats().sampledVersions.slice(before.sampledVersions.length)).not.toContain(0);
+    expect(llm.stats().duplicates).toEqual({});
+  }, 600_000);
+
+  test('a worker SIGKILLed during a checkpoint: the step is not applied again and the checkpoint is written', async () => {
+    const checkpoint = holdOnce((action: StateAction, _p: string, version: number) => {
+      return action === 'checkpoint' && version === 2;
+    });
+    const run = await start('seam-checkpoint', { beforeAction: checkpoint.hook });
+    await waitFor('the checkpoint of version 2 in flight', checkpoint.arrived, 300_000);
+    expect(await run.committed()).toBe(1);
+    await run.crashWorker();
+    checkpoint.release();
+    await expectConsistent(run.runId, run.store, run.handle);
+    // The retried update sent the step again and was answered with its first response.
+    expect(trainer.stats().duplicates).toBeGreaterThanOrEqual(1);
+    expect(llm.stats().duplicates).toEqual({});
+  }, 600_000);
+
+  test('a worker SIGKILLed between a training step and its commit: the run commits that step, once', async () => {
+    const publish = holdOnce((action: StateAction, _p: string, version: number) => {
+      return action === 'publish' && version === 2;
+    });
+    const run = await start('seam-commit', { beforeAction: publish.hook });
+    await waitFor('the snapshot of version 2 in flight', publish.arrived, 300_000);
+    // The seam: the trainer is at version 2, the run has committed and reports version 1.
+    expect(await run.committed()).toBe(1);
+    expect((await run.handle.query(progressQuery)).versions).toEqual({ [run.runId]: 1 });
+    expect(trainer.stats().steps.filter((s) => s.runId === run.runId)).toHaveLength(2);
+    await run.crashWorker();
+    publish.release();
+    await expectConsistent(run.runId, run.store, run.handle);
+    expect(trainer.stats().duplicates).toBeGreaterThanOrEqual(1);
+    expect(llm.stats().duplicates).toEqual({});
+  }, 600_000);
+
+  test('every shard of an iteration stored, no filter yet, the run started again: nothing resampled or retrained', async () => {
+    const run = await start('seam-filter');
+    const stored = async (stage: string) =>
+      (await Promise.all([0, 1].map((s) => run.store.exists(shardKey(run.runId, 2, stage, s))))).every(
+        Boolean,
+      );
+    await waitFor('iteration 2 judged', () => stored('judge'), 300_000);
+    // The whole run is lost (its worker and its workflow history) with every shard of iteration 2 stored.
+    await Promise.all(workers.map((w) => w.stop('SIGKILL')));
+    await run.handle.terminate('seam: the run is lost with every shard of iteration 2 stored');
+    expect(await run.committed()).toBe(1);
+    // The seam exactly: no filter output (a filter that finished before the kill is undone).
+    await run.store.delete(filterSummaryKey(run.runId, 2));
+    await run.store.delete(batchKey(run.runId, 2, run.runId));
+    const sampledBefore = llm.stats().sampledVersions.length;
+    run.spawn();
+    const handle = await run.execute();
+    await expectConsistent(run.runId, run.store, handle);
+    // Iteration 2's shards were read back: no request was sent twice, nothing sampled again for it.
+    expect(llm.stats().duplicates).toEqual({});
+    expect(llm.stats().sampledVersions.slice(sampledBefore)).not.toContain(1);
+    const manifest = await getJson<Manifest>(run.store, manifestKey(run.runId, 2));
+    expect(manifest?.metrics.reusedUnits).toBeGreaterThan(0);
+  }, 600_000);
+});
