@@ -15,7 +15,7 @@ import { fingerprintOf } from '../support/scripted-llm/chat-request';
 import { startScriptedLlm } from '../support/scripted-llm/server';
 import { startRecordingTrainer } from '../support/recording-trainer/server';
 import { spawnWorker } from '../support/worker-process';
-import { startStack, uniqueId, type TestStack } from '../support/stack';
+import { scriptedWorkerEnv, startStack, uniqueId, type TestStack } from '../support/stack';
 import { waitFor } from '../support/wait';
 import { temporalClient } from '../support/temporal-client';
 
@@ -144,14 +144,13 @@ describe('a worker SIGKILLed with two iterations in flight', () => {
         await released;
       },
     });
-    const env = {
-      TEMPORAL_ADDRESS: address,
-      SELFPLAY_QUEUE_PREFIX: prefix,
-      SELFPLAY_STORAGE: storageUri,
-      SELFPLAY_INFERENCE_URL: llm.url,
-      SELFPLAY_INFERENCE_MODEL: 'scripted-policy',
-      SELFPLAY_TRAINER_URL: trainer.url,
-    };
+    const env = scriptedWorkerEnv({
+      address,
+      queuePrefix: prefix,
+      storageUri,
+      llmUrl: llm.url,
+      trainerUrl: trainer.url,
+    });
     const config = {
       recipe: 'spice',
       seed: 7,

@@ -23,7 +23,7 @@ import {
 } from '../support/recording-trainer/server';
 import type { ServerProcess } from '../support/process';
 import { spawnWorker } from '../support/worker-process';
-import { uniqueId, workflowBundle } from '../support/stack';
+import { scriptedWorkerEnv, uniqueId, workflowBundle } from '../support/stack';
 import { waitFor } from '../support/wait';
 import { temporalClient } from '../support/temporal-client';
 
@@ -97,12 +97,13 @@ describe('seams: a crash or restart at each one resumes consistently and trains 
       ...(hooks.beforeAction ? { beforeAction: hooks.beforeAction } : {}),
     });
     const env = {
-      TEMPORAL_ADDRESS: address,
-      SELFPLAY_QUEUE_PREFIX: prefix,
-      SELFPLAY_STORAGE: storageUri,
-      SELFPLAY_INFERENCE_URL: llm.url,
-      SELFPLAY_INFERENCE_MODEL: 'scripted-policy',
-      SELFPLAY_TRAINER_URL: trainer.url,
+      ...scriptedWorkerEnv({
+        address,
+        queuePrefix: prefix,
+        storageUri,
+        llmUrl: llm.url,
+        trainerUrl: trainer.url,
+      }),
       SELFPLAY_WORKFLOW_BUNDLE: bundlePath,
     };
     const config = {

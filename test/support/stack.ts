@@ -106,14 +106,13 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     llm,
     trainer,
     queuePrefix,
-    workerEnv: {
-      TEMPORAL_ADDRESS: address,
-      SELFPLAY_QUEUE_PREFIX: queuePrefix,
-      SELFPLAY_STORAGE: storageUri,
-      SELFPLAY_INFERENCE_URL: llm.url,
-      SELFPLAY_INFERENCE_MODEL: 'scripted-policy',
-      SELFPLAY_TRAINER_URL: trainer.url,
-    },
+    workerEnv: scriptedWorkerEnv({
+      address,
+      queuePrefix,
+      storageUri,
+      llmUrl: llm.url,
+      trainerUrl: trainer.url,
+    }),
     cliEnv: { TEMPORAL_ADDRESS: address, TEMPORAL_NAMESPACE: 'default', SELFPLAY_STORAGE: storageUri },
     runConfig: (overrides = {}) => ({
       recipe: 'spice',
@@ -159,4 +158,22 @@ function required(name: string): string {
   const value = process.env[name];
   if (!value) throw new Error(`${name} is not set: run the integration tests through jest's global setup`);
   return value;
+}
+
+/** A worker process's environment on a local stack of the scripted LLM and a trainer. */
+export function scriptedWorkerEnv(stack: {
+  address: string;
+  queuePrefix: string;
+  storageUri: string;
+  llmUrl: string;
+  trainerUrl: string;
+}): Record<string, string> {
+  return {
+    TEMPORAL_ADDRESS: stack.address,
+    SELFPLAY_QUEUE_PREFIX: stack.queuePrefix,
+    SELFPLAY_STORAGE: stack.storageUri,
+    SELFPLAY_INFERENCE_URL: stack.llmUrl,
+    SELFPLAY_INFERENCE_MODEL: 'scripted-policy',
+    SELFPLAY_TRAINER_URL: stack.trainerUrl,
+  };
 }
