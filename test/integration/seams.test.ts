@@ -253,4 +253,22 @@ describe('seams: a crash or restart at each one resumes consistently and trains 
     const manifest = await getJson<Manifest>(run.store, manifestKey(run.runId, 2));
     expect(manifest?.metrics.reusedUnits).toBeGreaterThan(0);
   }, 600_000);
+
+  test('an inference server restarted with other weights mid-iteration: re-synced, never sampled as if in sync', async () => {
+    const run = await start('seam-restart');
+    await waitFor('iteration 2 sampling', () => llm.stats().sampledVersions.includes(1), 300_000);
+    const before = llm.stats();
+    await llm.close();
+    llm = await startScriptedLlm({
+      port: llm.port,
+      capacity: 4,
+      samplerPolicy: run.runId,
+      weightVersion: 7,
+    });
+    await expectConsistent(run.runId, run.store, run.handle, before.sampledVersions);
+    // The restarted server was brought back (version 1 for the rest of iteration 2, then 2) before sampling.
+    expect(llm.stats().sampledVersions).not.toContain(7);
+    expect(llm.stats().samplerLoads).toBeGreaterThanOrEqual(2);
+    expect(llm.stats().weightVersion).toBe(2);
+  }, 600_000);
 });
