@@ -62,6 +62,12 @@ export interface ChatRequest {
    * `continue_final_message: true, add_generation_prompt: false`; the content returned is only the new text.
    */
   continueFinalMessage?: boolean;
+  /**
+   * The policy version weight sync verified on this server before the shard sampled. A server that answers
+   * from another version (it restarted, or someone loaded other weights) fails the request with
+   * `WeightsMoved` instead of handing back samples of weights the run did not sync.
+   */
+  weightVersion?: number;
   signal?: AbortSignal;
 }
 
@@ -109,7 +115,8 @@ export class InferenceEndpoint implements LlmCaller {
       try {
         return await this.once(request);
       } catch (err) {
-        if (!isRetryable(err)) throw classify(err, this.settings);
+        if (err instanceof WeightsMoved) throw err;
+        if (!isRetryable(err)) throw classify(err, this.settings, request.weightVersion);
         if (attempt >= this.settings.maxRetries) {
           throw new Error(
             `${describe(this.settings)}: ${errorText(err)} (gave up after ${attempt + 1} attempts)`,
@@ -140,6 +147,7 @@ export class InferenceEndpoint implements LlmCaller {
       headers: { [ROLE_HEADER]: request.role, [CALL_HEADER]: request.call },
       ...(request.signal ? { signal: request.signal } : {}),
     });
+    checkServedVersion(response, request.weightVersion, this.settings);
     const choices = Array.isArray(response?.choices) ? response.choices : [];
     if (choices.length !== request.n) {
       throw new MalformedResponse(`expected ${request.n} choices, got ${choices.length}`);
@@ -178,6 +186,37 @@ interface EngineChatExtensions {
 /** A 200 answer that is not a chat completion: a proxy or server fault, worth retrying. */
 class MalformedResponse extends Error {}
 
+/**
+ * The server no longer serves the version the shard synced it to. Not retried here (the same server would
+ * answer the same); the shard activity fails, Temporal retries it, and its retry syncs the server again before
+ * it samples. Units stored before stay, and no unit with a sample of the other weights is stored.
+ */
+export class WeightsMoved extends Error {
+  override readonly name = 'WeightsMoved';
+}
+
+/**
+ * The version a response says it was sampled from, as SGLang reports it (`metadata.weight_version`, a string;
+ * the project's kernel sampler does the same). vLLM reports none: its version is in the adapter's name, so a
+ * server that lost it answers 404 instead (see `classify`). "default" and other non-numbers mean no version.
+ */
+function servedVersionOf(response: unknown): number | undefined {
+  const version = (response as { metadata?: { weight_version?: unknown } } | null)?.metadata?.weight_version;
+  const text = typeof version === 'number' ? String(version) : version;
+  return typeof text === 'string' && /^\d+$/.test(text) ? Number(text) : undefined;
+}
+
+function checkServedVersion(response: unknown, wanted: number | undefined, settings: EndpointSettings): void {
+  if (wanted === undefined) return;
+  const served = servedVersionOf(response);
+  if (served !== undefined && served !== wanted) {
+    throw new WeightsMoved(
+      `${describe(settings)}: answered from weight version ${served}, but the shard synced it to version ${wanted} ` +
+        '(the server restarted or loaded other weights); the shard syncs it again and resamples',
+    );
+  }
+}
+
 function readSampled(choice: unknown): SampledTokens | undefined {
   try {
     return sampledTokensOf(choice);
@@ -194,7 +233,14 @@ function isRetryable(err: unknown): boolean {
   return !(err instanceof Error && err.name === 'AbortError');
 }
 
-function classify(err: unknown, settings: EndpointSettings): Error {
+function classify(err: unknown, settings: EndpointSettings, weightVersion: number | undefined): Error {
+  if (err instanceof OpenAI.APIError && err.status === 404 && weightVersion !== undefined) {
+    // Weight sync verified this model on the server before the shard sampled: it lost it since (a restart).
+    return new WeightsMoved(
+      `${describe(settings)}: the server no longer serves "${settings.model}" (404), which weight sync had ` +
+        `verified at version ${weightVersion}; the shard syncs it again`,
+    );
+  }
   if (err instanceof OpenAI.APIError && err.status === 404) {
     return nonRetryable(
       NON_RETRYABLE.unknownModel,

@@ -1,8 +1,9 @@
 import { setMaxListeners } from 'node:events';
 import type { ObjectStore } from '../clients/storage/types';
 import type { WorkerEnv } from '../../config/env';
-import { endpointFor } from '../../config/env';
-import type { InferencePool } from '../clients/inference';
+import { endpointFor, syncServersFor } from '../../config/env';
+import { policyForRole } from '../../config/policies';
+import type { InferencePool, LlmCaller } from '../clients/inference';
 import type { RunConfig } from '../../config/schema';
 import type { AnyRecipe, RecipeContext } from '../recipes/types';
 import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
@@ -53,9 +54,29 @@ export function recipeContext(
     versions: input.versions,
     signal,
     state,
-    llm: (role) => deps.inference.endpoint(endpointFor(role, input.config, deps.env, input.versions)),
+    llm: (role) => roleCaller(deps, input.config, role, input.versions),
     retriever: () => retrieverFor(input.config, deps),
     unitPart: (unit, name) =>
       storedValue(deps.store, unitPartKey(input.runId, input.iteration, stage, input.shard, unit, name)),
   };
+}
+
+/**
+ * The LLM a role calls. When weight sync keeps the role's server at its policy's version, every request says
+ * which version that is, so an answer from other weights fails instead of entering the run (inference.ts).
+ */
+function roleCaller(
+  deps: ActivityDeps,
+  config: RunConfig,
+  role: string,
+  versions: Readonly<Record<string, number>>,
+): LlmCaller {
+  const settings = endpointFor(role, config, deps.env, versions);
+  const endpoint = deps.inference.endpoint(settings);
+  const policy = policyForRole(config, role)?.name;
+  if (config.weightSync.engine === 'none' || policy === undefined) return endpoint;
+  const weightVersion = versions[policy];
+  const synced =
+    weightVersion !== undefined && syncServersFor(config, deps.env, policy).includes(settings.baseUrl);
+  return synced ? { chat: (request) => endpoint.chat({ ...request, weightVersion }) } : endpoint;
 }

@@ -15,6 +15,7 @@ import type { Manifest } from '../../contracts/selfplay';
 import { selfPlayRun } from '../../workflows';
 import { progressQuery } from '../../workflows/messages';
 import { queueNames } from '../../workers/pools';
+import { SPICE_CALLS } from '../../activities/clients/llm-protocol';
 import { startScriptedLlm, type ScriptedLlm } from '../support/scripted-llm/server';
 import {
   startRecordingTrainer,
@@ -79,6 +80,7 @@ describe('seams: a crash or restart at each one resumes consistently and trains 
     hooks: {
       beforeSamplerLoad?: (version: number) => Promise<void>;
       beforeAction?: (action: StateAction, policy: string, version: number) => Promise<void>;
+      beforeChat?: (call: string) => Promise<void>;
     } = {},
     options: { overrides?: Record<string, unknown>; pools?: string[] } = {},
   ) => {
@@ -89,6 +91,7 @@ describe('seams: a crash or restart at each one resumes consistently and trains 
       capacity: 4,
       samplerPolicy: runId,
       ...(hooks.beforeSamplerLoad ? { beforeSamplerLoad: hooks.beforeSamplerLoad } : {}),
+      ...(hooks.beforeChat ? { beforeChat: hooks.beforeChat } : {}),
     });
     trainer = await startRecordingTrainer({
       readBatch: readObjectAtUri,
@@ -154,6 +157,8 @@ describe('seams: a crash or restart at each one resumes consistently and trains 
     handle: WorkflowHandle<typeof selfPlayRun>,
     /** What a server replaced during the run sampled, before the current one. */
     sampledEarlier: number[] = [],
+    /** A version the servers answered from that the run refused to use (another run's weights). */
+    refused?: number,
   ): Promise<void> => {
     const outcome = await handle.result();
     expect(outcome).toMatchObject({ lastCommitted: ITERATIONS, versions: { [runId]: ITERATIONS } });
@@ -176,7 +181,7 @@ describe('seams: a crash or restart at each one resumes consistently and trains 
       expect(policy?.checkpointUri).toContain(`v${String(iteration).padStart(6, '0')}`);
     }
     // Iteration k sampled only from version k-1, in order: never a version the run had not synced.
-    const sampled = [...sampledEarlier, ...llm.stats().sampledVersions];
+    const sampled = [...sampledEarlier, ...llm.stats().sampledVersions].filter((v) => v !== refused);
     expect(sampled.length).toBeGreaterThan(0);
     expect([...new Set(sampled)]).toEqual([0, 1, 2]);
     expect(sampled).toEqual([...sampled].sort((a, b) => a - b));
@@ -253,5 +258,33 @@ describe('seams: a crash or restart at each one resumes consistently and trains 
     expect(llm.stats().sampledVersions.slice(sampledBefore)).not.toContain(1);
     const manifest = await getJson<Manifest>(run.store, manifestKey(run.runId, 2));
     expect(manifest?.metrics.reusedUnits).toBeGreaterThan(0);
+  }, 600_000);
+
+  test('an inference server restarted with other weights mid-iteration: re-synced, never sampled as if in sync', async () => {
+    // A Reasoner request of iteration 2 held in flight: the restart cuts it, and the client sends it again.
+    const reason = holdOnce((call: string) => call === SPICE_CALLS.reason && llm.stats().weightVersion === 1);
+    const run = await start('seam-restart', { beforeChat: reason.hook });
+    await waitFor('a Reasoner request of iteration 2 in flight', reason.arrived, 300_000);
+    const before = llm.stats();
+    await llm.close();
+    reason.release();
+    llm = await startScriptedLlm({
+      port: llm.port,
+      capacity: 4,
+      samplerPolicy: run.runId,
+      weightVersion: 7,
+    });
+    await expectConsistent(run.runId, run.store, run.handle, before.sampledVersions, 7);
+    // Requests the restarted server answered from version 7 were refused: each was asked again, after the
+    // shard's retry brought the server back to version 1, and answered from it; none was kept from version 7.
+    const answers = Object.values(llm.stats().answeredVersions);
+    const atSeven = answers.filter((versions) => versions.includes(7));
+    expect(atSeven.length).toBeGreaterThan(0);
+    for (const versions of atSeven) expect(versions.at(-1)).toBe(1);
+    // Version 7 answered only until the first reload; then version 1 for the rest of iteration 2, then 2.
+    const sampled = llm.stats().sampledVersions;
+    expect(sampled.lastIndexOf(7)).toBeLessThan(sampled.indexOf(1));
+    expect(llm.stats().samplerLoads).toBeGreaterThanOrEqual(2);
+    expect(llm.stats().weightVersion).toBe(2);
   }, 600_000);
 });

@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { InferenceEndpoint, type EndpointSettings } from '../../activities/clients/inference';
+import { InferenceEndpoint, WeightsMoved, type EndpointSettings } from '../../activities/clients/inference';
 import { SPICE_CALLS } from '../../activities/clients/llm-protocol';
 import { metrics } from '../../activities/lib/metrics';
 import { startScriptedLlm, type ScriptedLlm } from '../support/scripted-llm/server';
@@ -93,6 +93,63 @@ describe('InferenceEndpoint', () => {
     expect(err).toBeInstanceOf(Error);
     expect(err).not.toBeInstanceOf(ApplicationFailure);
     expect((err as Error).message).toMatch(/gave up after 2 attempts/);
+  });
+});
+
+/** Answers from weights other than the ones the shard synced never come back as samples. */
+describe('InferenceEndpoint weight version', () => {
+  let llm: ScriptedLlm;
+  afterEach(() => llm.close());
+  const endpoint = (model = 'scripted-policy') =>
+    new InferenceEndpoint({
+      baseUrl: llm.url,
+      model,
+      apiKey: 'EMPTY',
+      maxConcurrentCompletions: 8,
+      supportsN: true,
+      requestTimeoutMs: 2_000,
+      maxRetries: 4,
+    });
+  const request = (weightVersion?: number) => ({
+    role: 'reasoner',
+    call: SPICE_CALLS.reason,
+    messages: [{ role: 'user' as const, content: 'Problem 0000abcd: compute 3 * 4 + 1.' }],
+    n: 2,
+    seed: 1,
+    temperature: 1,
+    topP: 1,
+    maxTokens: 256,
+    ...(weightVersion === undefined ? {} : { weightVersion }),
+  });
+
+  test('a server answering from another version fails the request at once, retryably, saying both', async () => {
+    llm = await startScriptedLlm({ samplerPolicy: 'p', weightVersion: 7 });
+    const err = await endpoint()
+      .chat(request(1))
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(WeightsMoved);
+    expect(err).not.toBeInstanceOf(ApplicationFailure);
+    expect((err as Error).message).toMatch(/weight version 7, but the shard synced it to version 1/);
+    // Not retried against the same server: the shard's retry syncs it first.
+    expect(llm.stats().requests).toBe(1);
+  });
+
+  test('the synced version, or a server that reports none, answers as before', async () => {
+    llm = await startScriptedLlm({ samplerPolicy: 'p', weightVersion: 3 });
+    expect(await endpoint().chat(request(3))).toHaveLength(2);
+    expect(await endpoint().chat(request())).toHaveLength(2);
+    await llm.close();
+    llm = await startScriptedLlm({});
+    expect(await endpoint().chat(request(3))).toHaveLength(2);
+  });
+
+  test('a synced model the server no longer knows (404) is a moved version, not a bad config', async () => {
+    llm = await startScriptedLlm({});
+    const err = await endpoint('policy-v4')
+      .chat(request(4))
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(WeightsMoved);
+    expect((err as Error).message).toMatch(/no longer serves "policy-v4" \(404\).*version 4/);
   });
 });
 

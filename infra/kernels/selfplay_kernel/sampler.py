@@ -394,6 +394,8 @@ def _response(
         "created": int(time.time()),
         "model": name,
         "system_fingerprint": f"weights-v{version}",
+        # SGLang's field for the same fact; the run's client checks it against the version it synced.
+        "metadata": {"weight_version": str(version)},
         "choices": choices,
         "usage": {
             "prompt_tokens": len(prompt),

@@ -105,6 +105,7 @@ def test_pinned_snapshot_outlives_the_next_step(make_kernel, tmp_path):
     served = _greedy(kernel, logprobs=True)
     assert kernel.client.get("/v1/models").json()["data"][0]["weight_version"] == 1
     assert served["system_fingerprint"] == "weights-v1"
+    assert served["metadata"] == {"weight_version": "1"}
     for s, t in zip(served["choices"][0]["logprobs"]["content"], at_v1["choices"][0]["logprobs"]["content"]):
         assert s["logprob"] == pytest.approx(t["logprob"], abs=1e-4)
     # Unpinned, loading the live version goes back to the live weights.

@@ -46,6 +46,8 @@ export interface ScriptedLlmOptions extends ConfigPatch {
    * a weight sync in flight (and crash its caller) without timing anything.
    */
   beforeSamplerLoad?: (version: number) => Promise<void>;
+  /** Awaited when a chat request of `call` has arrived, before it is answered: holds a sample in flight. */
+  beforeChat?: (call: string) => Promise<void>;
 }
 
 export interface ScriptedStats {
@@ -70,6 +72,8 @@ export interface ScriptedStats {
   loadsUnderRequests: number;
   /** With `samplerPolicy`: the version served when each completion finished, in order (-1: none yet). */
   sampledVersions: number[];
+  /** With `samplerPolicy`: per request fingerprint, the version of each answer to it, in order. */
+  answeredVersions: Record<string, number[]>;
 }
 
 export interface ScriptedLlm {
@@ -121,6 +125,7 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
     samplerPolicy,
     weightVersion: initialVersion,
     beforeSamplerLoad,
+    beforeChat,
     ...patch
   } = options;
   const initial = configPatchSchema.parse(patch);
@@ -137,6 +142,7 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
   /** Chat requests received and not yet answered. */
   let activeChats = 0;
   const sampledVersions: number[] = [];
+  const answeredVersions = new Map<string, number[]>();
   const lifetime = new AbortController();
 
   const countsFor = (call: string): { requests: number; completions: number } => {
@@ -170,6 +176,7 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
       samplerLoads,
       loadsUnderRequests,
       sampledVersions: [...sampledVersions],
+      answeredVersions: Object.fromEntries([...answeredVersions].map(([f, vs]) => [f, [...vs]])),
     };
   };
 
@@ -180,6 +187,7 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
     badRequests = 0;
     failNext = 0;
     sampledVersions.length = 0;
+    answeredVersions.clear();
     slots.resetPeak();
   };
 
@@ -257,6 +265,7 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
       );
     }
 
+    await beforeChat?.(call);
     countsFor(call).requests++;
     const fingerprint = fingerprintOf(
       call,
@@ -292,11 +301,18 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
     const promptTokens = request.messages.reduce((sum, m) => sum + approxTokens(m.content), 0);
     const completionTokens = completions.reduce((sum, c) => sum + approxTokens(c.content), 0);
     const promptIds = tokenIdsOf(request.messages.map((m) => m.content).join('\n'));
+    // As the kernel's sampler and SGLang do: the version the completions were sampled from.
+    const served =
+      samplerPolicy && weightVersion !== undefined ? { weight_version: String(weightVersion) } : {};
+    if (samplerPolicy) {
+      answeredVersions.set(fingerprint, [...(answeredVersions.get(fingerprint) ?? []), weightVersion ?? -1]);
+    }
     sendJson(res, 200, {
       id: `chatcmpl-${fingerprint.slice(0, 24)}`,
       object: 'chat.completion',
       created: Math.floor(Date.now() / 1000),
       model: request.model,
+      metadata: served,
       ...responseTokenFields(config.tokenIds, request, promptIds),
       choices: completions.map((c, index) => ({
         index,
