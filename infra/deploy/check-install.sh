@@ -5,9 +5,10 @@
 #   worker: the worker's whole module graph loads (it refuses an unknown pool by name), the prebuilt workflow
 #           bundle is there, the CLI prints its usage;
 #   kernel: a tiny model is built, `serve` answers /v1/models with weight_version 0, SIGTERM stops it.
-# Needs the npm registry (or npm's cache) and PyPI (or pip's cache). The kernel is installed with CPU PyTorch
-# (TORCH_INDEX_URL, default https://download.pytorch.org/whl/cpu) to keep the download small; the image takes
-# PyPI's CUDA build by the same steps. CI: `bash infra/deploy/check-install.sh [worker|kernel]...` (both by default).
+# Needs the npm registry (or npm's cache) and PyPI (or pip's cache). The kernel takes PyTorch from where
+# infra/kernels/torch-index.sh says (TORCH_INDEX_URL; unset, the CPU-only index when it answers on a machine
+# without a GPU, else PyPI's build, which pip's cache holds once setup.sh has run). The image takes the same
+# steps. CI: `bash infra/deploy/check-install.sh [worker|kernel]...` (both by default).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../local/lib.sh"
 parts=("$@")
@@ -47,7 +48,9 @@ check_worker() {
 
 check_kernel() {
   echo "== install-kernel.sh into $work/kernel"
-  TORCH_INDEX_URL="${TORCH_INDEX_URL:-https://download.pytorch.org/whl/cpu}" \
+  # shellcheck source=../kernels/torch-index.sh
+  source "$REPO_ROOT/infra/kernels/torch-index.sh"
+  TORCH_INDEX_URL="$(torch_index "${PYTHON:-python3}")" \
     bash "$work/src/infra/deploy/install-kernel.sh" "$work/src/infra/kernels" "$work/kernel"
   local py="$work/kernel/bin/python"
   # The installed package, not a checkout's: run from a directory without selfplay_kernel in it.

@@ -23,8 +23,13 @@ if [[ "$want" == "$have" ]]; then
   exit 0
 fi
 
+# shellcheck source=torch-index.sh
+source "$here/torch-index.sh"
+
 echo "setup.sh: installing $here[test] (first install, or pyproject.toml / constraints.txt changed)"
 "$venv/bin/python" -m pip install --upgrade --quiet pip
-"$venv/bin/python" -m pip install -c "$here/constraints.txt" -e "$here[test]"
+extra="$(torch_index "$venv/bin/python")"
+if [[ -n "$extra" ]]; then echo "setup.sh: torch from $extra"; fi
+"$venv/bin/python" -m pip install -c "$here/constraints.txt" ${extra:+--extra-index-url "$extra"} -e "$here[test]"
 echo "$want" > "$stamp"
 echo "setup.sh: installed; stamp $stamp"

@@ -23,7 +23,7 @@ echo "== typecheck"; npx tsc --noEmit -p .
 echo "== lint"; npx eslint .
 echo "== format"; npx prettier --check . >/dev/null || { npx prettier --check .; exit 1; }
 echo "== deployment (helm lint and template, compose)"; bash infra/deploy/check.sh
-echo "== worker image install steps (without docker)"; bash infra/deploy/check-install.sh worker
+echo "== image install steps (without docker)"; bash infra/deploy/check-install.sh worker kernel
 
 mkdir -p "$STATE_DIR"
 pytest_xml="$STATE_DIR/pytest-results.xml"
