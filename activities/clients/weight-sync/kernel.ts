@@ -42,7 +42,7 @@ export function kernelAdapter(
       await postJson(`${engineRoot(server)}/v1/sampler/load`, body, http, signal, token).catch(
         (err: unknown) => {
           // The sampler took another run's load between our read and our load.
-          if (err instanceof EngineRefusal && err.status === 409) throw otherRunsWeights(err.message);
+          if (err instanceof EngineRefusal && err.type === 'lineage_conflict') throw otherRunsWeights(err.message);
           throw err;
         },
       );
