@@ -33,7 +33,12 @@ export async function startFakeKernelSampler(policy: string, version?: number): 
   const state: FakeKernelSamplerState = { version, staleAfterLoad: false };
   const engine = await startEngineServer(({ method, path, body }) => {
     if (method === 'GET' && path === '/v1/models') {
-      const entry = { id: policy, object: 'model', owned_by: 'selfplay-kernel', lineage: state.lineage ?? null };
+      const entry = {
+        id: policy,
+        object: 'model',
+        owned_by: 'selfplay-kernel',
+        lineage: state.lineage ?? null,
+      };
       return {
         status: 200,
         json: {
@@ -47,7 +52,10 @@ export async function startFakeKernelSampler(policy: string, version?: number): 
       if (!parsed.success)
         return { status: 400, json: errorBody(firstIssue(parsed.error), 'invalid_request') };
       if (state.refusal) {
-        return { status: state.refusal.status, json: errorBody(state.refusal.message, state.refusal.type ?? 'refused') };
+        return {
+          status: state.refusal.status,
+          json: errorBody(state.refusal.message, state.refusal.type ?? 'refused'),
+        };
       }
       const { lineage } = parsed.data;
       if (lineage && state.lineage && runOf(lineage) !== runOf(state.lineage)) {
