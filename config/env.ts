@@ -132,7 +132,12 @@ export function servedModelTemplate(config: RunConfig, env: WorkerEnv, policy: s
   const modelOf = (entry?: { model?: string }) => entry?.model ?? fromDefault.model ?? env.inferenceModel;
   const serving =
     spec.roles === 'all'
-      ? [fromDefault.frozen ? undefined : modelOf(), ...Object.values(roles).filter((r) => !r.frozen).map(modelOf)]
+      ? [
+          fromDefault.frozen ? undefined : modelOf(),
+          ...Object.values(roles)
+            .filter((r) => !r.frozen)
+            .map(modelOf),
+        ]
       : spec.roles.map((role) => (roles[role]?.frozen ? undefined : modelOf(roles[role])));
   const models = [...new Set(serving.filter((m): m is string => m !== undefined))];
   if (models.length > 1) {

@@ -22,7 +22,7 @@ process.env.SELFPLAY_SNAPSHOT_CACHE = mkdtempSync(path.join(os.tmpdir(), 'shared
 describe('two runs sharing one inference server', () => {
   let stack: TestStack;
   let vllm: FakeVllm;
-  let trainers: RecordingTrainer[] = [];
+  const trainers: RecordingTrainer[] = [];
   beforeAll(async () => {
     stack = await startStack();
     vllm = await startFakeVllm({ upstream: { url: stack.llm.url, model: 'scripted-policy' } });

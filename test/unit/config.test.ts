@@ -198,7 +198,10 @@ describe('run config', () => {
     );
     const split = resolveRunConfig({
       recipe: 'spice',
-      inference: { default: { model: '{policy}-v{version}' }, roles: { reasoner: { model: 'other-{version}' } } },
+      inference: {
+        default: { model: '{policy}-v{version}' },
+        roles: { reasoner: { model: 'other-{version}' } },
+      },
     });
     if (!split.ok) throw new Error(split.problems.join('; '));
     expect(() => servedModelTemplate(split.config, env, 'policy')).toThrow(/request different model names/);

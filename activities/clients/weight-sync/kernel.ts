@@ -32,7 +32,12 @@ export function kernelAdapter(
     async servedVersion(server, target, signal) {
       const models = await listModels(engineRoot(server), http, signal, token);
       const model = models.find((m) => m.id === target.snapshot.policy);
-      refuseOtherRun('kernel', server, target, typeof model?.lineage === 'string' ? model.lineage : undefined);
+      refuseOtherRun(
+        'kernel',
+        server,
+        target,
+        typeof model?.lineage === 'string' ? model.lineage : undefined,
+      );
       const version = model?.weight_version;
       return Number.isSafeInteger(version) ? (version as number) : undefined;
     },
@@ -42,7 +47,8 @@ export function kernelAdapter(
       await postJson(`${engineRoot(server)}/v1/sampler/load`, body, http, signal, token).catch(
         (err: unknown) => {
           // The sampler took another run's load between our read and our load.
-          if (err instanceof EngineRefusal && err.type === 'lineage_conflict') throw otherRunsWeights(err.message);
+          if (err instanceof EngineRefusal && err.type === 'lineage_conflict')
+            throw otherRunsWeights(err.message);
           throw err;
         },
       );

@@ -42,7 +42,11 @@ export function vllmAdapter(cache: SnapshotCache, http: HttpPolicy = DEFAULT_HTT
     };
   };
 
-  const listedVersions = async (root: string, target: SyncTarget, signal?: AbortSignal): Promise<number[]> => {
+  const listedVersions = async (
+    root: string,
+    target: SyncTarget,
+    signal?: AbortSignal,
+  ): Promise<number[]> => {
     const { version } = named(target);
     return (await listModels(root, http, signal))
       .map((m) => (typeof m.id === 'string' ? version(m.id) : undefined))

@@ -513,7 +513,9 @@ describe('scripted LLM: weight sync as the kernel sampler', () => {
     const plain = await startScriptedLlm();
     try {
       const adapter = kernelAdapter();
-      const target = { snapshot: { policy: 'p', version: 3, uri: 's3://b/snap/v3', format: 'full' as const } };
+      const target = {
+        snapshot: { policy: 'p', version: 3, uri: 's3://b/snap/v3', format: 'full' as const },
+      };
       expect(await adapter.servedVersion(replica.url, target)).toBeUndefined();
       await adapter.load(replica.url, target);
       expect(await adapter.servedVersion(replica.url, target)).toBe(3);

@@ -157,7 +157,9 @@ describe('one model per sampler: two runs of one policy name cannot share it', (
     const sampler = await start(4);
     sampler.state.lineage = 'parent';
     // At the very version the fork wants: never mistaken for in sync.
-    await expect(syncServers(adapter, [sampler.url], snapshot, { ...options, run: 'fork' })).rejects.toMatchObject({
+    await expect(
+      syncServers(adapter, [sampler.url], snapshot, { ...options, run: 'fork' }),
+    ).rejects.toMatchObject({
       type: 'InvalidConfig',
       nonRetryable: true,
       message: expect.stringMatching(
@@ -184,7 +186,9 @@ describe('one model per sampler: two runs of one policy name cannot share it', (
     // Its version read showed no one's weights; another run's load came first.
     const message = "lineage: this sampler serves run 'other''s weights";
     sampler.state.refusal = { status: 409, message, type: 'lineage_conflict' };
-    await expect(syncServers(adapter, [sampler.url], snapshot, { ...options, run: 'run' })).rejects.toMatchObject({
+    await expect(
+      syncServers(adapter, [sampler.url], snapshot, { ...options, run: 'run' }),
+    ).rejects.toMatchObject({
       type: 'InvalidConfig',
       nonRetryable: true,
       message: expect.stringContaining("409 lineage: this sampler serves run 'other''s weights") as unknown,

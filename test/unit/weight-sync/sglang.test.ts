@@ -130,7 +130,9 @@ describe('one model per server: two runs of one policy name cannot share it', ()
     ).rejects.toMatchObject({
       type: 'InvalidConfig',
       nonRetryable: true,
-      message: expect.stringContaining(`sglang server ${server.url} serves run "parent"'s weights`) as unknown,
+      message: expect.stringContaining(
+        `sglang server ${server.url} serves run "parent"'s weights`,
+      ) as unknown,
     });
     expect(server.calls('POST', '/update_weights_from_disk')).toHaveLength(0);
   });

@@ -211,7 +211,10 @@ describe('two runs of one policy name sharing a server (a fork and its parent)',
   test('a model name without {version} is refused: each version needs a name of its own', async () => {
     const server = await start();
     await expect(
-      syncServers(suite.adapter, [server.url], await fileSnapshot(4), { ...as('run'), model: '{run}/{policy}' }),
+      syncServers(suite.adapter, [server.url], await fileSnapshot(4), {
+        ...as('run'),
+        model: '{run}/{policy}',
+      }),
     ).rejects.toMatchObject({
       type: 'InvalidConfig',
       nonRetryable: true,
