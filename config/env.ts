@@ -123,8 +123,9 @@ function modelFor(
 }
 
 /**
- * The model name, placeholders unfilled, that the endpoints serving `policy` request (what a vLLM sync names
- * the policy's adapters): one name, since one adapter per version is loaded.
+ * The versioned model name, placeholders unfilled, that the endpoints serving `policy` request (what a vLLM
+ * sync names the policy's adapters): one name, since one adapter per version is loaded. Fixed names (a base
+ * model) are no adapter's.
  */
 export function servedModelTemplate(config: RunConfig, env: WorkerEnv, policy: string): string | undefined {
   const spec = policySpec(config, policy);
@@ -139,7 +140,7 @@ export function servedModelTemplate(config: RunConfig, env: WorkerEnv, policy: s
             .map(modelOf),
         ]
       : spec.roles.map((role) => (roles[role]?.frozen ? undefined : modelOf(roles[role])));
-  const models = [...new Set(serving.filter((m): m is string => m !== undefined))];
+  const models = [...new Set(serving.filter((m): m is string => m !== undefined && hasPlaceholders(m)))];
   if (models.length > 1) {
     throw nonRetryable(
       NON_RETRYABLE.invalidConfig,

@@ -35,7 +35,9 @@ export async function ensureServersAt(
     // An iteration samples while the previous one trains: a kernel must not serve its live weights.
     pinKernelSnapshots: (config.pipeline?.maxStaleness ?? 0) > 0,
   });
-  const model = servedModelTemplate(config, deps.env, snapshot.policy);
+  // vLLM names each version's adapter as the samplers request it; the other engines serve the policy's name.
+  const model =
+    config.weightSync.engine === 'vllm' ? servedModelTemplate(config, deps.env, snapshot.policy) : undefined;
   const results = await syncServers(adapter, servers, snapshot, {
     attempts: config.weightSync.attempts,
     timeoutMs: config.weightSync.timeoutSeconds * 1000,
