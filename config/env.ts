@@ -3,6 +3,7 @@ import type { EndpointSettings } from '../activities/clients/inference';
 import { NON_RETRYABLE, nonRetryable } from '../activities/lib/errors';
 import { policyForRole, policySpec } from './policies';
 import { apiKeyFrom, credentialsFromEnv, NO_API_KEY } from './credentials';
+import { fillModelName, hasPlaceholders } from './model-name';
 
 /**
  * What a worker takes from its environment: where storage lives, default inference and trainer endpoints,
@@ -67,10 +68,10 @@ export function configuredApiKey(
  * A role's endpoint: the config's role entry, then its default entry, then the worker environment. Its API
  * key comes with its base URL: the entry that names the URL names the key variable (`apiKeyEnv`), and the
  * environment's URL gets the environment's key.
- * `{policy}` and `{version}` in the model name are filled in with the policy that plays the role and the
- * version being sampled, so a vLLM server that gets a LoRA adapter per version is asked for
- * `"{policy}-v{version}"`, the adapter of exactly that version. A role no policy trains (a frozen judge)
- * must name its model plainly.
+ * `{run}`, `{policy}` and `{version}` in the model name are filled in with the run, the policy that plays the
+ * role and the version being sampled (config/model-name.ts), so a vLLM server that gets a LoRA adapter per
+ * version is asked for `"{run}/{policy}-v{version}"`, the adapter of exactly that version of this run. A role
+ * no policy trains (a frozen judge) must name its model plainly.
  */
 export function endpointFor(
   role: string,
@@ -109,18 +110,45 @@ function modelFor(
   config: RunConfig,
   versions: Readonly<Record<string, number>>,
 ): string {
-  if (!model.includes('{policy}') && !model.includes('{version}')) return model;
+  if (!hasPlaceholders(model)) return model;
   const policy = policyForRole(config, role);
   if (!policy) {
     throw nonRetryable(
       NON_RETRYABLE.invalidConfig,
-      `inference model "${model}" of role "${role}" names {policy}/{version}, but no policy trains "${role}": ` +
+      `inference model "${model}" of role "${role}" names {run}/{policy}/{version}, but no policy trains "${role}": ` +
         `give its endpoint a fixed model name (a frozen judge serves the base model)`,
     );
   }
-  return model
-    .replaceAll('{policy}', policy.name)
-    .replaceAll('{version}', String(versions[policy.name] ?? 0));
+  return fillModelName(model, { run: config.runId, policy: policy.name }, versions[policy.name] ?? 0);
+}
+
+/**
+ * The versioned model name, placeholders unfilled, that the endpoints serving `policy` request (what a vLLM
+ * sync names the policy's adapters): one name, since one adapter per version is loaded. Fixed names (a base
+ * model) are no adapter's.
+ */
+export function servedModelTemplate(config: RunConfig, env: WorkerEnv, policy: string): string | undefined {
+  const spec = policySpec(config, policy);
+  const { roles, default: fromDefault } = config.inference;
+  const modelOf = (entry?: { model?: string }) => entry?.model ?? fromDefault.model ?? env.inferenceModel;
+  const serving =
+    spec.roles === 'all'
+      ? [
+          fromDefault.frozen ? undefined : modelOf(),
+          ...Object.values(roles)
+            .filter((r) => !r.frozen)
+            .map(modelOf),
+        ]
+      : spec.roles.map((role) => (roles[role]?.frozen ? undefined : modelOf(roles[role])));
+  const models = [...new Set(serving.filter((m): m is string => m !== undefined && hasPlaceholders(m)))];
+  if (models.length > 1) {
+    throw nonRetryable(
+      NON_RETRYABLE.invalidConfig,
+      `the endpoints of policy "${policy}" request different model names (${models.join(', ')}), but a weight ` +
+        'sync loads one name per version: give them one model name',
+    );
+  }
+  return models[0];
 }
 
 /** The kernel that trains `policy`: its own URL in the config, then the run's, then the environment. */

@@ -39,7 +39,7 @@ const endpoint = z
      * e.g. SELFPLAY_KERNEL_TOKEN for the kernel's sampler), sent to this `baseUrl` only. Absent: no key.
      */
     apiKeyEnv: apiKeyEnv.optional(),
-    /** The model name to ask for; `{policy}` and `{version}` are filled in per request. Default: SELFPLAY_INFERENCE_MODEL. */
+    /** The model name to ask for; `{run}`, `{policy}` and `{version}` are filled in per request. Default: SELFPLAY_INFERENCE_MODEL. */
     model: z.string().min(1).optional(),
     /** Whether the server honours `n` (vLLM and SGLang do); otherwise n requests are sent. */
     supportsN: z.boolean().optional(),

@@ -117,6 +117,9 @@ export function rollbackLineage(
   return { id: `${runId}.r${lineages.length}`, from: { lineage: holder, iteration } };
 }
 
+/** The run a lineage belongs to: a rollback's lineage `{run}.r{n}` is `{run}`. */
+export const runOfLineage = (lineage: string): string => lineage.replace(/\.r\d+$/, '');
+
 /** Why `id` cannot name a fork of `runId`: not a run id, the run's own, or one of its rollback lineages'. */
 export function forkIdProblem(runId: string, id: unknown): string | undefined {
   if (typeof id !== 'string' || !RUN_ID.test(id))

@@ -3,6 +3,7 @@ import { poolActivities } from './activity-options';
 import { evaluateCheckpointRequestSchema, type EvaluateCheckpointOutcome } from '../contracts/evaluation';
 import { invalidInput } from './invalid-input';
 import { iterationConfig } from './run-params';
+import { runOfLineage } from '../contracts/lineage';
 
 /**
  * Held-out evaluation of one committed version, outside a run's iterations: what `selfplay eval` starts (and
@@ -19,7 +20,7 @@ export async function evaluateCheckpoint(request: unknown): Promise<EvaluateChec
     throw invalid(parsed.error.issues.map((i) => `${i.path.join('.') || 'input'}: ${i.message}`));
   const resolved = resolveRunConfig(parsed.data.config);
   if (!resolved.ok) throw invalid(resolved.problems.map((p) => `config.${p}`));
-  const config = iterationConfig(resolved.config);
+  const config = iterationConfig(resolved.config, runOfLineage(parsed.data.runId));
   if (config.evaluation.benchmarks.length === 0)
     throw invalid(['config.evaluation.benchmarks: name at least one benchmark to evaluate on']);
 

@@ -67,10 +67,12 @@ export function configForContinuation(config: RunConfig): Record<string, unknown
  * iteration's history; SPELL's rounds multiply those inputs), and without an `evaluation` section that names
  * no benchmark. Still typed as a RunConfig: only a recipe's own modules read its section
  * (activities/recipes/{recipe}/), and only the evaluation activity, never called without benchmarks, reads
- * `evaluation`, so nothing reads what is left out.
+ * `evaluation`, so nothing reads what is left out. It names the run (`runId`, the same in every rollback
+ * lineage): model names and weight syncs tell the run's weights from another run's of the same policy name.
  */
-export function iterationConfig(config: RunConfig): RunConfig {
+export function iterationConfig(config: RunConfig, runId: string): RunConfig {
   const own = withoutOtherRecipes(config);
+  own.runId = runId;
   if (config.evaluation.benchmarks.length === 0) delete own.evaluation;
   return own as RunConfig;
 }

@@ -414,7 +414,7 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
       v: 2,
       runId: lineage,
       iteration: n,
-      config: iterationConfig(config),
+      config: iterationConfig(config, runId),
       ...committed,
       ...(overlaps?.sampled
         ? { policies: withSnapshots(committed.policies, overlaps.sampled), overlaps: true }

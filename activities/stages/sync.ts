@@ -1,7 +1,7 @@
 import type { SyncInput, SyncResult, WeightSnapshot } from '../../contracts/selfplay';
 import type { RunConfig } from '../../config/schema';
 import type { ActivityDeps } from './deps';
-import { syncServersFor } from '../../config/env';
+import { servedModelTemplate, syncServersFor } from '../../config/env';
 import { adapterFor } from '../clients/weight-sync';
 import { syncServers, type ServerSync } from '../clients/weight-sync/sync';
 import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
@@ -35,10 +35,16 @@ export async function ensureServersAt(
     // An iteration samples while the previous one trains: a kernel must not serve its live weights.
     pinKernelSnapshots: (config.pipeline?.maxStaleness ?? 0) > 0,
   });
+  // vLLM names each version's adapter as the samplers request it; the other engines serve the policy's name.
+  const model =
+    config.weightSync.engine === 'vllm' ? servedModelTemplate(config, deps.env, snapshot.policy) : undefined;
   const results = await syncServers(adapter, servers, snapshot, {
     attempts: config.weightSync.attempts,
     timeoutMs: config.weightSync.timeoutSeconds * 1000,
     signal,
+    // Whose weights: two runs of one policy name (a fork and its parent) never serve each other's.
+    ...(config.runId ? { run: config.runId } : {}),
+    ...(model ? { model } : {}),
   });
   const stale = results.filter((r) => !r.ok);
   if (stale.length > 0) {

@@ -1,5 +1,11 @@
 import { resolveRunConfig } from '../../config/schema';
-import { endpointFor, loadWorkerEnv, syncServersFor, trainerUrlFor } from '../../config/env';
+import {
+  endpointFor,
+  loadWorkerEnv,
+  servedModelTemplate,
+  syncServersFor,
+  trainerUrlFor,
+} from '../../config/env';
 import { policyNames, trainedPolicyOf } from '../../config/policies';
 
 describe('run config', () => {
@@ -168,6 +174,37 @@ describe('run config', () => {
     expect(trainedPolicyOf(r.config, 'reasoner')).toBe('solver');
     expect(() => trainedPolicyOf(r.config, 'judge')).toThrow(/no policy trains/);
     expect(() => trainerUrlFor(r.config, env, 'ghost')).toThrow(/no policy "ghost"/);
+  });
+
+  test('{run} names the run: a fork and its parent, one policy name, request different adapters', () => {
+    const config = (runId?: string) => {
+      const r = resolveRunConfig({
+        recipe: 'spice',
+        ...(runId ? { runId } : {}),
+        inference: {
+          default: { baseUrl: 'http://vllm:8000/v1', model: '{run}/{policy}-v{version}' },
+          roles: { judge: { baseUrl: 'http://j:8000/v1', model: 'base', frozen: true } },
+        },
+      });
+      if (!r.ok) throw new Error(r.problems.join('; '));
+      return r.config;
+    };
+    const env = loadWorkerEnv({});
+    expect(endpointFor('challenger', config('parent'), env, { policy: 3 }).model).toBe('parent/policy-v3');
+    expect(endpointFor('reasoner', config('fork'), env, { policy: 3 }).model).toBe('fork/policy-v3');
+    expect(servedModelTemplate(config('fork'), env, 'policy')).toBe('{run}/{policy}-v{version}');
+    expect(() => endpointFor('challenger', config(), env, { policy: 3 })).toThrow(
+      /names \{run\}, but the run config carries no runId/,
+    );
+    const split = resolveRunConfig({
+      recipe: 'spice',
+      inference: {
+        default: { model: '{policy}-v{version}' },
+        roles: { reasoner: { model: 'other-{version}' } },
+      },
+    });
+    if (!split.ok) throw new Error(split.problems.join('; '));
+    expect(() => servedModelTemplate(split.config, env, 'policy')).toThrow(/request different model names/);
   });
 
   test('a role trained by two policies, or a frozen role with a versioned model, is refused', () => {

@@ -29,6 +29,8 @@ export class EngineRefusal extends Error {
   constructor(
     readonly status: number,
     message: string,
+    /** The error body's `error.type` (the kernel's `lineage_conflict`), when it has one. */
+    readonly type?: string,
   ) {
     super(message);
     this.name = 'EngineRefusal';
@@ -114,7 +116,7 @@ async function send(
       if (res.ok) return text;
       problem = `${res.status} ${serverMessage(text)}`;
       if (res.status < 500 && res.status !== 408 && res.status !== 429) {
-        throw new EngineRefusal(res.status, `${what}: ${problem}`);
+        throw new EngineRefusal(res.status, `${what}: ${problem}`, errorType(text));
       }
     } catch (err) {
       if (err instanceof EngineRefusal) throw err;
@@ -139,6 +141,16 @@ function serverMessage(text: string): string {
     // not JSON: the text itself is the message
   }
   return text.trim().slice(0, 500) || '(empty body)';
+}
+
+/** The `error.type` of an OpenAI-style error body (the kernel's), if any. */
+function errorType(text: string): string | undefined {
+  try {
+    const type = (JSON.parse(text) as { error?: { type?: unknown } }).error?.type;
+    return typeof type === 'string' ? type : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**

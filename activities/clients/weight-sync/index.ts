@@ -5,7 +5,7 @@ import { SnapshotCache } from './snapshot-cache';
 import type { Engine, WeightSyncAdapter } from './types';
 import { vllmAdapter } from './vllm';
 
-export type { Engine, SnapshotRef, WeightSyncAdapter } from './types';
+export type { Engine, SnapshotRef, SyncTarget, WeightSyncAdapter } from './types';
 export { DEFAULT_HTTP_POLICY, EngineRefusal, type HttpPolicy } from './http';
 export {
   COMPLETE_MARKER,

@@ -1,21 +1,26 @@
 import {
   DEFAULT_HTTP_POLICY,
+  EngineRefusal,
   engineRoot,
   listModels,
   postJson,
   type BearerToken,
   type HttpPolicy,
 } from './http';
+import { otherRunsWeights, refuseOtherRun } from './owner';
 import type { WeightSyncAdapter } from './types';
 
 /**
  * The project's own sampler (OpenAI-compatible, one policy per process). It reads s3:// and file:// itself,
  * so the snapshot URI is passed as it is:
  *
- *   POST {root}/v1/sampler/load {"uri": string, "version": number, "pin"?: true}  -> 200
- *   GET  {root}/v1/models -> data[] where id === policy carries weight_version: number
+ *   POST {root}/v1/sampler/load {"uri", "version", "lineage"?: run, "pin"?: true}  -> 200, or 409
+ *        lineage_conflict while it serves another run's weights
+ *   GET  {root}/v1/models -> data[] where id === policy carries weight_version: number and lineage: the run
+ *        whose weights it serves (null: base weights, no one's)
  *
- * Both with the kernel's bearer token (SELFPLAY_KERNEL_TOKEN).
+ * Both with the kernel's bearer token (SELFPLAY_KERNEL_TOKEN). One model per process: a sync for a run
+ * refuses a sampler that serves another run's weights (owner.ts).
  */
 export function kernelAdapter(
   http: HttpPolicy = DEFAULT_HTTP_POLICY,
@@ -24,15 +29,29 @@ export function kernelAdapter(
 ): WeightSyncAdapter {
   return {
     engine: 'kernel',
-    async servedVersion(server, policy, signal) {
+    async servedVersion(server, target, signal) {
       const models = await listModels(engineRoot(server), http, signal, token);
-      const version = models.find((m) => m.id === policy)?.weight_version;
+      const model = models.find((m) => m.id === target.snapshot.policy);
+      refuseOtherRun(
+        'kernel',
+        server,
+        target,
+        typeof model?.lineage === 'string' ? model.lineage : undefined,
+      );
+      const version = model?.weight_version;
       return Number.isSafeInteger(version) ? (version as number) : undefined;
     },
-    async load(server, snapshot, signal) {
-      const body = { uri: snapshot.uri, version: snapshot.version, ...(pin ? { pin } : {}) };
-      await postJson(`${engineRoot(server)}/v1/sampler/load`, body, http, signal, token);
+    async load(server, target, signal) {
+      const { uri, version } = target.snapshot;
+      const body = { uri, version, ...(target.run ? { lineage: target.run } : {}), ...(pin ? { pin } : {}) };
+      await postJson(`${engineRoot(server)}/v1/sampler/load`, body, http, signal, token).catch(
+        (err: unknown) => {
+          // The sampler took another run's load between our read and our load.
+          if (err instanceof EngineRefusal && err.type === 'lineage_conflict')
+            throw otherRunsWeights(err.message);
+          throw err;
+        },
+      );
     },
-    servedModel: (policy) => policy,
   };
 }

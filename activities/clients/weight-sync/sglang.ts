@@ -8,12 +8,13 @@ import {
   type HttpPolicy,
 } from './http';
 import type { SnapshotCache } from './snapshot-cache';
+import { refuseOtherRun } from './owner';
 import type { WeightSyncAdapter } from './types';
 
 /**
  * SGLang reloads a full Hugging Face model directory from its own disk and tags it with a version string:
  *
- *   POST {root}/update_weights_from_disk {model_path, weight_version: "<N>", flush_cache, abort_all_requests}
+ *   POST {root}/update_weights_from_disk {model_path, weight_version, flush_cache, abort_all_requests}
  *        -> 200 {success: true, message, num_paused_requests}, or 400 {success: false, message}
  *   GET  {root}/get_weight_version -> {"weight_version": string}
  *
@@ -22,7 +23,9 @@ import type { WeightSyncAdapter } from './types';
  * succeeded, and `GET /get_weight_version` returns exactly that field (`GET /get_model_info` repeats it
  * among other fields). It starts as "default" (`--weight-version`, server_args.py): no version here.
  *
- * One model per server: start it with `--served-model-name {policy}`, the name samplers request.
+ * The tag is `{run}@{N}` (plain `{N}` for a target without a run), so the server says whose weights it
+ * holds. One model per server: start it with `--served-model-name {policy}`, the name samplers request; a
+ * sync for a run refuses a server that holds another run's weights (owner.ts).
  */
 export function sglangAdapter(
   cache: SnapshotCache,
@@ -30,16 +33,20 @@ export function sglangAdapter(
 ): WeightSyncAdapter {
   return {
     engine: 'sglang',
-    async servedVersion(server, _policy, signal) {
+    async servedVersion(server, target, signal) {
       const body = await getJson(`${engineRoot(server)}/get_weight_version`, http, signal);
-      const version = (body as { weight_version?: unknown } | null)?.weight_version;
-      return typeof version === 'string' && /^\d+$/.test(version) ? Number(version) : undefined;
+      const tag = (body as { weight_version?: unknown } | null)?.weight_version;
+      const parsed = typeof tag === 'string' ? WEIGHT_VERSION.exec(tag) : null;
+      if (!parsed) return undefined;
+      refuseOtherRun('sglang', server, target, parsed[1]);
+      return Number(parsed[2]);
     },
-    async load(server, snapshot, signal) {
+    async load(server, target, signal) {
+      const { snapshot, run } = target;
       const url = `${engineRoot(server)}/update_weights_from_disk`;
       const body = {
         model_path: await cache.localPath(snapshot, signal),
-        weight_version: String(snapshot.version),
+        weight_version: run ? `${run}@${snapshot.version}` : String(snapshot.version),
         flush_cache: true,
         abort_all_requests: false,
       };
@@ -49,6 +56,8 @@ export function sglangAdapter(
         throw new EngineRefusal(200, `POST ${url}: load failed: ${String(answer?.message)}`);
       }
     },
-    servedModel: (policy) => policy,
   };
 }
+
+/** `{run}@{N}` or `{N}`: the tag a load gives the weights. */
+const WEIGHT_VERSION = /^(?:([A-Za-z0-9._-]+)@)?(\d+)$/;

@@ -2,7 +2,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { NON_RETRYABLE, nonRetryable } from '../../lib/errors';
 import { EngineRefusal, errorMessage } from './http';
 import { SnapshotUnavailable } from './snapshot-cache';
-import type { Engine, SnapshotRef, WeightSyncAdapter } from './types';
+import type { Engine, SnapshotRef, SyncTarget, WeightSyncAdapter } from './types';
 
 export interface SyncOptions {
   /** Loads sent to one server before it counts as failed. */
@@ -10,6 +10,10 @@ export interface SyncOptions {
   /** Deadline for one server's whole sync (reads, snapshot copy, loads): a hung server fails alone. */
   timeoutMs: number;
   signal?: AbortSignal;
+  /** The run that samples the snapshot (`SyncTarget.run`). */
+  run?: string;
+  /** The model name its samplers request, placeholders unfilled (`SyncTarget.model`). */
+  model?: string;
 }
 
 export interface ServerSync {
@@ -49,15 +53,21 @@ export async function syncServers(
   options: SyncOptions,
 ): Promise<ServerSync[]> {
   checkRequest(adapter.engine, snapshot, options);
-  return Promise.all(servers.map((server) => syncServer(adapter, server, snapshot, options)));
+  const target: SyncTarget = {
+    snapshot,
+    ...(options.run === undefined ? {} : { run: options.run }),
+    ...(options.model === undefined ? {} : { model: options.model }),
+  };
+  return Promise.all(servers.map((server) => syncServer(adapter, server, target, options)));
 }
 
 async function syncServer(
   adapter: WeightSyncAdapter,
   server: string,
-  snapshot: SnapshotRef,
+  target: SyncTarget,
   options: SyncOptions,
 ): Promise<ServerSync> {
+  const { snapshot } = target;
   const deadline = AbortSignal.timeout(options.timeoutMs);
   const signal = options.signal ? AbortSignal.any([options.signal, deadline]) : deadline;
   const wanted = snapshot.version;
@@ -71,7 +81,7 @@ async function syncServer(
   let loadError: string | undefined;
   try {
     for (let loads = 0; ; loads++) {
-      version = await adapter.servedVersion(server, snapshot.policy, signal);
+      version = await adapter.servedVersion(server, target, signal);
       if (version === wanted) return { server, ok: true, version };
       if (loads === options.attempts) {
         const after = `still serves ${versionText(version)} after ${loads} load(s) of version ${wanted} (${snapshot.uri})`;
@@ -83,7 +93,7 @@ async function syncServer(
         );
       }
       try {
-        await adapter.load(server, snapshot, signal);
+        await adapter.load(server, target, signal);
         loadError = undefined;
       } catch (err) {
         // Transient failures (already retried with backoff) get another attempt; refusals do not.

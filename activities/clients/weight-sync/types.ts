@@ -16,12 +16,29 @@ export interface SnapshotRef {
   format: 'lora' | 'full';
 }
 
+/**
+ * What a sync brings a server to: a snapshot, served for one run. Two runs may publish the same policy name
+ * and version numbers (a fork inherits its parent's config), so the run is part of what is served.
+ */
+export interface SyncTarget {
+  snapshot: SnapshotRef;
+  /** The run that samples it (its rollback lineages `{run}.r{n}` are the run); undefined: a config without runId. */
+  run?: string;
+  /**
+   * The model name its samplers request, placeholders unfilled (config/model-name.ts): vLLM loads each
+   * version's adapter under it. Default `{policy}-v{version}`.
+   */
+  model?: string;
+}
+
 export interface WeightSyncAdapter {
   readonly engine: Engine;
-  /** The policy version the server serves now, or undefined when it reports none (fresh or unknown). */
-  servedVersion(server: string, policy: string, signal?: AbortSignal): Promise<number | undefined>;
+  /**
+   * The version of the target's policy the server serves for the target's run now, or undefined when it
+   * reports none (fresh or unknown). Throws non-retryably when the server holds another run's weights that
+   * a load would replace (an engine serving one model per process cannot serve two runs).
+   */
+  servedVersion(server: string, target: SyncTarget, signal?: AbortSignal): Promise<number | undefined>;
   /** Asks the server to serve the snapshot; resolving means the server accepted, not that it serves it. */
-  load(server: string, snapshot: SnapshotRef, signal?: AbortSignal): Promise<void>;
-  /** The model name samplers must request to get this version. */
-  servedModel(policy: string, version: number): string;
+  load(server: string, target: SyncTarget, signal?: AbortSignal): Promise<void>;
 }

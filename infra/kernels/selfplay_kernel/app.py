@@ -18,6 +18,7 @@ from . import state
 from .access import Access, add_health_route, install_token_check
 from .embeddings import Embedder, add_embedding_routes
 from .errors import KernelError
+from .lineage import check_sampler_load
 from .policy import Policy
 from .sampler import ChatCompletionRequest, Sampler
 from .trainer import TrainStepRequest, train_step
@@ -40,6 +41,8 @@ class SamplerLoadRequest(VersionedUriRequest):
     # Serve a copy of the snapshot even when the live policy is at its version: the live weights change with the
     # next train step, and a run sampling while it trains (pipeline.maxStaleness >= 1) must keep this version.
     pin: bool = False
+    # The run loading (lineage.py): refused while the sampler serves another run's weights. Absent: older clients.
+    lineage: NonEmpty | None = None
 
 
 class RestoreRequest(UriRequest):
@@ -108,7 +111,15 @@ def create_app(policy: Policy, sampler: Sampler, access: Access) -> FastAPI:
     def models() -> dict:
         return {
             "object": "list",
-            "data": [{"id": name, "object": "model", "owned_by": "selfplay-kernel", "weight_version": sampler.version}],
+            "data": [
+                {
+                    "id": name,
+                    "object": "model",
+                    "owned_by": "selfplay-kernel",
+                    "weight_version": sampler.version,
+                    "lineage": sampler.lineage,
+                }
+            ],
         }
 
     @app.post("/v1/chat/completions")
@@ -119,6 +130,8 @@ def create_app(policy: Policy, sampler: Sampler, access: Access) -> FastAPI:
     def sampler_load(body: SamplerLoadRequest) -> dict:
         access.check_uri(body.uri)
         with policy.ops:
+            check_sampler_load(policy, sampler.lineage, body.lineage)
+            check_sampler_load(policy, policy.lineage, body.lineage)
             if body.version == policy.version and not body.pin:
                 with policy.weights.write():
                     sampler.use_live()
@@ -128,7 +141,7 @@ def create_app(policy: Policy, sampler: Sampler, access: Access) -> FastAPI:
             else:
                 model = state.load_snapshot(policy, body.uri, body.version)
                 with policy.weights.write():
-                    sampler.use_snapshot(model, body.version)
+                    sampler.use_snapshot(model, body.version, body.lineage)
                 loaded = True
         return {"object": "sampler.load", "model": name, "weight_version": sampler.version, "loaded": loaded}
 

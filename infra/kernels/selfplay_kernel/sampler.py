@@ -257,6 +257,8 @@ class Sampler:
         self.policy = policy
         self.snapshot: torch.nn.Module | None = None
         self.snapshot_version = 0
+        # The run that loaded the snapshot (lineage.py); None: a client from before run lineages.
+        self.snapshot_lineage: str | None = None
         self._queue: queue.Queue[_Job | None] = queue.Queue()
         self._thread = threading.Thread(target=self._loop, name="sampler", daemon=True)
         self._thread.start()
@@ -265,11 +267,16 @@ class Sampler:
     def version(self) -> int:
         return self.snapshot_version if self.snapshot is not None else self.policy.version
 
+    @property
+    def lineage(self) -> str | None:
+        """The run whose weights it serves: the snapshot's loader, or the live policy's (None: no one's)."""
+        return self.snapshot_lineage if self.snapshot is not None else self.policy.lineage
+
     def use_live(self) -> None:
         self.snapshot = None
 
-    def use_snapshot(self, model: torch.nn.Module, version: int) -> None:
-        self.snapshot, self.snapshot_version = model, version
+    def use_snapshot(self, model: torch.nn.Module, version: int, lineage: str | None = None) -> None:
+        self.snapshot, self.snapshot_version, self.snapshot_lineage = model, version, lineage
 
     def close(self) -> None:
         self._queue.put(None)

@@ -96,3 +96,39 @@ def test_a_step_applied_again_after_a_failed_commit_rewrites_its_checkpoint(make
 
     assert weights_digest(check.policy) == weights_digest(restarted.policy) == again
     assert check.policy.lineage == "run"
+
+
+def test_a_sampler_serving_one_runs_weights_refuses_another_runs_load(make_kernel, tmp_path):
+    """A sampler serves one model: a fork's sync may not load its snapshot over its parent's weights."""
+    trainer = make_kernel()
+    assert step(trainer, tmp_path, "parent", "parent/iter-1/pol", 0).status_code == 200
+    snap = str(tmp_path / "snap1")
+    assert trainer.client.post("/v1/policies/pol/publish", json={"uri": snap, "version": 1}).status_code == 200
+    assert lineage_listed(trainer) == "parent"  # the live weights are the trainer's run's
+
+    sampler = make_kernel()
+    assert lineage_listed(sampler) is None  # base weights: no one's
+
+    def load(run: str):
+        return sampler.client.post("/v1/sampler/load", json={"uri": snap, "version": 1, "lineage": run})
+
+    assert load("parent").json()["loaded"] is True
+    assert lineage_listed(sampler) == "parent"
+    refused = load("fork")
+    assert refused.status_code == 409
+    assert refused.json()["error"] == {
+        "type": "lineage_conflict",
+        "code": "lineage_conflict",
+        "message": "lineage: this sampler serves run 'parent''s weights of policy 'pol'; loading run 'fork''s "
+        "snapshot would take them from it: give each run its own sampler",
+    }
+    assert sampler.sampler.version == 1 and lineage_listed(sampler) == "parent"
+    # The parent's rollback lineage is the parent; an older client naming no run is not refused.
+    assert load("parent.r1").status_code == 200
+    assert sampler.client.post("/v1/sampler/load", json={"uri": snap, "version": 1}).status_code == 200
+    # On the trainer, whose live weights are the parent's, the fork is refused too.
+    assert trainer.client.post("/v1/sampler/load", json={"uri": snap, "version": 1, "lineage": "fork"}).status_code == 409
+
+
+def lineage_listed(kernel) -> str | None:
+    return kernel.client.get("/v1/models").json()["data"][0]["lineage"]

@@ -11,6 +11,8 @@ export interface RecordedRequest {
   method: string;
   path: string;
   body: unknown;
+  /** The `x-selfplay-*` headers (what a scripted upstream needs to be told). */
+  headers?: Record<string, string>;
 }
 
 export interface Reply {
@@ -53,7 +55,16 @@ export async function startEngineServer(route: Route): Promise<FakeEngine> {
       }
       body = await readJson(req, BODY_LIMIT_BYTES);
     }
-    const request = { method, path, body };
+    const selfplay = Object.entries(req.headers).filter(
+      (entry): entry is [string, string] =>
+        entry[0].startsWith('x-selfplay-') && typeof entry[1] === 'string',
+    );
+    const request = {
+      method,
+      path,
+      body,
+      ...(selfplay.length > 0 ? { headers: Object.fromEntries(selfplay) } : {}),
+    };
     requests.push(request);
     if (hanging.has(path)) return;
     const failure = failures.get(path);

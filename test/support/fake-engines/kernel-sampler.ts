@@ -2,8 +2,9 @@ import { z } from 'zod';
 import { errorBody, firstIssue, startEngineServer, type FakeEngine } from './engine-server';
 
 /**
- * The kernel's sampler as weight sync sees it: one policy, `POST /v1/sampler/load {uri, version}` (nothing
- * else in the body) and `GET /v1/models` reporting `weight_version` on the policy's entry.
+ * The kernel's sampler as weight sync sees it: one policy, `POST /v1/sampler/load {uri, version, lineage?}`
+ * (nothing else in the body; 409 `lineage_conflict` for another run than the one whose weights it serves, as
+ * the kernel's lineage.py) and `GET /v1/models` reporting `weight_version` and `lineage` on the policy's entry.
  */
 
 export interface FakeKernelSamplerState {
@@ -11,21 +12,33 @@ export interface FakeKernelSamplerState {
   version: number | undefined;
   /** Loads answer 200 but change nothing: a sampler that reports stale weights. */
   staleAfterLoad: boolean;
-  /** Loads are refused with this 4xx. */
-  refusal?: { status: number; message: string };
+  /** Loads are refused with this 4xx (error type `refused` unless given). */
+  refusal?: { status: number; message: string; type?: string };
+  /** The run whose weights it serves; undefined: no one's (base weights, or loaded without a run). */
+  lineage?: string;
 }
 
 export interface FakeKernelSampler extends FakeEngine {
   state: FakeKernelSamplerState;
 }
 
-const loadSchema = z.strictObject({ uri: z.string().min(1), version: z.number().int().nonnegative() });
+const loadSchema = z.strictObject({
+  uri: z.string().min(1),
+  version: z.number().int().nonnegative(),
+  lineage: z.string().min(1).optional(),
+});
+const runOf = (lineage: string): string => lineage.replace(/\.r\d+$/, '');
 
 export async function startFakeKernelSampler(policy: string, version?: number): Promise<FakeKernelSampler> {
   const state: FakeKernelSamplerState = { version, staleAfterLoad: false };
   const engine = await startEngineServer(({ method, path, body }) => {
     if (method === 'GET' && path === '/v1/models') {
-      const entry = { id: policy, object: 'model', owned_by: 'selfplay-kernel' };
+      const entry = {
+        id: policy,
+        object: 'model',
+        owned_by: 'selfplay-kernel',
+        lineage: state.lineage ?? null,
+      };
       return {
         status: 200,
         json: {
@@ -39,9 +52,17 @@ export async function startFakeKernelSampler(policy: string, version?: number): 
       if (!parsed.success)
         return { status: 400, json: errorBody(firstIssue(parsed.error), 'invalid_request') };
       if (state.refusal) {
-        return { status: state.refusal.status, json: errorBody(state.refusal.message, 'refused') };
+        return {
+          status: state.refusal.status,
+          json: errorBody(state.refusal.message, state.refusal.type ?? 'refused'),
+        };
       }
-      if (!state.staleAfterLoad) state.version = parsed.data.version;
+      const { lineage } = parsed.data;
+      if (lineage && state.lineage && runOf(lineage) !== runOf(state.lineage)) {
+        const message = `lineage: this sampler serves run '${state.lineage}''s weights; give each run its own sampler`;
+        return { status: 409, json: errorBody(message, 'lineage_conflict') };
+      }
+      if (!state.staleAfterLoad) [state.version, state.lineage] = [parsed.data.version, lineage];
       return { status: 200, json: { policy, weight_version: state.version } };
     }
     return undefined;

@@ -41,6 +41,12 @@ export interface RecordingTrainerOptions {
    * and weight-sync time (bench/pipeline.ts), or a test's gate that holds a step until something happened.
    */
   beforeStep?: (step: { runId: string; iteration: number; policy: string }) => Promise<void>;
+  /**
+   * What a publish writes: `full` (the default) a `snapshot.json` descriptor, `lora` a PEFT
+   * `adapter_config.json` that also names the snapshot's URI, so a fake vLLM can load it and a test can tell
+   * whose snapshot an adapter is.
+   */
+  snapshotFormat?: 'full' | 'lora';
 }
 
 export interface RecordingTrainerStats {
@@ -102,6 +108,7 @@ export async function startRecordingTrainer(options: RecordingTrainerOptions): P
     writeObject,
     beforeStep,
     beforeAction,
+    snapshotFormat = 'full',
     port: wantedPort = 0,
     host = '127.0.0.1',
   } = options;
@@ -189,14 +196,14 @@ export async function startRecordingTrainer(options: RecordingTrainerOptions): P
         `version: policy "${policy}" is at version ${current}, not ${String(body.version)}`,
       );
     }
-    await writeObject(
-      `${base}/${kind === 'checkpoint' ? 'state.json' : 'snapshot.json'}`,
-      JSON.stringify({ policy, policyVersion: current }),
-    );
+    const lora = kind === 'publish' && snapshotFormat === 'lora';
+    const file = kind === 'checkpoint' ? 'state.json' : lora ? 'adapter_config.json' : 'snapshot.json';
+    const described = { policy, policyVersion: current, ...(lora ? { peft_type: 'LORA', uri: base } : {}) };
+    await writeObject(`${base}/${file}`, JSON.stringify(described));
     await writeObject(`${base}/COMPLETE`, '');
     return kind === 'checkpoint'
       ? ({ uri: base, policyVersion: current, bytes: 0 } satisfies CheckpointResponse)
-      : ({ uri: base, policyVersion: current, format: 'full' } satisfies PublishResponse);
+      : ({ uri: base, policyVersion: current, format: snapshotFormat } satisfies PublishResponse);
   };
   const restores: Array<{ policy: string; uri: string; version: number }> = [];
 

@@ -513,14 +513,17 @@ describe('scripted LLM: weight sync as the kernel sampler', () => {
     const plain = await startScriptedLlm();
     try {
       const adapter = kernelAdapter();
-      expect(await adapter.servedVersion(replica.url, 'p')).toBeUndefined();
-      await adapter.load(replica.url, { policy: 'p', version: 3, uri: 's3://b/snap/v3', format: 'full' });
-      expect(await adapter.servedVersion(replica.url, 'p')).toBe(3);
+      const target = {
+        snapshot: { policy: 'p', version: 3, uri: 's3://b/snap/v3', format: 'full' as const },
+      };
+      expect(await adapter.servedVersion(replica.url, target)).toBeUndefined();
+      await adapter.load(replica.url, target);
+      expect(await adapter.servedVersion(replica.url, target)).toBe(3);
       expect(replica.stats()).toMatchObject({ weightVersion: 3, samplerLoads: 1 });
       const models = (await (await fetch(`${replica.url}/models`)).json()) as { data: Array<{ id: string }> };
       expect(models.data.map((m) => m.id)).toEqual([MODEL, 'p']);
       await expect(
-        adapter.load(plain.url, { policy: 'p', version: 1, uri: 's3://b/v1', format: 'full' }),
+        adapter.load(plain.url, { snapshot: { policy: 'p', version: 1, uri: 's3://b/v1', format: 'full' } }),
       ).rejects.toThrow(/404/);
       const bad = await fetch(`${replica.url.replace(/\/v1$/, '')}/v1/sampler/load`, {
         method: 'POST',

@@ -36,7 +36,6 @@ test('loads the snapshot URI as it is and verifies the version read back', async
     'POST /v1/sampler/load',
     'GET /v1/models',
   ]);
-  expect(adapter.servedModel(POLICY, 4)).toBe(POLICY);
 });
 
 test('a server already at the version gets no load', async () => {
@@ -151,4 +150,48 @@ test('pinned (a run that samples while it trains), the load asks for a copy of t
   expect(sampler.calls('POST', '/v1/sampler/load').map((r) => r.body)).toEqual([
     { uri: snapshot.uri, version: 4, pin: true },
   ]);
+});
+
+describe('one model per sampler: two runs of one policy name cannot share it', () => {
+  test("a sampler serving another run's weights is refused without a load, non-retryably", async () => {
+    const sampler = await start(4);
+    sampler.state.lineage = 'parent';
+    // At the very version the fork wants: never mistaken for in sync.
+    await expect(
+      syncServers(adapter, [sampler.url], snapshot, { ...options, run: 'fork' }),
+    ).rejects.toMatchObject({
+      type: 'InvalidConfig',
+      nonRetryable: true,
+      message: expect.stringMatching(
+        /kernel server .* serves run "parent"'s weights of policy "solver".*run "fork" cannot sample from it too\. Give each run its own sampler/,
+      ) as unknown,
+    });
+    expect(sampler.calls('POST', '/v1/sampler/load')).toHaveLength(0);
+    expect(sampler.state).toMatchObject({ version: 4, lineage: 'parent' });
+  });
+
+  test('the load names the run; its rollback lineage and its own weights are served as before', async () => {
+    const sampler = await start(3);
+    sampler.state.lineage = 'run.r1';
+    expect(await syncServers(adapter, [sampler.url], snapshot, { ...options, run: 'run' })).toEqual([
+      { server: sampler.url, ok: true, version: 4 },
+    ]);
+    expect(sampler.calls('POST', '/v1/sampler/load').map((r) => r.body)).toEqual([
+      { uri: snapshot.uri, version: 4, lineage: 'run' },
+    ]);
+  });
+
+  test("a load refused because another run's load came first is non-retryable, with the sampler's reason", async () => {
+    const sampler = await start(3);
+    // Its version read showed no one's weights; another run's load came first.
+    const message = "lineage: this sampler serves run 'other''s weights";
+    sampler.state.refusal = { status: 409, message, type: 'lineage_conflict' };
+    await expect(
+      syncServers(adapter, [sampler.url], snapshot, { ...options, run: 'run' }),
+    ).rejects.toMatchObject({
+      type: 'InvalidConfig',
+      nonRetryable: true,
+      message: expect.stringContaining("409 lineage: this sampler serves run 'other''s weights") as unknown,
+    });
+  });
 });

@@ -18,7 +18,6 @@ test('reloads from the local path with the version as a string, and verifies it 
   ]);
   expect(server.state).toMatchObject({ weightVersion: '4', modelPath: snapshot.dir });
   expect(server.calls('GET', '/get_weight_version')).toHaveLength(2);
-  expect(suite.adapter.servedModel(POLICY, 4)).toBe(POLICY);
 });
 
 test('a fresh server ("default" version) is loaded', async () => {
@@ -112,4 +111,29 @@ test('the fake refuses a numeric weight_version and unknown fields, as SGLang do
   expect((await post({ model_path: snapshot.dir, weight_version: 4 })).status).toBe(400);
   expect((await post({ model_path: snapshot.dir, version: '4' })).status).toBe(400);
   expect(server.state.weightVersion).toBe('3');
+});
+
+describe('one model per server: two runs of one policy name cannot share it', () => {
+  test('the load tags the weights with the run; a rollback lineage of the run is the run', async () => {
+    const server = await start('run.r1@3');
+    const snapshot = await fileSnapshot(4);
+    expect(await syncServers(suite.adapter, [server.url], snapshot, { ...options, run: 'run' })).toEqual([
+      { server: server.url, ok: true, version: 4 },
+    ]);
+    expect(server.state.weightVersion).toBe('run@4');
+  });
+
+  test("a server holding another run's weights is refused without a load, non-retryably", async () => {
+    const server = await start('parent@4');
+    await expect(
+      syncServers(suite.adapter, [server.url], await fileSnapshot(4), { ...options, run: 'fork' }),
+    ).rejects.toMatchObject({
+      type: 'InvalidConfig',
+      nonRetryable: true,
+      message: expect.stringContaining(
+        `sglang server ${server.url} serves run "parent"'s weights`,
+      ) as unknown,
+    });
+    expect(server.calls('POST', '/update_weights_from_disk')).toHaveLength(0);
+  });
 });

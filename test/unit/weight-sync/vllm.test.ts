@@ -18,7 +18,6 @@ test('loads a new suite.adapter name per version from the local path and verifie
     { lora_name: 'solver-v4', lora_path: snapshot.dir },
   ]);
   expect(server.state.adapters.get('solver-v4')).toBe(snapshot.dir);
-  expect(suite.adapter.servedModel(POLICY, 4)).toBe('solver-v4');
 });
 
 test('a server already serving the version gets no load', async () => {
@@ -165,4 +164,62 @@ test('the fake refuses malformed and duplicate loads, as vLLM does', async () =>
     404,
   );
   expect([...server.state.adapters.keys()]).toEqual(['solver-v3']);
+});
+
+describe('two runs of one policy name sharing a server (a fork and its parent)', () => {
+  const RUN_MODEL = '{run}/{policy}-v{version}';
+  const as = (run: string) => ({ ...options, run, model: RUN_MODEL });
+
+  test("each loads its own run's adapter per version; neither unloads or serves the other's", async () => {
+    const server = await start({
+      adapters: { 'parent/solver-v2': '/p/v2', 'parent/solver-v3': '/p/v3', 'solver-v1': '/legacy/v1' },
+    });
+    const parentV4 = await fileSnapshot(4);
+    // The fork at version 3 (its fork point), then 4: the same numbers as its parent's, other weights.
+    const forkV3 = await fileSnapshot(3);
+    expect(await syncServers(suite.adapter, [server.url], forkV3, as('fork'))).toEqual([
+      { server: server.url, ok: true, version: 3 },
+    ]);
+    expect(await syncServers(suite.adapter, [server.url], parentV4, as('parent'))).toEqual([
+      { server: server.url, ok: true, version: 4 },
+    ]);
+    const forkV4 = await writeSnapshot(path.join(suite.dir, 'fork-v4'), LORA_FILES);
+    const forkSnapshot: SnapshotRef = { policy: POLICY, version: 4, uri: forkV4, format: 'lora' };
+    expect(await syncServers(suite.adapter, [server.url], forkSnapshot, as('fork'))).toEqual([
+      { server: server.url, ok: true, version: 4 },
+    ]);
+    expect(server.calls('POST', '/v1/load_lora_adapter').map((r) => r.body)).toEqual([
+      { lora_name: 'fork/solver-v3', lora_path: forkV3.dir },
+      { lora_name: 'parent/solver-v4', lora_path: parentV4.dir },
+      { lora_name: 'fork/solver-v4', lora_path: forkV4 },
+    ]);
+    // The parent's sync unloaded its own v2 only; the fork's unloaded nothing of the parent's.
+    expect(server.calls('POST', '/v1/unload_lora_adapter').map((r) => r.body)).toEqual([
+      { lora_name: 'parent/solver-v2' },
+    ]);
+    expect([...server.state.adapters.keys()].sort()).toEqual([
+      'fork/solver-v3',
+      'fork/solver-v4',
+      'parent/solver-v3',
+      'parent/solver-v4',
+      'solver-v1',
+    ]);
+    expect(server.state.adapters.get('fork/solver-v4')).toBe(forkV4);
+    expect(server.state.adapters.get('parent/solver-v4')).toBe(parentV4.dir);
+  });
+
+  test('a model name without {version} is refused: each version needs a name of its own', async () => {
+    const server = await start();
+    await expect(
+      syncServers(suite.adapter, [server.url], await fileSnapshot(4), {
+        ...as('run'),
+        model: '{run}/{policy}',
+      }),
+    ).rejects.toMatchObject({
+      type: 'InvalidConfig',
+      nonRetryable: true,
+      message: expect.stringContaining('the name must contain {version} once') as unknown,
+    });
+    expect(server.calls('POST', '/v1/load_lora_adapter')).toHaveLength(0);
+  });
 });

@@ -84,7 +84,7 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version }}
 {{- define "selfplay.inferenceModel" -}}
 {{- if .Values.inference.servedModel -}}{{ .Values.inference.servedModel }}
 {{- else if eq .Values.inference.engine "kernel" -}}{{ (first .Values.kernels).policy }}
-{{- else if eq .Values.inference.engine "vllm" -}}{policy}-v{version}
+{{- else if eq .Values.inference.engine "vllm" -}}{run}/{policy}-v{version}
 {{- else -}}{{ (first .Values.kernels).policy }}
 {{- end -}}
 {{- end -}}
