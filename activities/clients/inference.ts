@@ -7,6 +7,8 @@ import { backoffMs, delay } from '../lib/backoff';
 import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
 import { metrics } from '../lib/metrics';
 import { sampledTokensOf, TOKEN_REQUEST, type SampledTokens } from './sampled-tokens';
+import { parseWeightTag, type WeightTag } from './weight-tag';
+import { runOfLineage } from '../../contracts/lineage';
 
 const requestsTotal = metrics.counter(
   'selfplay_inference_requests_total',
@@ -63,11 +65,11 @@ export interface ChatRequest {
    */
   continueFinalMessage?: boolean;
   /**
-   * The policy version weight sync verified on this server before the shard sampled. A server that answers
-   * from another version (it restarted, or someone loaded other weights) fails the request with
-   * `WeightsMoved` instead of handing back samples of weights the run did not sync.
+   * The weights weight sync verified on this server before the shard sampled: the policy's version and the run
+   * that synced it. A server that answers from other weights (it restarted, or another run loaded its own)
+   * fails the request with `WeightsMoved` instead of handing back samples the run did not sync.
    */
-  weightVersion?: number;
+  weights?: WeightTag;
   signal?: AbortSignal;
 }
 
@@ -116,7 +118,7 @@ export class InferenceEndpoint implements LlmCaller {
         return await this.once(request);
       } catch (err) {
         if (err instanceof WeightsMoved) throw err;
-        if (!isRetryable(err)) throw classify(err, this.settings, request.weightVersion);
+        if (!isRetryable(err)) throw classify(err, this.settings, request.weights);
         if (attempt >= this.settings.maxRetries) {
           throw new Error(
             `${describe(this.settings)}: ${errorText(err)} (gave up after ${attempt + 1} attempts)`,
@@ -147,7 +149,7 @@ export class InferenceEndpoint implements LlmCaller {
       headers: { [ROLE_HEADER]: request.role, [CALL_HEADER]: request.call },
       ...(request.signal ? { signal: request.signal } : {}),
     });
-    checkServedVersion(response, request.weightVersion, this.settings);
+    checkServedWeights(response, request.weights, this.settings);
     const choices = Array.isArray(response?.choices) ? response.choices : [];
     if (choices.length !== request.n) {
       throw new MalformedResponse(`expected ${request.n} choices, got ${choices.length}`);
@@ -196,26 +198,32 @@ export class WeightsMoved extends Error {
 }
 
 /**
- * The version a response says it was sampled from, as SGLang reports it (`metadata.weight_version`, a string;
- * the project's kernel sampler does the same). vLLM reports none: its version is in the adapter's name, so a
- * server that lost it answers 404 instead (see `classify`). "default" and other non-numbers mean no version.
+ * The weights a response says it was sampled from, as SGLang reports them (`metadata.weight_version`; the
+ * kernel's sampler does the same). vLLM reports none: its version and run are in the adapter's name, so a
+ * server that lost the adapter answers 404 instead (see `classify`).
  */
-function servedVersionOf(response: unknown): number | undefined {
-  const version = (response as { metadata?: { weight_version?: unknown } } | null)?.metadata?.weight_version;
-  const text = typeof version === 'number' ? String(version) : version;
-  return typeof text === 'string' && /^\d+$/.test(text) ? Number(text) : undefined;
-}
-
-function checkServedVersion(response: unknown, wanted: number | undefined, settings: EndpointSettings): void {
+function checkServedWeights(
+  response: unknown,
+  wanted: WeightTag | undefined,
+  settings: EndpointSettings,
+): void {
   if (wanted === undefined) return;
-  const served = servedVersionOf(response);
-  if (served !== undefined && served !== wanted) {
+  const served = parseWeightTag(
+    (response as { metadata?: { weight_version?: unknown } } | null)?.metadata?.weight_version,
+  );
+  if (served === undefined) return;
+  const otherRun =
+    served.run !== undefined && wanted.run !== undefined && runOfLineage(served.run) !== wanted.run;
+  if (served.version !== wanted.version || otherRun) {
     throw new WeightsMoved(
-      `${describe(settings)}: answered from weight version ${served}, but the shard synced it to version ${wanted} ` +
+      `${describe(settings)}: answered from ${weightsText(served)}, but the shard synced it to ${weightsText(wanted)} ` +
         '(the server restarted or loaded other weights); the shard syncs it again and resamples',
     );
   }
 }
+
+const weightsText = ({ run, version }: WeightTag): string =>
+  run === undefined ? `weight version ${version}` : `run "${run}"'s weight version ${version}`;
 
 function readSampled(choice: unknown): SampledTokens | undefined {
   try {
@@ -233,12 +241,12 @@ function isRetryable(err: unknown): boolean {
   return !(err instanceof Error && err.name === 'AbortError');
 }
 
-function classify(err: unknown, settings: EndpointSettings, weightVersion: number | undefined): Error {
-  if (err instanceof OpenAI.APIError && err.status === 404 && weightVersion !== undefined) {
+function classify(err: unknown, settings: EndpointSettings, weights: WeightTag | undefined): Error {
+  if (err instanceof OpenAI.APIError && err.status === 404 && weights !== undefined) {
     // Weight sync verified this model on the server before the shard sampled: it lost it since (a restart).
     return new WeightsMoved(
       `${describe(settings)}: the server no longer serves "${settings.model}" (404), which weight sync had ` +
-        `verified at version ${weightVersion}; the shard syncs it again`,
+        `verified at version ${weights.version}; the shard syncs it again`,
     );
   }
   if (err instanceof OpenAI.APIError && err.status === 404) {

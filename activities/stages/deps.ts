@@ -75,8 +75,9 @@ function roleCaller(
   const endpoint = deps.inference.endpoint(settings);
   const policy = policyForRole(config, role)?.name;
   if (config.weightSync.engine === 'none' || policy === undefined) return endpoint;
-  const weightVersion = versions[policy];
-  const synced =
-    weightVersion !== undefined && syncServersFor(config, deps.env, policy).includes(settings.baseUrl);
-  return synced ? { chat: (request) => endpoint.chat({ ...request, weightVersion }) } : endpoint;
+  const version = versions[policy];
+  if (version === undefined || !syncServersFor(config, deps.env, policy).includes(settings.baseUrl))
+    return endpoint;
+  const weights = { version, ...(config.runId ? { run: config.runId } : {}) };
+  return { chat: (request) => endpoint.chat({ ...request, weights }) };
 }

@@ -110,7 +110,7 @@ describe('InferenceEndpoint weight version', () => {
       requestTimeoutMs: 2_000,
       maxRetries: 4,
     });
-  const request = (weightVersion?: number) => ({
+  const request = (weights?: { version: number; run?: string }) => ({
     role: 'reasoner',
     call: SPICE_CALLS.reason,
     messages: [{ role: 'user' as const, content: 'Problem 0000abcd: compute 3 * 4 + 1.' }],
@@ -119,34 +119,48 @@ describe('InferenceEndpoint weight version', () => {
     temperature: 1,
     topP: 1,
     maxTokens: 256,
-    ...(weightVersion === undefined ? {} : { weightVersion }),
+    ...(weights === undefined ? {} : { weights }),
   });
 
   test('a server answering from another version fails the request at once, retryably, saying both', async () => {
     llm = await startScriptedLlm({ samplerPolicy: 'p', weightVersion: 7 });
     const err = await endpoint()
-      .chat(request(1))
+      .chat(request({ version: 1 }))
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(WeightsMoved);
     expect(err).not.toBeInstanceOf(ApplicationFailure);
-    expect((err as Error).message).toMatch(/weight version 7, but the shard synced it to version 1/);
+    expect((err as Error).message).toMatch(/weight version 7, but the shard synced it to weight version 1/);
     // Not retried against the same server: the shard's retry syncs it first.
     expect(llm.stats().requests).toBe(1);
   });
 
   test('the synced version, or a server that reports none, answers as before', async () => {
     llm = await startScriptedLlm({ samplerPolicy: 'p', weightVersion: 3 });
-    expect(await endpoint().chat(request(3))).toHaveLength(2);
+    expect(await endpoint().chat(request({ version: 3 }))).toHaveLength(2);
     expect(await endpoint().chat(request())).toHaveLength(2);
     await llm.close();
     llm = await startScriptedLlm({});
-    expect(await endpoint().chat(request(3))).toHaveLength(2);
+    expect(await endpoint().chat(request({ version: 3 }))).toHaveLength(2);
+  });
+
+  test("another run's weights at the synced version number are refused; the run's own lineage is its own", async () => {
+    llm = await startScriptedLlm({ samplerPolicy: 'p', weightVersion: 3, weightLineage: 'parent' });
+    const err = await endpoint()
+      .chat(request({ version: 3, run: 'fork' }))
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(WeightsMoved);
+    expect((err as Error).message).toMatch(
+      /run "parent"'s weight version 3, but the shard synced it to run "fork"'s/,
+    );
+    await llm.close();
+    llm = await startScriptedLlm({ samplerPolicy: 'p', weightVersion: 3, weightLineage: 'fork.r2' });
+    expect(await endpoint().chat(request({ version: 3, run: 'fork' }))).toHaveLength(2);
   });
 
   test('a synced model the server no longer knows (404) is a moved version, not a bad config', async () => {
     llm = await startScriptedLlm({});
     const err = await endpoint('policy-v4')
-      .chat(request(4))
+      .chat(request({ version: 4 }))
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(WeightsMoved);
     expect((err as Error).message).toMatch(/no longer serves "policy-v4" \(404\).*version 4/);

@@ -7,6 +7,7 @@ import {
   postJson,
   type HttpPolicy,
 } from './http';
+import { formatWeightTag, parseWeightTag } from '../weight-tag';
 import type { SnapshotCache } from './snapshot-cache';
 import { refuseOtherRun } from './owner';
 import type { WeightSyncAdapter } from './types';
@@ -35,18 +36,17 @@ export function sglangAdapter(
     engine: 'sglang',
     async servedVersion(server, target, signal) {
       const body = await getJson(`${engineRoot(server)}/get_weight_version`, http, signal);
-      const tag = (body as { weight_version?: unknown } | null)?.weight_version;
-      const parsed = typeof tag === 'string' ? WEIGHT_VERSION.exec(tag) : null;
-      if (!parsed) return undefined;
-      refuseOtherRun('sglang', server, target, parsed[1]);
-      return Number(parsed[2]);
+      const tag = parseWeightTag((body as { weight_version?: unknown } | null)?.weight_version);
+      if (!tag) return undefined;
+      refuseOtherRun('sglang', server, target, tag.run);
+      return tag.version;
     },
     async load(server, target, signal) {
       const { snapshot, run } = target;
       const url = `${engineRoot(server)}/update_weights_from_disk`;
       const body = {
         model_path: await cache.localPath(snapshot, signal),
-        weight_version: run ? `${run}@${snapshot.version}` : String(snapshot.version),
+        weight_version: formatWeightTag({ ...(run ? { run } : {}), version: snapshot.version }),
         flush_cache: true,
         abort_all_requests: false,
       };
@@ -58,6 +58,3 @@ export function sglangAdapter(
     },
   };
 }
-
-/** `{run}@{N}` or `{N}`: the tag a load gives the weights. */
-const WEIGHT_VERSION = /^(?:([A-Za-z0-9._-]+)@)?(\d+)$/;

@@ -316,8 +316,8 @@ class Sampler:
         ]
         job = _Job(rows)
         self._queue.put(job)
-        samples, version = job.future.result()
-        return _response(request, name, prompt, samples, version, tokenizer)
+        samples, version, lineage = job.future.result()
+        return _response(request, name, prompt, samples, version, lineage, tokenizer)
 
     def _loop(self) -> None:
         while True:
@@ -342,7 +342,7 @@ class Sampler:
         try:
             with self.policy.weights.read():
                 model = self.snapshot if self.snapshot is not None else self.policy.serving_model
-                version = self.version
+                version, lineage = self.version, self.lineage
                 started = time.perf_counter()
                 samples = generate(model, self.policy.tokenizer, rows, self.policy.device)
             log.info(
@@ -359,12 +359,18 @@ class Sampler:
             return
         start = 0
         for j in jobs:
-            j.future.set_result((samples[start : start + len(j.rows)], version))
+            j.future.set_result((samples[start : start + len(j.rows)], version, lineage))
             start += len(j.rows)
 
 
 def _response(
-    request: ChatCompletionRequest, name: str, prompt: list[int], samples: list[Sample], version: int, tokenizer
+    request: ChatCompletionRequest,
+    name: str,
+    prompt: list[int],
+    samples: list[Sample],
+    version: int,
+    lineage: str | None,
+    tokenizer,
 ) -> dict:
     choices = []
     exact = request.return_token_ids or request.return_tokens_as_token_ids
@@ -401,8 +407,9 @@ def _response(
         "created": int(time.time()),
         "model": name,
         "system_fingerprint": f"weights-v{version}",
-        # SGLang's field for the same fact; the run's client checks it against the version it synced.
-        "metadata": {"weight_version": str(version)},
+        # SGLang's field for the same fact, tagged `{run}@{N}` as a sync tags SGLang's weights: the run's client
+        # checks every answer against the weights it synced.
+        "metadata": {"weight_version": f"{lineage}@{version}" if lineage else str(version)},
         "choices": choices,
         "usage": {
             "prompt_tokens": len(prompt),

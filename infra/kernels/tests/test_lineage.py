@@ -114,6 +114,11 @@ def test_a_sampler_serving_one_runs_weights_refuses_another_runs_load(make_kerne
 
     assert load("parent").json()["loaded"] is True
     assert lineage_listed(sampler) == "parent"
+    # Every answer says whose weights it was sampled from, as a sync tags SGLang's.
+    answer = sampler.client.post(
+        "/v1/chat/completions", json={"model": "pol", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 2}
+    )
+    assert answer.json()["metadata"] == {"weight_version": "parent@1"}
     refused = load("fork")
     assert refused.status_code == 409
     assert refused.json()["error"] == {

@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { setTimeout as delay } from 'node:timers/promises';
 import { ZodError } from 'zod';
 import { CALL_HEADER } from '../../../activities/clients/llm-protocol';
+import { formatWeightTag } from '../../../activities/clients/weight-tag';
 import { BodyError, closer, fieldPath, listen, readJson, sendJson } from '../http-json';
 import { BEHAVIOURS } from './behaviour';
 import type { CallBehaviour } from './completion';
@@ -41,6 +42,8 @@ export interface ScriptedLlmOptions extends ConfigPatch {
   samplerPolicy?: string;
   /** With `samplerPolicy`: the version served before any load (a server restarted with other weights). */
   weightVersion?: number;
+  /** With `samplerPolicy`: the run whose weights are served before any load; a load names its own. */
+  weightLineage?: string;
   /**
    * With `samplerPolicy`: awaited when a load request has arrived, before it takes effect, so a test can hold
    * a weight sync in flight (and crash its caller) without timing anything.
@@ -124,6 +127,7 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
     host = '127.0.0.1',
     samplerPolicy,
     weightVersion: initialVersion,
+    weightLineage: initialLineage,
     beforeSamplerLoad,
     beforeChat,
     ...patch
@@ -137,6 +141,7 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
   let faults = Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>;
   let badRequests = 0;
   let weightVersion: number | undefined = initialVersion;
+  let weightLineage: string | undefined = initialLineage;
   let samplerLoads = 0;
   let loadsUnderRequests = 0;
   /** Chat requests received and not yet answered. */
@@ -303,7 +308,14 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
     const promptIds = tokenIdsOf(request.messages.map((m) => m.content).join('\n'));
     // As the kernel's sampler and SGLang do: the version the completions were sampled from.
     const served =
-      samplerPolicy && weightVersion !== undefined ? { weight_version: String(weightVersion) } : {};
+      samplerPolicy && weightVersion !== undefined
+        ? {
+            weight_version: formatWeightTag({
+              ...(weightLineage ? { run: weightLineage } : {}),
+              version: weightVersion,
+            }),
+          }
+        : {};
     if (samplerPolicy) {
       answeredVersions.set(fingerprint, [...(answeredVersions.get(fingerprint) ?? []), weightVersion ?? -1]);
     }
@@ -341,7 +353,10 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
           created: 0,
           owned_by: 'scripted',
         };
-        const version = weightVersion === undefined ? {} : { weight_version: weightVersion };
+        const version =
+          weightVersion === undefined
+            ? {}
+            : { weight_version: weightVersion, lineage: weightLineage ?? null };
         return sendJson(res, 200, {
           object: 'list',
           data: sampler ? [...models, { ...sampler, ...version }] : models,
@@ -349,7 +364,11 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
       }
       case 'POST /v1/sampler/load': {
         if (!samplerPolicy) return openAiError(res, 404, `no route for ${endpoint}`, 'not_found');
-        const body = (await readJson(req, BODY_LIMIT_BYTES)) as { uri?: unknown; version?: unknown };
+        const body = (await readJson(req, BODY_LIMIT_BYTES)) as {
+          uri?: unknown;
+          version?: unknown;
+          lineage?: unknown;
+        };
         if (
           typeof body.uri !== 'string' ||
           !Number.isSafeInteger(body.version) ||
@@ -364,6 +383,7 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
         await beforeSamplerLoad?.(body.version as number);
         if (activeChats > 0 && weightVersion !== body.version) loadsUnderRequests++;
         weightVersion = body.version as number;
+        weightLineage = typeof body.lineage === 'string' ? body.lineage : undefined;
         samplerLoads++;
         return sendJson(res, 200, {
           object: 'sampler.load',
