@@ -445,7 +445,7 @@ export function resolveRunConfig(input: unknown): ConfigResult {
   const ownPolicies = (input as { training?: { policies?: unknown } }).training?.policies;
   if (ownPolicies !== undefined)
     (merged as { training: { policies?: unknown } }).training.policies = ownPolicies;
-  if (recipe === 'scope') deriveScopeDefaults(merged as ScopeMerged, input as ScopeInput);
+  if (recipe === 'scope') deriveScopeDefaults(merged as ScopeMerged, input);
   const parsed = runConfig.safeParse(merged);
   if (parsed.success) return { ok: true, config: parsed.data };
   return {

@@ -128,16 +128,19 @@ export function scopeKernelConfig(
  * for a corpus. Searches return one short passage, so a trajectory has room for several turns in 128 tokens.
  */
 export function searchIndexes(): {
-  retrieval(corpus: string, name: string): Promise<Record<string, unknown>>;
-  remove(): Promise<void>;
+  retrieval: (corpus: string, name: string) => Promise<Record<string, unknown>>;
+  remove: () => Promise<void>;
 } {
-  const root = mkdtemp(path.join(tmpdir(), 'kernel-search-index-'));
+  let root: Promise<string> | undefined;
   return {
-    async retrieval(corpus, name) {
+    retrieval: async (corpus, name) => {
+      root ??= mkdtemp(path.join(tmpdir(), 'kernel-search-index-'));
       const out = path.join(await root, name);
       await buildIndex({ corpus, out, kind: 'bm25' });
       return { index: out, topK: 1, passageTokens: 16 };
     },
-    remove: async () => rm(await root, { recursive: true, force: true }),
+    remove: async () => {
+      if (root) await rm(await root, { recursive: true, force: true });
+    },
   };
 }
