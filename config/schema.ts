@@ -3,7 +3,7 @@ import { SPICE_DEFAULTS, spiceParams, spicePreset } from './presets/spice';
 import { SPELL_DEFAULTS, spellParams, spellPreset } from './presets/spell';
 import { MAE_DEFAULTS, maeParams, maePreset } from './presets/mae';
 import { SSP_DEFAULTS, sspParams, sspPreset } from './presets/ssp';
-import { SCOPE_DEFAULTS, scopeParams, scopePreset } from './presets/scope';
+import { SCOPE_DEFAULTS, defaultCandidatesPerRound, scopeParams, scopePreset } from './presets/scope';
 import { EVALUATION_DEFAULTS, evaluationOn, evaluationParams } from './evaluation';
 import { CREDENTIAL_NEEDS_URL, apiKeyEnv } from './credentials';
 
@@ -445,6 +445,7 @@ export function resolveRunConfig(input: unknown): ConfigResult {
   const ownPolicies = (input as { training?: { policies?: unknown } }).training?.policies;
   if (ownPolicies !== undefined)
     (merged as { training: { policies?: unknown } }).training.policies = ownPolicies;
+  if (recipe === 'scope') deriveScopeDefaults(merged as ScopeMerged, input);
   const parsed = runConfig.safeParse(merged);
   if (parsed.success) return { ok: true, config: parsed.data };
   return {
@@ -453,6 +454,22 @@ export function resolveRunConfig(input: unknown): ConfigResult {
       (issue) => `${issue.path.map(String).join('.') || 'config'}: ${issue.message}`,
     ),
   };
+}
+
+type ScopeMerged = { shardSize: unknown; scope: { schedule: object } };
+type ScopeInput = { scope?: { schedule?: { candidatesPerRound?: unknown } } };
+
+/**
+ * SCOPE's candidates per round follow the run's shard size unless the run sets them (presets/scope.ts
+ * `defaultCandidatesPerRound`); a shard size the schema refuses is left for it to name. The merged sections
+ * may be the defaults' own objects, so they are copied, not changed.
+ */
+function deriveScopeDefaults(merged: ScopeMerged, input: ScopeInput): void {
+  const { shardSize } = merged;
+  if (input.scope?.schedule?.candidatesPerRound !== undefined) return;
+  if (typeof shardSize !== 'number' || !Number.isInteger(shardSize) || shardSize < 1) return;
+  const candidatesPerRound = defaultCandidatesPerRound(shardSize, MAX_SHARDS);
+  merged.scope = { ...merged.scope, schedule: { ...merged.scope.schedule, candidatesPerRound } };
 }
 
 /** Plain-object deep merge: `over` wins; arrays and scalars are replaced, not merged. */

@@ -155,6 +155,10 @@ export interface TrainStepMetrics {
   entropyByRole?: Record<string, number>;
   /** Optimizer steps taken (one per mini-batch and epoch); kernels before mini-batches report none. */
   optimizerSteps?: number;
+  /** Per role, the optimizer steps whose mini-batch held its rows: with `update.roleOrder`, its own phase's. */
+  stepsByRole?: Record<string, number>;
+  /** Per role, the first of those steps (1-based): the order the roles were updated in. */
+  firstStepByRole?: Record<string, number>;
   /** Mini-batches whose loss or gradient was not finite, skipped without changing the weights. */
   skippedSteps?: number;
   /** Loss tokens where dual-clip capped the loss, as a fraction of all loss tokens. */

@@ -157,11 +157,22 @@ export function updateActivities(deps: ActivityDeps) {
 const isVersionConflict = (err: unknown): boolean =>
   err instanceof Error && (err as { type?: unknown }).type === NON_RETRYABLE.versionConflict;
 
-/** The step's metrics as the manifest keeps them, plain numbers: `entropyByRole` becomes `entropy.{role}`. */
+/**
+ * The step's metrics as the manifest keeps them, plain numbers: `entropyByRole` becomes `entropy.{role}`,
+ * `stepsByRole` `steps.{role}` and `firstStepByRole` `firstStep.{role}`.
+ */
 export function flatTrainMetrics(metrics: TrainStepMetrics): Record<string, number> {
-  const { entropyByRole, ...scalars } = metrics;
-  const byRole = Object.entries(entropyByRole ?? {}).map(([role, h]) => [`entropy.${role}`, h] as const);
-  return { ...scalars, ...Object.fromEntries(byRole) };
+  const { entropyByRole, stepsByRole, firstStepByRole, ...scalars } = metrics;
+  const prefixed = (prefix: string, byRole: Record<string, number> = {}) =>
+    Object.entries(byRole).map(([role, value]) => [`${prefix}.${role}`, value] as const);
+  return {
+    ...scalars,
+    ...Object.fromEntries([
+      ...prefixed('entropy', entropyByRole),
+      ...prefixed('steps', stepsByRole),
+      ...prefixed('firstStep', firstStepByRole),
+    ]),
+  };
 }
 
 /**

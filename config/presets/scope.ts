@@ -71,7 +71,9 @@ export const scopeParams = z.strictObject({
     filterRollouts: z.number().int().min(1).max(256),
     /**
      * Fresh documents, one candidate task each, per round of a Solver step's selection ([U]: the paper's
-     * batches hold 200–500 candidates); rounds go on until `solverTasks` tasks are kept.
+     * batches hold 200–500 candidates); rounds go on until `solverTasks` tasks are kept. Unset, 256, or with
+     * shards of fewer than 4 as many as 64 shards hold (64 × shardSize); a set value needing more than 64
+     * shards is refused at the first plan.
      */
     candidatesPerRound: positiveInt.max(100_000),
     /** Rounds a Solver step gathers at most; one still short trains on the tasks it kept (`solverTasks` shows it). */
@@ -111,6 +113,13 @@ export const SCOPE_DEFAULTS = {
     grade: { temperature: 0.6, maxTokens: 16_384 },
   },
 } satisfies z.input<typeof scopeParams>;
+
+/**
+ * `candidatesPerRound` for a run that does not set it: the preset's, or as many as `maxShards` shards of
+ * `shardSize` hold when that is fewer, so a run with small shards plans its Solver steps' rounds.
+ */
+export const defaultCandidatesPerRound = (shardSize: number, maxShards: number): number =>
+  Math.min(SCOPE_DEFAULTS.schedule.candidatesPerRound, maxShards * shardSize);
 
 /**
  * Run-config defaults SCOPE sets for the shared fields (Table 9): 64 source documents per Challenger step (its

@@ -1,62 +1,28 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { getJsonl } from '../../activities/clients/storage/codec';
 import { shardKey } from '../../activities/clients/storage/keys';
 import type { TrainingRow } from '../../activities/clients/trainer-contract';
-import { buildIndex } from '../../activities/retrieval/build';
 import type { ScopeProposal } from '../../activities/recipes/scope/records';
 import type { SspProposal } from '../../activities/recipes/ssp/records';
-import { buildScriptedModel } from '../support/kernel-process';
+import {
+  agentModel,
+  scopeKernelConfig,
+  scopeModels,
+  scopePolicies,
+  searchIndexes,
+} from '../support/kernel-search';
 import { servedVersion, trainedVersion, withKernelRun, type KernelRun } from '../support/kernel-run';
 
 /**
  * The search-agent recipes on real training kernels for one iteration each: every role samples from a tiny
  * model through the multi-turn search loop (a turn that closes a search call is continued on the kernel with
  * `continue_final_message`), searches a real BM25 index built here, and trains on the kernel with the
- * observations masked out; each trained policy's kernel then serves the committed version.
- *
- * A random model never closes a search call, so the models are the kernel's tiny one rewritten into seeded
- * bigram chains (test/support/scripted_model.py): each turn (after the generation prompt or an observation,
- * both ending in a newline) writes `<search> river</search>`, a final tag or nothing, with set probabilities.
- * Rollouts of one prompt then differ in their searches and answers, and earn different rewards.
+ * observations masked out; each trained policy's kernel then serves the committed version. The models are
+ * scripted bigram chains (test/support/kernel-search.ts).
  */
-
-/** `<search> river</search>` with weight `search`, `<TAG> WORD</TAG>` for each final, else EOS. */
-function agentModel(search: number, finals: Record<string, { word: string; weight: number }>, stop: number) {
-  const chain: Record<string, Record<string, number>> = {
-    '\n': { '<search>': search, EOS: stop },
-    '<search>': { ' river': 1 },
-    ' river': { '</search>': 1 },
-  };
-  for (const [tag, { word, weight }] of Object.entries(finals)) {
-    chain['\n']![`<${tag}>`] = weight;
-    chain[`<${tag}>`] = { [` ${word}`]: 1 };
-    chain[` ${word}`] = { [`</${tag}>`]: 1 };
-    chain[`</${tag}>`] = { EOS: 1 };
-  }
-  const tags = Object.keys(finals).flatMap((t) => [`<${t}>`, `</${t}>`]);
-  return buildScriptedModel({ tokens: ['<search>', '</search>', ...tags], chain });
-}
-
 describe('search-agent recipes on the training kernel', () => {
-  let indexRoot: string;
-  beforeAll(async () => {
-    indexRoot = await mkdtemp(path.join(tmpdir(), 'kernel-search-index-'));
-  });
-  afterAll(() => rm(indexRoot, { recursive: true, force: true }));
-
-  const index = async (corpus: string, name: string): Promise<string> => {
-    const out = path.join(indexRoot, name);
-    await buildIndex({ corpus, out, kind: 'bm25' });
-    return out;
-  };
-  /** Searches return one short passage, so a trajectory has room for several turns in 128 tokens. */
-  const retrieval = async (corpus: string, name: string) => ({
-    index: await index(corpus, name),
-    topK: 1,
-    passageTokens: 16,
-  });
+  const indexes = searchIndexes();
+  afterAll(() => indexes.remove());
+  const retrieval = indexes.retrieval;
   const proposals = async <T>(run: KernelRun, shards: number): Promise<T[]> =>
     (
       await Promise.all(
@@ -120,52 +86,19 @@ describe('search-agent recipes on the training kernel', () => {
       {
         model: scopeModels(),
         name: 'kernel-scope',
-        policies: (runId) => [`${runId}-c`, `${runId}-s`, `${runId}-judge`],
+        policies: (runId) => Object.values(scopePolicies(runId)),
       },
       async (run) => {
-        const [challenger, solver, judge] = [`${run.runId}-c`, `${run.runId}-s`, `${run.runId}-judge`];
-        const endpoint = (policy: string) => ({
-          baseUrl: `${run.kernels[policy]!.url}/v1`,
-          model: policy,
-          apiKeyEnv: 'SELFPLAY_KERNEL_TOKEN',
-        });
-        const base = run.baseConfig as { inference: Record<string, unknown> };
+        const { challenger, solver, judge } = scopePolicies(run.runId);
         const corpus = 'test/fixtures/corpus/wiki.jsonl';
-        const outcome = await run.execute({
-          ...base,
-          recipe: 'scope',
-          batchSize: 2,
-          shardSize: 2,
-          groupSize: 2,
-          corpus: { uri: corpus },
-          retrieval: await retrieval(corpus, 'wiki'),
-          sampling: { maxTokens: 128 },
-          scope: {
-            // Both roles train in one iteration (the staged schedule runs in scope-run.test.ts).
-            schedule: { mode: 'joint' },
-            solverMaxSearches: 2,
-            rubrics: { min: 1, max: 5 },
-            judgeSampling: {
-              gate: { temperature: 0, maxTokens: 16 },
-              rubrics: { temperature: 0, maxTokens: 16 },
-              grade: { temperature: 0.6, maxTokens: 16 },
-            },
-          },
-          inference: {
-            ...base.inference,
-            roles: {
-              challenger: endpoint(challenger),
-              solver: endpoint(solver),
-              judge: { ...endpoint(judge), frozen: true },
-            },
-          },
-          training: {
-            policies: {
-              [challenger]: { roles: ['challenger'], trainerUrl: run.kernels[challenger]!.url },
-              [solver]: { roles: ['solver'], trainerUrl: run.kernels[solver]!.url },
-            },
-          },
-        });
+        const outcome = await run.execute(
+          scopeKernelConfig(run, {
+            corpus,
+            retrieval: await retrieval(corpus, 'wiki'),
+            // Both roles train in one iteration (the staged schedule runs in kernel-schedules.test.ts).
+            scope: { schedule: { mode: 'joint' } },
+          }),
+        );
         expect(outcome.lastCommitted).toBe(1);
         const manifest = await run.manifest(1);
         expect(manifest?.recipe).toBe('scope');
@@ -212,33 +145,6 @@ describe('search-agent recipes on the training kernel', () => {
       },
     ));
 });
-
-/**
- * SCOPE's three kernels: a Challenger that searches or writes `<task> city</task>`, a Solver that searches or
- * writes `<answer> history</answer>`, and a judge that always writes
- * `<score>S</score><rubrics><rubric> city</rubric></rubrics>`: S is 1 at temperature 0 (both gates pass, one
- * rubric) and 1 or 0 at the grading temperature, so a task's ḡ varies and some tasks train the Solver.
- */
-function scopeModels(): (policy: string) => string {
-  const challenger = agentModel(6, { task: { word: 'city', weight: 3 } }, 1);
-  const solver = agentModel(1, { answer: { word: 'history', weight: 1 } }, 0);
-  const judge = buildScriptedModel({
-    tokens: ['<score>', '</score>', '<rubrics>', '</rubrics>', '<rubric>', '</rubric>'],
-    chain: {
-      '\n': { '<score>': 1 },
-      '<score>': { '1': 11, '0': 9 },
-      '1': { '</score>': 1 },
-      '0': { '</score>': 1 },
-      '</score>': { '<rubrics>': 1 },
-      '<rubrics>': { '<rubric>': 1 },
-      '<rubric>': { ' city': 1 },
-      ' city': { '</rubric>': 1 },
-      '</rubric>': { '</rubrics>': 1 },
-      '</rubrics>': { EOS: 1 },
-    },
-  });
-  return (policy) => (policy.endsWith('-c') ? challenger : policy.endsWith('-s') ? solver : judge);
-}
 
 /**
  * `policy` committed at `version`, its kernel trained it to that version and its sampler serves it, and the

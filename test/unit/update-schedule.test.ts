@@ -1,5 +1,5 @@
 import { resolveRunConfig, RECIPES, type RunConfig } from '../../config/schema';
-import { updateSpec } from '../../activities/stages/update';
+import { flatTrainMetrics, updateSpec } from '../../activities/stages/update';
 
 const resolved = (input: object): RunConfig => {
   const r = resolveRunConfig(input);
@@ -54,5 +54,34 @@ describe('training.update: how a batch becomes optimizer steps', () => {
     // A run's own "all" replaces its preset's mini-batch: one step over the whole batch.
     const whole = resolved({ recipe: 'spice', training: { update: { miniBatchPrompts: 'all' } } });
     expect(updateSpec(whole.training.update)).toEqual({});
+  });
+
+  test("the manifest keeps each role's steps and where its phase began as plain numbers", () => {
+    const flat = flatTrainMetrics({
+      loss: 0.5,
+      kl: 0,
+      clipFraction: 0,
+      gradNorm: 1,
+      tokens: 40,
+      seconds: 2,
+      optimizerSteps: 4,
+      entropyByRole: { proposer: 1.5 },
+      stepsByRole: { proposer: 1, solver: 3 },
+      firstStepByRole: { proposer: 1, solver: 2 },
+    });
+    expect(flat).toEqual({
+      loss: 0.5,
+      kl: 0,
+      clipFraction: 0,
+      gradNorm: 1,
+      tokens: 40,
+      seconds: 2,
+      optimizerSteps: 4,
+      'entropy.proposer': 1.5,
+      'steps.proposer': 1,
+      'steps.solver': 3,
+      'firstStep.proposer': 1,
+      'firstStep.solver': 2,
+    });
   });
 });

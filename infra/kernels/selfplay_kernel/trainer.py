@@ -527,7 +527,8 @@ def combine_steps(steps: list[dict]) -> dict:
     """The metrics of the applied steps together: loss and gradNorm their means; kl, the clip fractions and the
     entropies means over all their loss tokens (a step weighs as its tokens); the importance weights' mean and
     truncated fraction over every token that had a behaviour log-prob, their max the largest; optimizerSteps
-    their count."""
+    their count, and per role the steps that held its rows and the first of them (1-based), which show the
+    order the roles were updated in (`update.roleOrder`)."""
     tokens = sum(s["tokens"] for s in steps)
     weighed = sum(s["importanceTokens"] for s in steps)
 
@@ -539,10 +540,14 @@ def combine_steps(steps: list[dict]) -> dict:
 
     role_sum: dict[str, float] = {}
     role_tokens: dict[str, int] = {}
-    for s in steps:
+    steps_by_role: dict[str, int] = {}
+    first_step_by_role: dict[str, int] = {}
+    for number, s in enumerate(steps, start=1):
         for role, n in s["roleTokens"].items():
             role_tokens[role] = role_tokens.get(role, 0) + n
             role_sum[role] = role_sum.get(role, 0.0) + s["entropyByRole"].get(role, 0.0) * n
+            steps_by_role[role] = steps_by_role.get(role, 0) + 1
+            first_step_by_role.setdefault(role, number)
     return {
         "loss": sum(s["loss"] for s in steps) / len(steps),
         "kl": per_token("kl"),
@@ -555,4 +560,6 @@ def combine_steps(steps: list[dict]) -> dict:
         "entropyByRole": {role: role_sum[role] / n for role, n in role_tokens.items() if n},
         "gradNorm": sum(s["gradNorm"] for s in steps) / len(steps),
         "optimizerSteps": len(steps),
+        "stepsByRole": steps_by_role,
+        "firstStepByRole": first_step_by_role,
     }

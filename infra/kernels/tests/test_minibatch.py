@@ -82,18 +82,40 @@ def test_the_clip_engages_on_the_second_step(make_kernel, behaviour):
     assert second["clipFraction"] > 0.5
 
 
-def test_roles_in_turn_are_separate_steps(make_kernel, tmp_path):
-    kernel = make_kernel()
-    rows = [
+def two_role_rows() -> list[dict]:
+    """A solver prompt, a proposer prompt, another solver prompt."""
+    return [
         prompt_row(QUESTIONS[0], "four", 1.0, role="solver"),
         prompt_row(QUESTIONS[1], "Ask about four.", 0.5, role="proposer"),
         prompt_row(QUESTIONS[2], "Seven", -1.0, role="solver"),
     ]
-    batch = write_batch(tmp_path / "b.jsonl", rows)
+
+
+def test_roles_in_turn_are_separate_steps(make_kernel, tmp_path):
+    kernel = make_kernel()
+    batch = write_batch(tmp_path / "b.jsonl", two_role_rows())
     request = {**step_request(batch), "update": {"roleOrder": ["proposer", "solver"]}}
     metrics = kernel.client.post("/v1/train/step", json=request).json()["metrics"]
     assert metrics["optimizerSteps"] == 2
     assert metrics["entropyByRole"].keys() == {"proposer", "solver"}
+    assert metrics["stepsByRole"] == {"proposer": 1, "solver": 1}
+    assert metrics["firstStepByRole"] == {"proposer": 1, "solver": 2}
+    reversed_order = {
+        **step_request(batch, key="run/iter-1/pol", base=1),
+        "update": {"roleOrder": ["solver", "proposer"]},
+    }
+    metrics = kernel.client.post("/v1/train/step", json=reversed_order).json()["metrics"]
+    assert metrics["firstStepByRole"] == {"solver": 1, "proposer": 2}
+
+
+def test_a_mini_batch_of_both_roles_counts_for_each(make_kernel, tmp_path):
+    kernel = make_kernel()
+    batch = write_batch(tmp_path / "b.jsonl", two_role_rows())
+    request = {**step_request(batch), "update": {"miniBatchPrompts": 2}}
+    metrics = kernel.client.post("/v1/train/step", json=request).json()["metrics"]
+    assert metrics["optimizerSteps"] == 2
+    assert metrics["stepsByRole"] == {"solver": 2, "proposer": 1}
+    assert metrics["firstStepByRole"] == {"solver": 1, "proposer": 1}
 
 
 def test_a_role_listed_twice_is_refused(make_kernel, tmp_path):

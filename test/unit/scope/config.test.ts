@@ -43,6 +43,24 @@ describe('SCOPE run config', () => {
     });
   });
 
+  test("small shards lower the preset's candidates per round to what 64 shards hold; a run's own value stays", () => {
+    const perRound = (input: object) =>
+      configFor({ recipe: 'scope', ...input }).scope.schedule.candidatesPerRound;
+    // The paper's 256 fit in 64 shards of 4 or more.
+    expect(perRound({ shardSize: 8 })).toBe(256);
+    expect(perRound({ shardSize: 4 })).toBe(256);
+    expect(perRound({ shardSize: 2 })).toBe(128);
+    expect(perRound({ shardSize: 1 })).toBe(64);
+    // The run's own choice is kept, within the shard limit or beyond it (refused at the first plan).
+    expect(perRound({ shardSize: 2, scope: { schedule: { candidatesPerRound: 16 } } })).toBe(16);
+    expect(perRound({ shardSize: 2, scope: { schedule: { candidatesPerRound: 256 } } })).toBe(256);
+    // A bad shard size is the schema's to refuse, not hidden by the derived value.
+    const bad = resolveRunConfig({ recipe: 'scope', shardSize: 0 });
+    expect(!bad.ok && bad.problems).toContain('shardSize: Too small: expected number to be >0');
+    // Deriving left the defaults as they were.
+    expect(perRound({})).toBe(256);
+  });
+
   test('bad scope fields are named', () => {
     const r = resolveRunConfig({
       recipe: 'scope',

@@ -27,10 +27,11 @@ describe('SCOPE plan and task selection', () => {
     ).rejects.toThrow(/inference.roles.judge .*"frozen": true/);
   });
 
-  test('a staged run whose candidate rounds make too many shards is refused at its first plan', async () => {
+  test('a staged run whose own candidate rounds make too many shards is refused at its first plan', async () => {
     const config = configFor({
       recipe: 'scope',
       shardSize: 2,
+      scope: { schedule: { candidatesPerRound: 256 } },
       inference: { roles: { judge: { baseUrl: 'http://judge.local/v1', model: 'base', frozen: true } } },
     });
     const corpus = () => Promise.reject(new Error('not reached'));
