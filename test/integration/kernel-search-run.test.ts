@@ -81,69 +81,73 @@ describe('search-agent recipes on the training kernel', () => {
       },
     ));
 
-  test('one iteration of SCOPE: Challenger and Solver on kernels of their own, the judge on a frozen third', () =>
-    withKernelRun(
-      {
-        model: scopeModels(),
-        name: 'kernel-scope',
-        policies: (runId) => Object.values(scopePolicies(runId)),
-      },
-      async (run) => {
-        const { challenger, solver, judge } = scopePolicies(run.runId);
-        const corpus = 'test/fixtures/corpus/wiki.jsonl';
-        const outcome = await run.execute(
-          scopeKernelConfig(run, {
-            corpus,
-            retrieval: await retrieval(corpus, 'wiki'),
-            // Both roles train in one iteration (the staged schedule runs in kernel-schedules.test.ts).
-            scope: { schedule: { mode: 'joint' } },
-          }),
-        );
-        expect(outcome.lastCommitted).toBe(1);
-        const manifest = await run.manifest(1);
-        expect(manifest?.recipe).toBe('scope');
-        expect(Object.keys(manifest?.policies ?? {}).sort()).toEqual([challenger, solver].sort());
-        const challengerRows = await run.rows(1, challenger);
-        const solverRows = await run.rows(1, solver);
-        // Every Challenger rollout is a row: G per document.
-        expect(challengerRows).toHaveLength(2 * 2);
-        expect(challengerRows.every((r) => r.role === 'challenger')).toBe(true);
-        expect(solverRows.every((r) => r.role === 'solver')).toBe(true);
-        expectMaskedObservations([...challengerRows, ...solverRows]);
+  test(
+    'one iteration of SCOPE: Challenger and Solver on kernels of their own, the judge on a frozen third',
+    () =>
+      withKernelRun(
+        {
+          model: scopeModels(),
+          name: 'kernel-scope',
+          policies: (runId) => Object.values(scopePolicies(runId)),
+        },
+        async (run) => {
+          const { challenger, solver, judge } = scopePolicies(run.runId);
+          const corpus = 'test/fixtures/corpus/wiki.jsonl';
+          const outcome = await run.execute(
+            scopeKernelConfig(run, {
+              corpus,
+              retrieval: await retrieval(corpus, 'wiki'),
+              // Both roles train in one iteration (the staged schedule runs in kernel-schedules.test.ts).
+              scope: { schedule: { mode: 'joint' } },
+            }),
+          );
+          expect(outcome.lastCommitted).toBe(1);
+          const manifest = await run.manifest(1);
+          expect(manifest?.recipe).toBe('scope');
+          expect(Object.keys(manifest?.policies ?? {}).sort()).toEqual([challenger, solver].sort());
+          const challengerRows = await run.rows(1, challenger);
+          const solverRows = await run.rows(1, solver);
+          // Every Challenger rollout is a row: G per document.
+          expect(challengerRows).toHaveLength(2 * 2);
+          expect(challengerRows.every((r) => r.role === 'challenger')).toBe(true);
+          expect(solverRows.every((r) => r.role === 'solver')).toBe(true);
+          expectMaskedObservations([...challengerRows, ...solverRows]);
 
-        const candidates = (await proposals<ScopeProposal>(run, 1)).flatMap((p) => p.candidates);
-        expect(candidates).toHaveLength(2 * 2);
-        // The judge's kernel gated the tasks (its greedy verdict passes both gates) and wrote their rubric.
-        const gated = candidates.filter((c) => c.gates);
-        expect(gated.length).toBeGreaterThan(0);
-        for (const c of gated) {
-          expect(c.task).toBe('city');
-          expect(c.gates).toEqual({ identifiability: { value: 1 }, relevance: { value: 1 } });
-          expect(c.rubrics?.items).toEqual(['city']);
-        }
-        // Graded at temperature 0.6, some task's Solver rollouts scored differently: it was selected, and
-        // both policies took a real step, each on its own kernel.
-        expect(solverRows.length).toBeGreaterThan(0);
-        expect(solverRows.some((r) => r.completion.endsWith('<answer> history</answer>'))).toBe(true);
-        expectContinued(solverRows);
-        expectTokenExact([...challengerRows, ...solverRows]);
-        for (const policy of [challenger, solver]) {
-          expect(manifest?.metrics.train[policy]).toMatchObject({
-            rowsRetokenized: 0,
-            tokenExactFraction: 1,
-          });
-          expect(manifest?.metrics.train[policy]?.gradNorm).toBeGreaterThan(0);
-          expect(manifest?.metrics.train[policy]?.tokens).toBeGreaterThan(0);
-        }
+          const candidates = (await proposals<ScopeProposal>(run, 1)).flatMap((p) => p.candidates);
+          expect(candidates).toHaveLength(2 * 2);
+          // The judge's kernel gated the tasks (its greedy verdict passes both gates) and wrote their rubric.
+          const gated = candidates.filter((c) => c.gates);
+          expect(gated.length).toBeGreaterThan(0);
+          for (const c of gated) {
+            expect(c.task).toBe('city');
+            expect(c.gates).toEqual({ identifiability: { value: 1 }, relevance: { value: 1 } });
+            expect(c.rubrics?.items).toEqual(['city']);
+          }
+          // Graded at temperature 0.6, some task's Solver rollouts scored differently: it was selected, and
+          // both policies took a real step, each on its own kernel.
+          expect(solverRows.length).toBeGreaterThan(0);
+          expect(solverRows.some((r) => r.completion.endsWith('<answer> history</answer>'))).toBe(true);
+          expectContinued(solverRows);
+          expectTokenExact([...challengerRows, ...solverRows]);
+          for (const policy of [challenger, solver]) {
+            expect(manifest?.metrics.train[policy]).toMatchObject({
+              rowsRetokenized: 0,
+              tokenExactFraction: 1,
+            });
+            expect(manifest?.metrics.train[policy]?.gradNorm).toBeGreaterThan(0);
+            expect(manifest?.metrics.train[policy]?.tokens).toBeGreaterThan(0);
+          }
 
-        await expectPolicyAt(run, challenger, 1);
-        await expectPolicyAt(run, solver, 1);
-        expect(outcome.versions).toEqual({ [challenger]: 1, [solver]: 1 });
-        // The frozen judge was sampled (above) but never synced or trained.
-        expect(await servedVersion(run.kernels[judge]!, judge)).toBe(0);
-        expect(await trainedVersion(run.kernels[judge]!, judge)).toBe(0);
-      },
-    ));
+          await expectPolicyAt(run, challenger, 1);
+          await expectPolicyAt(run, solver, 1);
+          expect(outcome.versions).toEqual({ [challenger]: 1, [solver]: 1 });
+          // The frozen judge was sampled (above) but never synced or trained.
+          expect(await servedVersion(run.kernels[judge]!, judge)).toBe(0);
+          expect(await trainedVersion(run.kernels[judge]!, judge)).toBe(0);
+        },
+      ),
+    600_000,
+  );
 });
 
 /**
