@@ -9,11 +9,10 @@
  * prints one JSON line: `{"dir", "corpus", "heldOut", "model", "warmStart"}`; `--run-config` also writes the
  * toy world's SPICE run config (run-config.ts) to FILE, for `selfplay start --config FILE`.
  */
-import { execFile } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { toyWorldRunConfig } from './run-config';
 import { corpus, heldOut, warmStartExamples } from './world';
 
@@ -93,10 +92,17 @@ async function warmStartModel(examples: string, out: string, o: ToyWorldOptions)
   const args = ['-m', 'selfplay_kernel', 'warm-start', examples, out, '--steps', String(o.warmStartSteps)];
   args.push('--seed', String(o.seed), ...(o.threads ? ['--threads', String(o.threads)] : []));
   const pythonPath = [path.join(ROOT, 'infra/kernels'), process.env.PYTHONPATH].filter(Boolean).join(':');
-  await promisify(execFile)(KERNEL_PYTHON, args, {
+  // Its log (a loss line every 50 steps) goes to our stderr: the first warm start takes minutes, and whoever
+  // waits for it sees it advance.
+  const child = spawn(KERNEL_PYTHON, args, {
     env: { ...process.env, PYTHONPATH: pythonPath },
-    maxBuffer: 64 * 1024 * 1024,
+    stdio: ['ignore', 'ignore', 'inherit'],
   });
+  const code = await new Promise<number | null>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('exit', resolve);
+  });
+  if (code !== 0) throw new Error(`the toy world's warm start failed (exit code ${code}); its log is above`);
 }
 
 function flag(args: string[], name: string): string | undefined {
