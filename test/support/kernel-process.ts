@@ -1,5 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -28,11 +28,17 @@ export function buildScriptedModel(spec: {
   tokens: string[];
   chain: Record<string, Record<string, number>>;
 }): string {
-  const dir = buildTinyModel();
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'scripted-model-'));
+  cpSync(pristineTinyModel(), dir, { recursive: true });
   const script = path.join(__dirname, 'scripted_model.py');
   execFileSync(KERNEL_PYTHON, [script, dir, JSON.stringify(spec)], { stdio: 'inherit' });
   return dir;
 }
+
+let pristine: string | undefined;
+
+/** One tiny model per test file, never rewritten: each scripted model starts from a copy of it. */
+const pristineTinyModel = (): string => (pristine ??= buildTinyModel());
 
 /** The bearer token every kernel the tests start wants (the global setup sets it for the session). */
 export function kernelToken(): string {
