@@ -1,7 +1,13 @@
 import type { TrainingRow } from '../../activities/clients/trainer-contract';
-import type { Manifest } from '../../contracts/selfplay';
 import { buildScriptedModel } from '../support/kernel-process';
-import { servedVersion, trainedVersion, withKernelRun, type KernelRun } from '../support/kernel-run';
+import { withKernelRun } from '../support/kernel-run';
+import {
+  committedInOrder,
+  expectKernelAt,
+  expectPipeline,
+  expectTrainedExactly,
+  versionsOf,
+} from '../support/kernel-manifests';
 
 const ITERATIONS = 3;
 
@@ -93,7 +99,7 @@ describe('MAE and SPELL on the training kernel, synchronous and one-step-off', (
             training: { policy },
             pipeline: { maxStaleness: k },
           });
-          const manifests = await committedInOrder(run, outcome.lastCommitted);
+          const manifests = await committedInOrder(run, outcome.lastCommitted, ITERATIONS);
           // One step per iteration: the proposer and the solver have a row for every unit.
           expect(versionsOf(manifests, policy)).toEqual([1, 2, 3]);
           expectPipeline(manifests, policy, k);
@@ -171,7 +177,7 @@ describe('MAE and SPELL on the training kernel, synchronous and one-step-off', (
             },
             pipeline: { maxStaleness: k },
           });
-          const manifests = await committedInOrder(run, outcome.lastCommitted);
+          const manifests = await committedInOrder(run, outcome.lastCommitted, ITERATIONS);
           const outputs = new Set(Object.values(SPELL_OUTPUTS));
           for (const role of SPELL_ROLES) {
             const policy = policyOf(role);
@@ -209,66 +215,6 @@ describe('MAE and SPELL on the training kernel, synchronous and one-step-off', (
     600_000,
   );
 });
-
-/** The run committed every iteration, in order: each manifest names its iteration and follows the one before. */
-async function committedInOrder(run: KernelRun, lastCommitted: number): Promise<Manifest[]> {
-  expect(lastCommitted).toBe(ITERATIONS);
-  const manifests: Manifest[] = [];
-  for (let i = 1; i <= ITERATIONS; i++) {
-    const manifest = await run.manifest(i);
-    expect(manifest?.iteration).toBe(i);
-    manifests.push(manifest!);
-  }
-  const times = manifests.map((m) => Date.parse(m.committedAt));
-  expect(times).toEqual([...times].sort((a, b) => a - b));
-  return manifests;
-}
-
-/** `policy`'s committed version after each iteration. */
-const versionsOf = (manifests: readonly Manifest[], policy: string): number[] =>
-  manifests.map((m) => m.policies[policy]?.version ?? -1);
-
-/**
- * Each iteration trained from the version the previous one committed; synchronous it also sampled that one,
- * one-step-off it sampled the commit before (iteration n+1 starts sampling as soon as n's rollouts are done,
- * beside n's training), never more than one version behind.
- */
-function expectPipeline(manifests: readonly Manifest[], policy: string, k: number): void {
-  const committed = [0, ...versionsOf(manifests, policy)];
-  manifests.forEach((m, i) => {
-    const pipeline = m.metrics.pipeline;
-    expect(pipeline?.maxStaleness).toBe(k);
-    expect(pipeline?.baseVersions[policy]).toBe(committed[i]);
-    expect(pipeline?.behaviourVersions[policy]).toBe(committed[k === 0 ? i : Math.max(0, i - 1)]);
-  });
-}
-
-/**
- * The kernel trained `policy` to its last committed version and published every committed version; its sampler
- * serves that version when synchronous, and one-step-off the pinned version the last iteration sampled.
- */
-async function expectKernelAt(
-  run: KernelRun,
-  policy: string,
-  manifests: readonly Manifest[],
-  k: number,
-): Promise<void> {
-  const last = manifests.at(-1)!;
-  const version = last.policies[policy]!.version;
-  const kernel = run.kernels[policy]!;
-  expect(await trainedVersion(kernel, policy)).toBe(version);
-  expect(await servedVersion(kernel, policy)).toBe(
-    k === 0 ? version : last.metrics.pipeline?.behaviourVersions[policy],
-  );
-  expect(last.policies[policy]?.snapshot?.version).toBe(version);
-}
-
-/** The manifest's training metrics for `policy`: a real step, on the sampled ids of every row. */
-function expectTrainedExactly(manifest: Manifest, policy: string): void {
-  const train = manifest.metrics.train[policy];
-  expect(train).toMatchObject({ rowsRetokenized: 0, tokenExactFraction: 1 });
-  expect(train?.tokens).toBeGreaterThan(0);
-}
 
 /**
  * Token in, token out: every row carries the ids its kernel sampled (one message, no inserted text) and one
