@@ -16,8 +16,9 @@ import type { WeightSyncAdapter } from './types';
  *
  *   POST {root}/v1/sampler/load {"uri", "version", "lineage"?: run, "pin"?: true}  -> 200, or 409
  *        lineage_conflict while it serves another run's weights
- *   GET  {root}/v1/models -> data[] where id === policy carries weight_version: number and lineage: the run
- *        whose weights it serves (null: base weights, no one's)
+ *   GET  {root}/v1/models -> data[] where id === policy carries weight_version: number, lineage: the run
+ *        whose weights it serves (null: base weights, no one's), and pinned: whether it serves a copy of a
+ *        snapshot rather than the trainer's live weights
  *
  * Both with the kernel's bearer token (SELFPLAY_KERNEL_TOKEN). One model per process: a sync for a run
  * refuses a sampler that serves another run's weights (owner.ts).
@@ -38,6 +39,9 @@ export function kernelAdapter(
         target,
         typeof model?.lineage === 'string' ? model.lineage : undefined,
       );
+      // Pinned sync (a run that samples while it trains): live weights at the wanted version are not in sync,
+      // since the next train step changes them under the requests. A sampler that does not say counts as pinned.
+      if (pin && model?.pinned === false) return undefined;
       const version = model?.weight_version;
       return Number.isSafeInteger(version) ? (version as number) : undefined;
     },

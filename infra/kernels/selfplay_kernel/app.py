@@ -118,6 +118,8 @@ def create_app(policy: Policy, sampler: Sampler, access: Access) -> FastAPI:
                     "owned_by": "selfplay-kernel",
                     "weight_version": sampler.version,
                     "lineage": sampler.lineage,
+                    # A copy of a snapshot, which no train step changes; false: the trainer's live weights.
+                    "pinned": sampler.snapshot is not None,
                 }
             ],
         }

@@ -34,7 +34,9 @@ def texts(answer: dict) -> list[str]:
 def test_models_lists_the_policy(kernel):
     assert kernel.client.get("/v1/models").json() == {
         "object": "list",
-        "data": [{"id": "pol", "object": "model", "owned_by": "selfplay-kernel", "weight_version": 0, "lineage": None}],
+        "data": [
+            {"id": "pol", "object": "model", "owned_by": "selfplay-kernel", "weight_version": 0, "lineage": None, "pinned": False}
+        ],
     }
 
 

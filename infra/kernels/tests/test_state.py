@@ -103,7 +103,8 @@ def test_pinned_snapshot_outlives_the_next_step(make_kernel, tmp_path):
     for i in range(1, 4):  # big steps: unpinned, the greedy answer would change
         train(kernel, tmp_path, f"k{i}", i)
     served = _greedy(kernel, logprobs=True)
-    assert kernel.client.get("/v1/models").json()["data"][0]["weight_version"] == 1
+    listed = kernel.client.get("/v1/models").json()["data"][0]
+    assert listed["weight_version"] == 1 and listed["pinned"] is True
     assert served["system_fingerprint"] == "weights-v1"
     assert served["metadata"] == {"weight_version": "1"}
     for s, t in zip(served["choices"][0]["logprobs"]["content"], at_v1["choices"][0]["logprobs"]["content"]):

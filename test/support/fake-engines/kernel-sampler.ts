@@ -3,8 +3,9 @@ import { errorBody, firstIssue, startEngineServer, type FakeEngine } from './eng
 
 /**
  * The kernel's sampler as weight sync sees it: one policy, `POST /v1/sampler/load {uri, version, lineage?}`
- * (nothing else in the body; 409 `lineage_conflict` for another run than the one whose weights it serves, as
- * the kernel's lineage.py) and `GET /v1/models` reporting `weight_version` and `lineage` on the policy's entry.
+ * (and `pin`; nothing else in the body; 409 `lineage_conflict` for another run than the one whose weights it
+ * serves, as the kernel's lineage.py) and `GET /v1/models` reporting `weight_version`, `lineage` and `pinned`
+ * on the policy's entry.
  */
 
 export interface FakeKernelSamplerState {
@@ -16,6 +17,8 @@ export interface FakeKernelSamplerState {
   refusal?: { status: number; message: string; type?: string };
   /** The run whose weights it serves; undefined: no one's (base weights, or loaded without a run). */
   lineage?: string;
+  /** Whether it serves a pinned copy of a snapshot; false: the trainer's live weights (before any pinned load). */
+  pinned: boolean;
 }
 
 export interface FakeKernelSampler extends FakeEngine {
@@ -26,11 +29,12 @@ const loadSchema = z.strictObject({
   uri: z.string().min(1),
   version: z.number().int().nonnegative(),
   lineage: z.string().min(1).optional(),
+  pin: z.boolean().optional(),
 });
 const runOf = (lineage: string): string => lineage.replace(/\.r\d+$/, '');
 
 export async function startFakeKernelSampler(policy: string, version?: number): Promise<FakeKernelSampler> {
-  const state: FakeKernelSamplerState = { version, staleAfterLoad: false };
+  const state: FakeKernelSamplerState = { version, staleAfterLoad: false, pinned: false };
   const engine = await startEngineServer(({ method, path, body }) => {
     if (method === 'GET' && path === '/v1/models') {
       const entry = {
@@ -38,6 +42,7 @@ export async function startFakeKernelSampler(policy: string, version?: number): 
         object: 'model',
         owned_by: 'selfplay-kernel',
         lineage: state.lineage ?? null,
+        pinned: state.pinned,
       };
       return {
         status: 200,
@@ -62,7 +67,13 @@ export async function startFakeKernelSampler(policy: string, version?: number): 
         const message = `lineage: this sampler serves run '${state.lineage}''s weights; give each run its own sampler`;
         return { status: 409, json: errorBody(message, 'lineage_conflict') };
       }
-      if (!state.staleAfterLoad) [state.version, state.lineage] = [parsed.data.version, lineage];
+      if (!state.staleAfterLoad) {
+        [state.version, state.lineage, state.pinned] = [
+          parsed.data.version,
+          lineage,
+          parsed.data.pin === true,
+        ];
+      }
       return { status: 200, json: { policy, weight_version: state.version } };
     }
     return undefined;

@@ -152,6 +152,23 @@ test('pinned (a run that samples while it trains), the load asks for a copy of t
   ]);
 });
 
+test("pinned, a sampler serving the trainer's live weights at the wanted version is not in sync: it gets a pinned load", async () => {
+  const sampler = await start(4);
+  const pinned = adapterFor('kernel', { http: FAST_HTTP, pinKernelSnapshots: true });
+  const [result] = await syncServers(pinned, [sampler.url], snapshot, options);
+  expect(result).toMatchObject({ ok: true, version: 4 });
+  expect(sampler.calls('POST', '/v1/sampler/load').map((r) => r.body)).toEqual([
+    { uri: snapshot.uri, version: 4, pin: true },
+  ]);
+  // Pinned at that version now: the next sync loads nothing.
+  await syncServers(pinned, [sampler.url], snapshot, options);
+  expect(sampler.calls('POST', '/v1/sampler/load')).toHaveLength(1);
+  // Unpinned (a synchronous run), live weights at the wanted version are in sync.
+  const live = await start(4);
+  await syncServers(adapter, [live.url], snapshot, options);
+  expect(live.calls('POST', '/v1/sampler/load')).toHaveLength(0);
+});
+
 describe('one model per sampler: two runs of one policy name cannot share it', () => {
   test("a sampler serving another run's weights is refused without a load, non-retryably", async () => {
     const sampler = await start(4);
