@@ -2,7 +2,7 @@ import path from 'node:path';
 import os from 'node:os';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { Connection, type WorkflowHandle } from '@temporalio/client';
-import { getJson } from '../../activities/clients/storage/codec';
+import { getJson, getJsonl } from '../../activities/clients/storage/codec';
 import {
   batchKey,
   filterSummaryKey,
@@ -11,15 +11,19 @@ import {
   shardKey,
 } from '../../activities/clients/storage/keys';
 import { openStore, readObjectAtUri, writeObjectAtUri } from '../../activities/clients/storage';
+import { recipeStateKey } from '../../activities/stages/recipe-state';
+import { buildIndex } from '../../activities/retrieval/build';
+import type { SspSolved, SspState } from '../../activities/recipes/ssp/records';
 import type { Manifest } from '../../contracts/selfplay';
 import { selfPlayRun } from '../../workflows';
 import { progressQuery } from '../../workflows/messages';
 import { queueNames } from '../../workers/pools';
 import { SPICE_CALLS } from '../../activities/clients/llm-protocol';
-import { startScriptedLlm, type ScriptedLlm } from '../support/scripted-llm/server';
+import { startScriptedLlm, type ScriptedLlm, type ScriptedLlmOptions } from '../support/scripted-llm/server';
 import {
   startRecordingTrainer,
   type RecordingTrainer,
+  type RecordingTrainerOptions,
   type StateAction,
 } from '../support/recording-trainer/server';
 import type { ServerProcess } from '../support/process';
@@ -47,8 +51,8 @@ function holdOnce<A extends unknown[]>(matches: (...args: A) => boolean) {
 }
 
 /**
- * The seams where RL frameworks have hung or silently corrupted a run, each crossed by a SPICE run on the
- * local stack: real Temporal and MinIO, a worker process SIGKILLed at the seam, the scripted LLM answering
+ * The seams where RL frameworks have hung or silently corrupted a run, each crossed by a SPICE run (an SSP
+ * run where its task pool runs out) on the local stack: real Temporal and MinIO, a worker process SIGKILLed at the seam, the scripted LLM answering
  * weight sync as the kernel's sampler, the recording trainer (which applies each step key once and checkpoints
  * and publishes). Every run must finish, train each iteration exactly once on the version before it, commit
  * versions 1..N in order with the checkpoint and snapshot of that version, report the trainer's version, and
@@ -81,13 +85,15 @@ describe('seams: a crash or restart at each one resumes consistently and trains 
       beforeSamplerLoad?: (version: number) => Promise<void>;
       beforeAction?: (action: StateAction, policy: string, version: number) => Promise<void>;
       beforeChat?: (call: string) => Promise<void>;
+      beforeStep?: RecordingTrainerOptions['beforeStep'];
     } = {},
-    options: { overrides?: Record<string, unknown>; pools?: string[] } = {},
+    options: { overrides?: Record<string, unknown>; pools?: string[]; llm?: ScriptedLlmOptions } = {},
   ) => {
     const runId = uniqueId(name);
     const prefix = uniqueId('sq');
     const storageUri = `s3://${bucket}/${runId}`;
     llm = await startScriptedLlm({
+      ...options.llm,
       capacity: 4,
       samplerPolicy: runId,
       ...(hooks.beforeSamplerLoad ? { beforeSamplerLoad: hooks.beforeSamplerLoad } : {}),
@@ -98,6 +104,7 @@ describe('seams: a crash or restart at each one resumes consistently and trains 
       writeObject: writeObjectAtUri,
       stateFile: path.join(mkdtempSync(path.join(os.tmpdir(), 'seams-')), 'state.json'),
       ...(hooks.beforeAction ? { beforeAction: hooks.beforeAction } : {}),
+      ...(hooks.beforeStep ? { beforeStep: hooks.beforeStep } : {}),
     });
     const env = {
       ...scriptedWorkerEnv({
@@ -286,5 +293,74 @@ describe('seams: a crash or restart at each one resumes consistently and trains 
     expect(sampled.lastIndexOf(7)).toBeLessThan(sampled.indexOf(1));
     expect(llm.stats().samplerLoads).toBeGreaterThanOrEqual(2);
     expect(llm.stats().weightVersion).toBe(2);
+  }, 600_000);
+
+  test('the run lost as it trains on a replay pool a reset emptied: resumed from the empty pool, as uninterrupted', async () => {
+    const index = path.join(mkdtempSync(path.join(os.tmpdir(), 'seams-')), 'bm25');
+    await buildIndex({ corpus: 'test/fixtures/ssp/corpus.jsonl', out: index, kind: 'bm25' });
+    const step = holdOnce((s: { iteration: number }) => s.iteration === 3);
+    const run = await start(
+      'seam-pool',
+      { beforeStep: step.hook },
+      {
+        llm: { passRate: { min: 0.2, max: 0.8 }, invalidTaskRate: 0.3 },
+        overrides: {
+          recipe: 'ssp',
+          seed: 11,
+          batchSize: 10,
+          shardSize: 5,
+          groupSize: 5,
+          retrieval: { index },
+          // The pool is emptied after iteration 2: iteration 2 draws from iteration 1's pool, 3 from none.
+          ssp: { replay: { resetEvery: 2 } },
+        },
+      },
+    );
+    const pool = async (k: number) =>
+      (await getJson<SspState>(run.store, recipeStateKey(run.runId, k)))?.pool;
+    const solved = async (k: number) =>
+      (
+        await Promise.all(
+          [0, 1].map((s) => getJsonl<SspSolved>(run.store, shardKey(run.runId, k, 'solve', s))),
+        )
+      ).flatMap((r) => r ?? []);
+    await waitFor('the step of iteration 3 in flight', step.arrived, 400_000);
+    // The seam: the reset is committed (iteration 2's pool is empty), iteration 3 sampled with nothing to
+    // draw from, and its filter stored the pool it refilled; the run is lost before iteration 3 commits.
+    expect(await run.committed()).toBe(2);
+    const before = { 1: await pool(1), 2: await pool(2), 3: await pool(3) };
+    expect(before[1]?.length).toBeGreaterThan(0);
+    expect(before[2]).toEqual([]);
+    expect(before[3]?.length).toBeGreaterThan(0);
+    await Promise.all(workers.map((w) => w.stop('SIGKILL')));
+    await run.handle.terminate('seam: the run is lost as iteration 3 trains on an emptied pool');
+    run.spawn();
+    const handle = await run.execute();
+    // The lost step lands only once the restarted run has sent the same step: it is answered, not applied.
+    const sent = trainer.stats().requests;
+    await waitFor(
+      'the restarted run sending the step of iteration 3',
+      () => trainer.stats().requests > sent,
+      300_000,
+    );
+    step.release();
+    await expectConsistent(run.runId, run.store, handle);
+    expect(trainer.stats().duplicates).toBe(1);
+    // Iteration 3's samples were read back, and its filter refilled the pool from the empty one committed at
+    // iteration 2 exactly as the lost run had: only iteration 3's own problems, nothing carried across the reset.
+    expect(llm.stats().duplicates).toEqual({});
+    const manifest = await getJson<Manifest>(run.store, manifestKey(run.runId, 3));
+    expect(manifest?.metrics.reusedUnits).toBeGreaterThan(0);
+    expect(manifest?.recipeStateKey).toBe(recipeStateKey(run.runId, 3));
+    expect({ 1: await pool(1), 2: await pool(2), 3: await pool(3) }).toEqual(before);
+    expect(before[3]?.every((p) => p.iteration === 3)).toBe(true);
+    // Iteration 2's invalid slots drew from iteration 1's pool; iteration 3's, with the pool empty, from none.
+    const questions = new Set(before[1]?.map((p) => p.question));
+    const replayed = (await solved(2)).filter((v) => v.source === 'replay');
+    expect(replayed.length).toBeGreaterThan(0);
+    for (const v of replayed) expect(questions.has(v.problem?.question as string)).toBe(true);
+    const third = await solved(3);
+    expect(third.some((v) => v.source === 'replay')).toBe(false);
+    expect(third.some((v) => v.source === 'none')).toBe(true);
   }, 600_000);
 });
