@@ -172,7 +172,24 @@ describe('seams: a crash or restart at each one resumes consistently and trains 
     } = {},
   ): Promise<void> => {
     const { sampledEarlier = [], refused, redone = [] } = options;
-    const outcome = await handle.result();
+    // A failed iteration leaves the run waiting for an operator, not failed: report its cause, not a timeout.
+    let done = false;
+    const result = handle.result().finally(() => (done = true));
+    const waits = async () => (await handle.query(progressQuery)).state === 'needsOperator';
+    await waitFor(
+      'the run finished or waiting for an operator',
+      async () => done || (await waits()),
+      540_000,
+      500,
+    );
+    if (!done) {
+      const { failure } = await handle.query(progressQuery);
+      // Ended, so that no wait on its result outlives the test's connection.
+      await handle.terminate('the seam test failed: the run waits for an operator');
+      await result.catch(() => undefined);
+      throw new Error(`iteration ${failure?.iteration} failed, the run waits: ${failure?.message}`);
+    }
+    const outcome = await result;
     expect(outcome).toMatchObject({ lastCommitted: ITERATIONS, versions: { [runId]: ITERATIONS } });
     expect((await handle.query(progressQuery)).versions).toEqual({ [runId]: ITERATIONS });
     // One step per iteration, each on the version the iteration before committed, each applied once (twice
