@@ -124,3 +124,12 @@ export const trainStepResponseSchema: z.ZodType<TrainStepResponse> = z.strictObj
   policyVersion: nonNegativeInt,
   metrics: metricsSchema,
 });
+
+/**
+ * A checkpoint's `state.json`: the version and, as the kernel's, the first responses to the keys applied up to
+ * it (a restore forgets the later ones).
+ */
+export const checkpointSchema = z.looseObject({
+  policyVersion: nonNegativeInt,
+  responses: z.record(z.string(), trainStepResponseSchema).default({}),
+});

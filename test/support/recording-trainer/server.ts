@@ -12,7 +12,7 @@ import type {
 } from '../../../activities/clients/trainer-contract';
 import { BodyError, closer, fieldPath, listen, readJson, sendJson } from '../http-json';
 import { loadBatch, TrainerRefusal } from './batch';
-import { trainStepRequestSchema } from './schemas';
+import { checkpointSchema, trainStepRequestSchema } from './schemas';
 import { emptyState, loadState, saveState, type StepRecord, type TrainerState } from './state';
 
 /**
@@ -162,7 +162,8 @@ export async function startRecordingTrainer(options: RecordingTrainerOptions): P
 
   /**
    * Checkpoints, restores and snapshots, recorded rather than real: a checkpoint is the policy's version
-   * (plus a COMPLETE marker, written last), a snapshot a small descriptor. Restore reads the version back.
+   * and its applied keys (plus a COMPLETE marker, written last), a snapshot a small descriptor. Restore reads
+   * both back.
    */
   const stateAction = async (
     kind: StateAction,
@@ -182,8 +183,18 @@ export async function startRecordingTrainer(options: RecordingTrainerOptions): P
           throw new TrainerRefusal(404, 'checkpoint_not_found', `no complete checkpoint at ${base}`);
         },
       );
-      const version = (JSON.parse(text.toString('utf8')) as { policyVersion: number }).policyVersion;
-      const next: TrainerState = { ...state, versions: { ...state.versions, [policy]: version } };
+      const saved = checkpointSchema.parse(JSON.parse(text.toString('utf8')));
+      const version = saved.policyVersion;
+      // As the kernel's restore: the keys applied after the checkpoint are forgotten with their weights.
+      const ownKeys = new Set(state.steps.filter((s) => s.policy === policy).map((s) => s.key));
+      const responses = Object.fromEntries(
+        Object.entries(state.responses).filter(([key]) => !ownKeys.has(key)),
+      );
+      const next: TrainerState = {
+        ...state,
+        versions: { ...state.versions, [policy]: version },
+        responses: { ...responses, ...saved.responses },
+      };
       if (stateFile) await saveState(stateFile, next);
       state = next;
       restores.push({ policy, uri: base, version });
@@ -198,7 +209,12 @@ export async function startRecordingTrainer(options: RecordingTrainerOptions): P
     }
     const lora = kind === 'publish' && snapshotFormat === 'lora';
     const file = kind === 'checkpoint' ? 'state.json' : lora ? 'adapter_config.json' : 'snapshot.json';
-    const described = { policy, policyVersion: current, ...(lora ? { peft_type: 'LORA', uri: base } : {}) };
+    const described = {
+      policy,
+      policyVersion: current,
+      ...(kind === 'checkpoint' ? { responses: responsesOf(policy) } : {}),
+      ...(lora ? { peft_type: 'LORA', uri: base } : {}),
+    };
     await writeObject(`${base}/${file}`, JSON.stringify(described));
     await writeObject(`${base}/COMPLETE`, '');
     return kind === 'checkpoint'
@@ -206,6 +222,14 @@ export async function startRecordingTrainer(options: RecordingTrainerOptions): P
       : ({ uri: base, policyVersion: current, format: snapshotFormat } satisfies PublishResponse);
   };
   const restores: Array<{ policy: string; uri: string; version: number }> = [];
+  /** The first responses to the keys applied to `policy`: kept by a checkpoint, as the kernel's state.json. */
+  const responsesOf = (policy: string): Record<string, TrainStepResponse> =>
+    Object.fromEntries(
+      state.steps.flatMap((s) => {
+        const response = s.policy === policy ? state.responses[s.key] : undefined;
+        return response ? [[s.key, response] as const] : [];
+      }),
+    );
 
   const serially = <T>(work: () => Promise<T>): Promise<T> => {
     const run = queue.then(work);

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -171,6 +171,36 @@ describe('recording trainer', () => {
     const replayed = await post(stepRequest(batch, 0, 0));
     expect(replayed).toMatchObject({ status: 200, json: { applied: false, policyVersion: 1 } });
     expect(trainer.stats()).toMatchObject({ appliedSteps: 1, rejected: 1 });
+  });
+
+  test('a restore forgets the keys applied after its checkpoint, as the kernel does: that step applies again', async () => {
+    await trainer?.close();
+    const writeObject = async (uri: string, body: string): Promise<void> => {
+      const file = fileURLToPath(uri);
+      await mkdir(path.dirname(file), { recursive: true });
+      await writeFile(file, body);
+    };
+    trainer = await startRecordingTrainer({ readBatch, writeObject });
+    baseUrl = trainer.url;
+    const action = async (kind: string, body: object): Promise<unknown> =>
+      (
+        await fetch(`${baseUrl}/v1/policies/policy/${kind}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        })
+      ).json();
+    const batch = await writeBatch('batch.jsonl', ROWS);
+    const checkpoint = pathToFileURL(path.join(dir, 'checkpoint-v1')).href;
+    await post(stepRequest(batch, 1, 0));
+    await action('checkpoint', { uri: checkpoint, version: 1 });
+    const second = stepRequest(batch, 2, 1);
+    expect((await post(second)).json).toMatchObject({ applied: true, policyVersion: 2 });
+    expect(await action('restore', { uri: checkpoint })).toMatchObject({ policyVersion: 1 });
+    // The checkpoint's own step is still answered; the later one went with its weights and is applied anew.
+    expect((await post(stepRequest(batch, 1, 0))).json).toMatchObject({ applied: false, policyVersion: 1 });
+    expect((await post(second)).json).toMatchObject({ applied: true, policyVersion: 2 });
+    expect(trainer.stats().appliedByKey).toEqual({ 'run-1/iter-1/policy': 1, 'run-1/iter-2/policy': 2 });
   });
 
   test('answers 400 naming the bad field for malformed requests and batches', async () => {
