@@ -11,7 +11,8 @@ export interface WeightTag {
 
 const TAG = /^(?:([A-Za-z0-9._-]+)@)?(\d+)$/;
 
-export const formatWeightTag = ({ run, version }: WeightTag): string =>
+/** `run` undefined: weights no run claims. */
+export const formatWeightTag = (version: number, run: string | undefined): string =>
   run ? `${run}@${version}` : String(version);
 
 /** The tag in `value`, or undefined for anything else (SGLang's "default", a missing field). */

@@ -1,5 +1,6 @@
 import {
-  agentModel,
+  sspAgentModel,
+  sspKernelConfig,
   scopeKernelConfig,
   scopeModels,
   scopePolicies,
@@ -30,23 +31,11 @@ describe('search-agent recipes one-step-off on the training kernel', () => {
     'SSP: iteration 2 samples version 0 while version 1 trains, then trains from version 1',
     () =>
       withKernelRun(
-        { model: agentModel(4, {}, 1), name: 'kernel-ssp-k1', policies: (runId) => [runId] },
+        { model: sspAgentModel(), name: 'kernel-ssp-k1', policies: (runId) => [runId] },
         async (run) => {
           const outcome = await run.execute({
-            ...run.baseConfig,
-            recipe: 'ssp',
+            ...sspKernelConfig(run, await indexes.retrieval('test/fixtures/ssp/corpus.jsonl', 'ssp')),
             iterations: ITERATIONS,
-            batchSize: 2,
-            shardSize: 2,
-            groupSize: 2,
-            retrieval: await indexes.retrieval('test/fixtures/ssp/corpus.jsonl', 'ssp'),
-            sampling: { maxTokens: 128 },
-            ssp: {
-              maxTurns: 3,
-              verifier: { temperature: 0.1, maxTokens: 8 },
-              judge: { temperature: 0.1, maxTokens: 8 },
-            },
-            training: { policy: run.runId },
             pipeline: { maxStaleness: 1 },
           });
           const manifests = await committedInOrder(run, outcome.lastCommitted, ITERATIONS);

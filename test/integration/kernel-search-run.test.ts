@@ -4,7 +4,8 @@ import type { TrainingRow } from '../../activities/clients/trainer-contract';
 import type { ScopeProposal } from '../../activities/recipes/scope/records';
 import type { SspProposal } from '../../activities/recipes/ssp/records';
 import {
-  agentModel,
+  sspAgentModel,
+  sspKernelConfig,
   scopeKernelConfig,
   scopeModels,
   scopePolicies,
@@ -34,23 +35,11 @@ describe('search-agent recipes on the training kernel', () => {
 
   test('one iteration of SSP: proposer, verifier, solver and judge on one kernel', () =>
     withKernelRun(
-      { model: agentModel(4, {}, 1), name: 'kernel-ssp', policies: (runId) => [runId] },
+      { model: sspAgentModel(), name: 'kernel-ssp', policies: (runId) => [runId] },
       async (run) => {
-        const outcome = await run.execute({
-          ...run.baseConfig,
-          recipe: 'ssp',
-          batchSize: 2,
-          shardSize: 2,
-          groupSize: 2,
-          retrieval: await retrieval('test/fixtures/ssp/corpus.jsonl', 'ssp'),
-          sampling: { maxTokens: 128 },
-          ssp: {
-            maxTurns: 3,
-            verifier: { temperature: 0.1, maxTokens: 8 },
-            judge: { temperature: 0.1, maxTokens: 8 },
-          },
-          training: { policy: run.runId },
-        });
+        const outcome = await run.execute(
+          sspKernelConfig(run, await retrieval('test/fixtures/ssp/corpus.jsonl', 'ssp')),
+        );
         expect(outcome.lastCommitted).toBe(1);
         const manifest = await run.manifest(1);
         expect(manifest?.recipe).toBe('ssp');

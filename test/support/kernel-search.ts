@@ -37,6 +37,31 @@ export function agentModel(search: number, finals: Record<string, FinalTag>, sto
   return buildScriptedModel({ tokens: ['<search>', '</search>', ...tags], chain });
 }
 
+/** The agent of SSP's kernel runs: it searches or stops, and never writes a question or an answer. */
+export const sspAgentModel = (): string => agentModel(4, {}, 1);
+
+/**
+ * An SSP run config on one kernel (`run.runId` plays every role): two answer slots, three turns, small
+ * decodes for the verifier and the judge.
+ */
+export function sspKernelConfig(run: KernelRun, retrieval: object): Record<string, unknown> {
+  return {
+    ...run.baseConfig,
+    recipe: 'ssp',
+    batchSize: 2,
+    shardSize: 2,
+    groupSize: 2,
+    retrieval,
+    sampling: { maxTokens: 128 },
+    ssp: {
+      maxTurns: 3,
+      verifier: { temperature: 0.1, maxTokens: 8 },
+      judge: { temperature: 0.1, maxTokens: 8 },
+    },
+    training: { policy: run.runId },
+  };
+}
+
 /**
  * SCOPE's three kernels: a Challenger that searches or writes `<task> city</task>`, a Solver that searches or
  * writes `<answer> history</answer>`, and a judge that always writes

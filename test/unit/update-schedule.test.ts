@@ -57,7 +57,7 @@ describe('training.update: how a batch becomes optimizer steps', () => {
   });
 
   test("the manifest keeps each role's steps and where its phase began as plain numbers", () => {
-    const flat = flatTrainMetrics({
+    const scalars = {
       loss: 0.5,
       kl: 0,
       clipFraction: 0,
@@ -65,18 +65,15 @@ describe('training.update: how a batch becomes optimizer steps', () => {
       tokens: 40,
       seconds: 2,
       optimizerSteps: 4,
+    };
+    const flat = flatTrainMetrics({
+      ...scalars,
       entropyByRole: { proposer: 1.5 },
       stepsByRole: { proposer: 1, solver: 3 },
       firstStepByRole: { proposer: 1, solver: 2 },
     });
     expect(flat).toEqual({
-      loss: 0.5,
-      kl: 0,
-      clipFraction: 0,
-      gradNorm: 1,
-      tokens: 40,
-      seconds: 2,
-      optimizerSteps: 4,
+      ...scalars,
       'entropy.proposer': 1.5,
       'steps.proposer': 1,
       'steps.solver': 3,

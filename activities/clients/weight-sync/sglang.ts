@@ -46,7 +46,7 @@ export function sglangAdapter(
       const url = `${engineRoot(server)}/update_weights_from_disk`;
       const body = {
         model_path: await cache.localPath(snapshot, signal),
-        weight_version: formatWeightTag({ ...(run ? { run } : {}), version: snapshot.version }),
+        weight_version: formatWeightTag(snapshot.version, run),
         flush_cache: true,
         abort_all_requests: false,
       };

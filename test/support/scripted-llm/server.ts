@@ -309,12 +309,7 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
     // As the kernel's sampler and SGLang do: the version the completions were sampled from.
     const served =
       samplerPolicy && weightVersion !== undefined
-        ? {
-            weight_version: formatWeightTag({
-              ...(weightLineage ? { run: weightLineage } : {}),
-              version: weightVersion,
-            }),
-          }
+        ? { weight_version: formatWeightTag(weightVersion, weightLineage) }
         : {};
     if (samplerPolicy) {
       answeredVersions.set(fingerprint, [...(answeredVersions.get(fingerprint) ?? []), weightVersion ?? -1]);
