@@ -4,6 +4,7 @@ import type { WorkerEnv } from '../../config/env';
 import { endpointFor, syncServersFor } from '../../config/env';
 import { policyForRole } from '../../config/policies';
 import type { InferencePool, LlmCaller } from '../clients/inference';
+import { engineRoot } from '../clients/weight-sync/http';
 import type { RunConfig } from '../../config/schema';
 import type { AnyRecipe, RecipeContext } from '../recipes/types';
 import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
@@ -76,8 +77,10 @@ function roleCaller(
   const policy = policyForRole(config, role)?.name;
   if (config.weightSync.engine === 'none' || policy === undefined) return endpoint;
   const version = versions[policy];
-  if (version === undefined || !syncServersFor(config, deps.env, policy).includes(settings.baseUrl))
-    return endpoint;
+  // A sync server may be named by its root or by its OpenAI base URL (`…/v1`): the same server.
+  const root = engineRoot(settings.baseUrl);
+  const synced = syncServersFor(config, deps.env, policy).some((server) => engineRoot(server) === root);
+  if (version === undefined || !synced) return endpoint;
   const weights = { version, ...(config.runId ? { run: config.runId } : {}) };
   return { chat: (request) => endpoint.chat({ ...request, weights }) };
 }
