@@ -58,6 +58,26 @@ describe('a storage outage', () => {
       running: a.state === temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED,
     }));
 
+  /**
+   * Stops storage while an orchestrator activity of `child` is pending, so that its attempts keep starting and
+   * failing on the orchestrator pool. Stopped during a rollout stage, the iteration would never reach one: its
+   * shards would fail and retry on the rollout pool until storage came back. An orchestrator activity that
+   * finishes just before the stop starts the wait over.
+   */
+  const stopStorageInOrchestratorStage = async (child: WorkflowHandle): Promise<void> => {
+    for (;;) {
+      await waitFor(
+        'an orchestrator activity of iteration 2 running',
+        async () => (await pendingOf(child)).some((a) => a.running && ORCHESTRATOR.has(a.type)),
+        120_000,
+        20,
+      );
+      await minio.stop();
+      if ((await pendingOf(child)).some((a) => ORCHESTRATOR.has(a.type))) return;
+      await minio.restart();
+    }
+  };
+
   /** A SPICE run of this test's stack on task queues `{prefix}-*`, its workers separate processes. */
   const stackRun = async (name: string) => {
     const address = process.env.TEMPORAL_ADDRESS as string;
@@ -172,8 +192,8 @@ describe('a storage outage', () => {
       run.spawn('rollout,trainer');
       const handle = await run.start();
       const child = await run.inIteration2(handle);
+      await stopStorageInOrchestratorStage(child);
       // With storage down, orchestrator attempts keep starting (and failing): kill the worker while one runs.
-      await minio.stop();
       let lost: { id: string; attempt: number } | undefined;
       let killedAt = 0;
       while (!lost) {
