@@ -38,7 +38,7 @@ export const TOY_WORLD_DEFAULTS: ToyWorldOptions = {
   documents: 4000,
   heldOutItems: 240,
   warmStartDocuments: 4000,
-  warmStartSteps: 3000,
+  warmStartSteps: 4500,
 };
 
 export interface ToyWorld {

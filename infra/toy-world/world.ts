@@ -145,10 +145,10 @@ export function reasonerCompletion(answer: number): string {
 /**
  * The share of the warm start's Reasoner examples whose answer is a near miss (off by one or by ten, the
  * slips of a carry). The model then learns a spread-out answer distribution: its most likely answer is right
- * more often than a sample of it (greedy 67 % against 50 % sampled, measured), the gap between pass@1 and
+ * more often than a sample of it (greedy 69 % against 45 % sampled, measured), the gap between pass@1 and
  * greedy accuracy that RL on verifiable rewards closes first in real models. Without the gap this model gains
  * about 3 held-out points in 200 RL steps on ideal tasks, since what it lacks is the sums themselves; with it,
- * 10 points in 40 steps and 17 in 200 (`npm run bench -- reasoner-ceiling`, docs/learning.md).
+ * 10 points in 40 steps and 17 in 200 (measured with the 3,000-step warm start of an earlier version) (`npm run bench -- reasoner-ceiling`, docs/learning.md).
  */
 export const REASONER_NEAR_MISS_RATE = 0.3;
 

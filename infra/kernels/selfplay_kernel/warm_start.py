@@ -6,9 +6,11 @@ code, and are tokenized here exactly as the trainer tokenizes a training row (`c
 `chat.encode_completion`), so the warm start, the sampler and the RL steps all see the same token ids.
 
 The tokenizer is trained on the examples' own text, split only around single digits (a BPE may then merge
-whole runs of a prompt template into one token): the recipes' long prompt templates shrink to a hundred tokens,
-which is what makes a CPU run affordable, while numbers stay digit by digit, as arithmetic needs. The result
-is an ordinary Hugging Face model directory that `serve --model` loads.
+whole runs of a prompt template into one token), and the text that every prompt of a role shares before and
+after what varies (a template around its document or question) is one token of its own, digits and all. The
+recipes' long prompt templates shrink to a few tokens, which is what makes a CPU run affordable, while
+numbers stay digit by digit, as arithmetic needs. The result is an ordinary Hugging Face model directory that
+`serve --model` loads.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import os
 import random
 import time
 from dataclasses import asdict, dataclass
@@ -33,7 +36,7 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class WarmStartConfig:
-    steps: int = 3000
+    steps: int = 4500
     batch_size: int = 32
     learning_rate: float = 5e-3
     warmup_steps: int = 50
@@ -41,11 +44,13 @@ class WarmStartConfig:
     layers: int = 2
     heads: int = 4
     vocab_size: int = 8192
-    # The share of steps each role's batches take. A Challenger batch costs ten Reasoner batches, and copying
-    # numbers out of a long prompt takes the most steps to learn. The Reasoner's share is enough for this model
-    # to learn the sums from a teacher that slips now and then (the toy world's near misses): its most likely
-    # answer is then mostly right while its samples are not, which leaves self-play a gap to close.
-    role_weights: tuple[tuple[str, float], ...] = (("challenger", 0.5), ("reasoner", 0.45), ("type_selection", 0.05))
+    # The share of steps each role's batches take. Copying numbers out of its document is what takes the
+    # Challenger the most steps to learn: about 2,900 batches copy every kind of row (about 1,500 copied mostly
+    # the shortest, and a Challenger that copies one kind far better than the others drifts to it in self-play,
+    # whatever the Reasoner's frontier). The Reasoner's 1,350 are enough for this model to learn the sums from a
+    # teacher that slips now and then (the toy world's near misses): its most likely answer is then mostly right
+    # while its samples are not, which leaves self-play a gap to close.
+    role_weights: tuple[tuple[str, float], ...] = (("challenger", 0.65), ("reasoner", 0.3), ("type_selection", 0.05))
     seed: int = 0
 
 
@@ -92,12 +97,40 @@ def build_line_tokenizer(texts: list[str], vocab_size: int):
     return chat_tokenizer(tok)
 
 
+def shared_prompt_pieces(rows: list[dict], min_chars: int = 8) -> list[str]:
+    """The longest prefix and the longest suffix that all the messages at one place of one role's prompts share
+    (a recipe's template before and after its document), each at least `min_chars` long.
+
+    As tokens of their own they keep a template's digits ("Step 1:", "answer: 42") from splitting it into
+    hundreds of pieces: SPICE's Challenger prompt goes from about 270 tokens to about 60. Beyond the cost, that
+    brings the document a few tokens before the completion, where a two-layer model learns to copy from it
+    (measured: a whole row copied in a third of the samples after 2,000 Challenger batches, against a few per
+    cent at 270 tokens; docs/learning.md)."""
+    by_place: dict[tuple[str, int], list[str]] = {}
+    for row in rows:
+        for i, message in enumerate(row["messages"]):
+            by_place.setdefault((str(row.get("role", "")), i), []).append(message["content"])
+    pieces = set()
+    for texts in by_place.values():
+        if len(texts) < 2:
+            continue
+        prefix = os.path.commonprefix(texts)
+        suffix = os.path.commonprefix([t[::-1] for t in texts])[::-1]
+        pieces.update(p for p in (prefix, suffix) if len(p) >= min_chars)
+    return sorted(pieces)
+
+
 def train_tokenizer(rows: list[dict], config: WarmStartConfig):
-    """The warm start's tokenizer for these examples. The templates repeat in every example: a sample of the
-    texts trains the same merges, much faster."""
+    """The warm start's tokenizer for these examples: a BPE trained on a sample of the texts (the templates
+    repeat in every example, so a sample trains the same merges, much faster), plus each role's shared prompt
+    pieces (`shared_prompt_pieces`) as tokens that are matched before the BPE splits anything."""
+    from tokenizers import AddedToken
+
     sample = random.Random(config.seed).sample(rows, min(len(rows), 2000))
     texts = [t for r in sample for t in (*(m["content"] for m in r["messages"]), r["completion"])]
-    return build_line_tokenizer(texts, config.vocab_size)
+    tokenizer = build_line_tokenizer(texts, config.vocab_size)
+    tokenizer.add_tokens([AddedToken(p, normalized=False) for p in shared_prompt_pieces(rows)])
+    return tokenizer
 
 
 def encode_examples(tokenizer, rows: list[dict]) -> list[Trajectory]:

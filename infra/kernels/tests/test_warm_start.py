@@ -15,6 +15,7 @@ from selfplay_kernel.sampler import ChatCompletionRequest, Sampler
 from selfplay_kernel.warm_start import (
     WarmStartConfig,
     build_line_tokenizer,
+    shared_prompt_pieces,
     train_tokenizer,
     read_examples,
     warm_start,
@@ -46,6 +47,23 @@ def test_the_tokenizer_keeps_digits_apart_and_merges_the_template(tmp_path: Path
     # A template repeated in every example becomes a few tokens, not one per character.
     assert len(tok.tokenize(TEMPLATE)) < len(TEMPLATE) / 8
     assert tok.decode(tok(TEMPLATE + "What is 12 + 3?")["input_ids"]) == TEMPLATE + "What is 12 + 3?"
+
+
+def test_a_template_shared_by_every_prompt_of_a_role_is_one_token_digits_and_all(tmp_path: Path) -> None:
+    before, after = "Step 1: read the log.\nLog: ", "\nStep 2: answer in 3 words, e.g. 42."
+    rows = [
+        {"messages": [{"role": "user", "content": f"{before}{a} + {b}{after}"}], "completion": str(a + b), "role": "r"}
+        for a, b in [(11, 22), (35, 4), (7, 81)]
+    ]
+    rows.append({"messages": [{"role": "user", "content": "Other role 5"}], "completion": "5", "role": "alone"})
+    # A role's lone prompt shares nothing with anything: it is left to the BPE.
+    assert shared_prompt_pieces(rows) == sorted([before, after])
+
+    path = tmp_path / "ex.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows * 8), encoding="utf-8")
+    tok = train_tokenizer(read_examples(path), WarmStartConfig(vocab_size=512))
+    pieces = [tok.decode([i]) for i in tok(f"{before}58 + 9{after}")["input_ids"]]
+    assert pieces == [before, "5", "8", " + ", "9", after]
 
 
 def test_warm_start_learns_the_examples_and_the_kernel_serves_the_result(tmp_path: Path) -> None:
