@@ -56,7 +56,10 @@ function runningLines(run: RunProgress, iteration: IterationProgress | undefined
     lines.push(`paused: ${pauseNote(run, iteration)}; resume with: selfplay resume ${run.runId}`);
   if (run.failure)
     lines.push(
-      `needs operator: iteration ${run.failure.iteration} failed (${run.failure.type}): ${run.failure.message}`,
+      ...wrapped(
+        `needs operator: iteration ${run.failure.iteration} failed (${run.failure.type}): ${run.failure.message}`,
+        width,
+      ),
       `  fix the cause, then: selfplay retry ${run.runId}  (or rollback, or stop)`,
     );
   else if (run.stopRequested)
@@ -64,6 +67,22 @@ function runningLines(run: RunProgress, iteration: IterationProgress | undefined
   if (iteration) lines.push(`iteration ${iteration.iteration}`, ...stageLines(iteration, width));
   else if (!run.iterationInFlight && !run.paused && !run.failure) lines.push('between iterations');
   return lines;
+}
+
+/**
+ * `text` in lines of at most `width` characters, broken at spaces where it can be, the later lines indented by
+ * two: the cause of a failure is what the operator needs whole, where any other line may lose its tail.
+ */
+export function wrapped(text: string, width: number): string[] {
+  const lines: string[] = [];
+  let rest = text;
+  while (rest.length > width) {
+    const space = rest.lastIndexOf(' ', width);
+    const cut = space > width / 2 ? space : width;
+    lines.push(rest.slice(0, cut));
+    rest = `  ${rest.slice(cut).trimStart()}`;
+  }
+  return [...lines, rest];
 }
 
 function pauseNote(run: RunProgress, iteration: IterationProgress | undefined): string {

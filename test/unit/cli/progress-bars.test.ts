@@ -178,6 +178,29 @@ describe('selfplay status rendering', () => {
     expect(waiting).toContain('fix the cause, then: selfplay retry spice-1');
     expect(waiting).not.toContain('between iterations');
 
+    // A cause longer than the terminal is wrapped, not cut: the operator needs all of it.
+    const message =
+      "trainer http://127.0.0.1:46561/v1/policies/toy/restore: lineage_conflict: lineage: this kernel holds run 'a''s weights";
+    const narrow = renderStatus(
+      {
+        runId: 'spice-1',
+        status: 'RUNNING',
+        progress: run({
+          state: 'needsOperator',
+          failure: { iteration: 3, type: 'VersionConflict', message },
+        }),
+      },
+      60,
+    ).split('\n');
+    const first = narrow.findIndex((l) => l.startsWith('needs operator:'));
+    const retry = narrow.findIndex((l) => l.includes('fix the cause'));
+    const cause = narrow.slice(first, retry);
+    for (const l of narrow) expect(l.length).toBeLessThanOrEqual(60);
+    expect(cause.length).toBeGreaterThan(1);
+    expect(cause.map((l) => l.trim()).join(' ')).toBe(
+      `needs operator: iteration 3 failed (VersionConflict): ${message}`,
+    );
+
     const completed = renderStatus(
       {
         runId: 'spice-1',
