@@ -148,7 +148,7 @@ export function reasonerCompletion(answer: number): string {
  * more often than a sample of it (greedy 69 % against 45 % sampled, measured), the gap between pass@1 and
  * greedy accuracy that RL on verifiable rewards closes first in real models. Without the gap this model gains
  * about 3 held-out points in 200 RL steps on ideal tasks, since what it lacks is the sums themselves; with it,
- * 10 points in 40 steps and 17 in 200 (measured with the 3,000-step warm start of an earlier version) (`npm run bench -- reasoner-ceiling`, docs/learning.md).
+ * 13 points in 40 steps and 19 in 200 (`npm run bench -- reasoner-ceiling`, docs/learning.md).
  */
 export const REASONER_NEAR_MISS_RATE = 0.3;
 
