@@ -302,11 +302,18 @@ describe('seams: a crash or restart at each one resumes consistently and trains 
     const before = llm.stats();
     await llm.close();
     reason.release();
+    // The restarted server takes no load until it has answered from version 7 (or 30 s have passed): a shard
+    // that starts meanwhile would otherwise sync it back to version 1 first, and no request would ever meet
+    // the weights this test is about. (Until `llm` names the restarted server, the check reads the closed one.)
+    const answeredFromSeven = (): boolean =>
+      Object.values(llm.stats().answeredVersions).some((versions) => versions.includes(7));
     llm = await startScriptedLlm({
       port: llm.port,
       capacity: 4,
       samplerPolicy: run.runId,
       weightVersion: 7,
+      beforeSamplerLoad: () =>
+        waitFor('an answer from version 7', answeredFromSeven, 30_000, 20).catch(() => undefined),
     });
     await expectConsistent(run.runId, run.store, run.handle, {
       sampledEarlier: before.sampledVersions,
