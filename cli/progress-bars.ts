@@ -73,12 +73,13 @@ function runningLines(run: RunProgress, iteration: IterationProgress | undefined
  * `text` in lines of at most `width` characters, broken at spaces where it can be, the later lines indented by
  * two: the cause of a failure is what the operator needs whole, where any other line may lose its tail.
  */
-export function wrapped(text: string, width: number): string[] {
+function wrapped(text: string, width: number): string[] {
+  const room = Math.max(width, 3); // more than the indent, so every line takes some of the text
   const lines: string[] = [];
   let rest = text;
-  while (rest.length > width) {
-    const space = rest.lastIndexOf(' ', width);
-    const cut = space > width / 2 ? space : width;
+  while (rest.length > room) {
+    const space = rest.lastIndexOf(' ', room);
+    const cut = space > room / 2 ? space : room;
     lines.push(rest.slice(0, cut));
     rest = `  ${rest.slice(cut).trimStart()}`;
   }

@@ -50,11 +50,15 @@ function holdOnce<A extends unknown[]>(matches: (...args: A) => boolean) {
   };
 }
 
+/** Holds the first trainer action of `kind` at `version` (a checkpoint, a publish) until released. */
+const holdAction = (kind: StateAction, version: number) =>
+  holdOnce((action: StateAction, _p: string, v: number) => action === kind && v === version);
+
 /**
  * The seams where RL frameworks have hung or silently corrupted a run, each crossed by a SPICE run (an SSP
- * run where its task pool runs out) on the local stack: real Temporal and MinIO, a worker process SIGKILLed at the seam, the scripted LLM answering
- * weight sync as the kernel's sampler, the recording trainer (which applies each step key once and checkpoints
- * and publishes). Every run must finish, train each iteration exactly once on the version before it, commit
+ * run where its task pool runs out) on the local stack: real Temporal and MinIO, a worker process SIGKILLed
+ * at the seam, the scripted LLM answering weight sync as the kernel's sampler, the recording trainer (which
+ * applies each step key once and checkpoints and publishes). Every run must finish, train each iteration exactly once on the version before it, commit
  * versions 1..N in order with the checkpoint and snapshot of that version, report the trainer's version, and
  * sample every iteration from the version it was synced to.
  */
@@ -238,9 +242,7 @@ describe('seams: a crash or restart at each one resumes consistently and trains 
   }, 600_000);
 
   test('a worker SIGKILLed during a checkpoint: the step is not applied again and the checkpoint is written', async () => {
-    const checkpoint = holdOnce((action: StateAction, _p: string, version: number) => {
-      return action === 'checkpoint' && version === 2;
-    });
+    const checkpoint = holdAction('checkpoint', 2);
     const run = await start('seam-checkpoint', { beforeAction: checkpoint.hook });
     await waitFor('the checkpoint of version 2 in flight', checkpoint.arrived, 300_000);
     expect(await run.committed()).toBe(1);
@@ -253,9 +255,7 @@ describe('seams: a crash or restart at each one resumes consistently and trains 
   }, 600_000);
 
   test('a worker SIGKILLed between a training step and its commit: the run commits that step, once', async () => {
-    const publish = holdOnce((action: StateAction, _p: string, version: number) => {
-      return action === 'publish' && version === 2;
-    });
+    const publish = holdAction('publish', 2);
     const run = await start('seam-commit', { beforeAction: publish.hook });
     await waitFor('the snapshot of version 2 in flight', publish.arrived, 300_000);
     // The seam: the trainer is at version 2, the run has committed and reports version 1.
@@ -423,9 +423,7 @@ describe('seams: a crash or restart at each one resumes consistently and trains 
   }, 600_000);
 
   test('the run lost between a step on a refilled replay pool and its commit: restored, the step applied anew', async () => {
-    const checkpoint = holdOnce((action: StateAction, _p: string, version: number) => {
-      return action === 'checkpoint' && version === 3;
-    });
+    const checkpoint = holdAction('checkpoint', 3);
     const run = await startSsp('seam-pool-step', { beforeAction: checkpoint.hook });
     await waitFor('the checkpoint of version 3 in flight', checkpoint.arrived, 300_000);
     // The seam: the trainer took iteration 3's step (version 3), the run committed version 2.

@@ -181,17 +181,12 @@ describe('selfplay status rendering', () => {
     // A cause longer than the terminal is wrapped, not cut: the operator needs all of it.
     const message =
       "trainer http://127.0.0.1:46561/v1/policies/toy/restore: lineage_conflict: lineage: this kernel holds run 'a''s weights";
-    const narrow = renderStatus(
-      {
-        runId: 'spice-1',
-        status: 'RUNNING',
-        progress: run({
-          state: 'needsOperator',
-          failure: { iteration: 3, type: 'VersionConflict', message },
-        }),
-      },
-      60,
-    ).split('\n');
+    const failed: StatusSnapshot = {
+      runId: 'spice-1',
+      status: 'RUNNING',
+      progress: run({ state: 'needsOperator', failure: { iteration: 3, type: 'VersionConflict', message } }),
+    };
+    const narrow = renderStatus(failed, 60).split('\n');
     const first = narrow.findIndex((l) => l.startsWith('needs operator:'));
     const retry = narrow.findIndex((l) => l.includes('fix the cause'));
     const cause = narrow.slice(first, retry);
@@ -200,6 +195,12 @@ describe('selfplay status rendering', () => {
     expect(cause.map((l) => l.trim()).join(' ')).toBe(
       `needs operator: iteration 3 failed (VersionConflict): ${message}`,
     );
+    // Even a terminal narrower than the indent gets every line, each within its width.
+    expect(
+      renderStatus(failed, 2)
+        .split('\n')
+        .every((l) => l.length <= 2),
+    ).toBe(true);
 
     const completed = renderStatus(
       {
