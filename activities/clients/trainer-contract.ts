@@ -159,6 +159,10 @@ export interface TrainStepMetrics {
   stepsByRole?: Record<string, number>;
   /** Per role, the first of those steps (1-based): the order the roles were updated in. */
   firstStepByRole?: Record<string, number>;
+  /** Per role, its loss tokens. */
+  tokensByRole?: Record<string, number>;
+  /** Per role, the mean gradient norm (before clipping) of the steps that held its rows. */
+  gradNormByRole?: Record<string, number>;
   /** Mini-batches whose loss or gradient was not finite, skipped without changing the weights. */
   skippedSteps?: number;
   /** Loss tokens where dual-clip capped the loss, as a fraction of all loss tokens. */

@@ -159,10 +159,11 @@ const isVersionConflict = (err: unknown): boolean =>
 
 /**
  * The step's metrics as the manifest keeps them, plain numbers: `entropyByRole` becomes `entropy.{role}`,
- * `stepsByRole` `steps.{role}` and `firstStepByRole` `firstStep.{role}`.
+ * `stepsByRole` `steps.{role}`, `firstStepByRole` `firstStep.{role}`, `tokensByRole` `tokens.{role}` and
+ * `gradNormByRole` `gradNorm.{role}`.
  */
 export function flatTrainMetrics(metrics: TrainStepMetrics): Record<string, number> {
-  const { entropyByRole, stepsByRole, firstStepByRole, ...scalars } = metrics;
+  const { entropyByRole, stepsByRole, firstStepByRole, tokensByRole, gradNormByRole, ...scalars } = metrics;
   const prefixed = (prefix: string, byRole: Record<string, number> = {}) =>
     Object.entries(byRole).map(([role, value]) => [`${prefix}.${role}`, value] as const);
   return {
@@ -171,6 +172,8 @@ export function flatTrainMetrics(metrics: TrainStepMetrics): Record<string, numb
       ...prefixed('entropy', entropyByRole),
       ...prefixed('steps', stepsByRole),
       ...prefixed('firstStep', firstStepByRole),
+      ...prefixed('tokens', tokensByRole),
+      ...prefixed('gradNorm', gradNormByRole),
     ]),
   };
 }

@@ -71,6 +71,8 @@ describe('training.update: how a batch becomes optimizer steps', () => {
       entropyByRole: { proposer: 1.5 },
       stepsByRole: { proposer: 1, solver: 3 },
       firstStepByRole: { proposer: 1, solver: 2 },
+      tokensByRole: { proposer: 10, solver: 30 },
+      gradNormByRole: { proposer: 0.5, solver: 1.5 },
     });
     expect(flat).toEqual({
       ...scalars,
@@ -79,6 +81,10 @@ describe('training.update: how a batch becomes optimizer steps', () => {
       'steps.solver': 3,
       'firstStep.proposer': 1,
       'firstStep.solver': 2,
+      'tokens.proposer': 10,
+      'tokens.solver': 30,
+      'gradNorm.proposer': 0.5,
+      'gradNorm.solver': 1.5,
     });
   });
 });

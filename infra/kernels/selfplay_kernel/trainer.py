@@ -528,7 +528,8 @@ def combine_steps(steps: list[dict]) -> dict:
     entropies means over all their loss tokens (a step weighs as its tokens); the importance weights' mean and
     truncated fraction over every token that had a behaviour log-prob, their max the largest; optimizerSteps
     their count, and per role the steps that held its rows and the first of them (1-based), which show the
-    order the roles were updated in (`update.roleOrder`)."""
+    order the roles were updated in (`update.roleOrder`), its loss tokens, and the mean gradient norm of the
+    steps that held its rows (what shows a role's rows moved the weights, not only that they were sent)."""
     tokens = sum(s["tokens"] for s in steps)
     weighed = sum(s["importanceTokens"] for s in steps)
 
@@ -542,12 +543,14 @@ def combine_steps(steps: list[dict]) -> dict:
     role_tokens: dict[str, int] = {}
     steps_by_role: dict[str, int] = {}
     first_step_by_role: dict[str, int] = {}
+    grad_norm_by_role: dict[str, float] = {}
     for number, s in enumerate(steps, start=1):
         for role, n in s["roleTokens"].items():
             role_tokens[role] = role_tokens.get(role, 0) + n
             role_sum[role] = role_sum.get(role, 0.0) + s["entropyByRole"].get(role, 0.0) * n
             steps_by_role[role] = steps_by_role.get(role, 0) + 1
             first_step_by_role.setdefault(role, number)
+            grad_norm_by_role[role] = grad_norm_by_role.get(role, 0.0) + s["gradNorm"]
     return {
         "loss": sum(s["loss"] for s in steps) / len(steps),
         "kl": per_token("kl"),
@@ -562,4 +565,6 @@ def combine_steps(steps: list[dict]) -> dict:
         "optimizerSteps": len(steps),
         "stepsByRole": steps_by_role,
         "firstStepByRole": first_step_by_role,
+        "tokensByRole": role_tokens,
+        "gradNormByRole": {role: total / steps_by_role[role] for role, total in grad_norm_by_role.items()},
     }

@@ -100,6 +100,12 @@ def test_roles_in_turn_are_separate_steps(make_kernel, tmp_path):
     assert metrics["entropyByRole"].keys() == {"proposer", "solver"}
     assert metrics["stepsByRole"] == {"proposer": 1, "solver": 1}
     assert metrics["firstStepByRole"] == {"proposer": 1, "solver": 2}
+    # Each role's own step: its tokens and the gradient norm of its mini-batch, which add up to the step's.
+    assert sum(metrics["tokensByRole"].values()) == metrics["tokens"]
+    assert min(metrics["tokensByRole"].values()) > 0
+    assert metrics["gradNormByRole"].keys() == {"proposer", "solver"}
+    assert min(metrics["gradNormByRole"].values()) > 0
+    assert sum(metrics["gradNormByRole"].values()) / 2 == pytest.approx(metrics["gradNorm"])
     reversed_order = {
         **step_request(batch, key="run/iter-1/pol", base=1),
         "update": {"roleOrder": ["solver", "proposer"]},
