@@ -12,6 +12,11 @@ export interface BenchmarkResult {
   n: number;
   /** Mean over items of the share of correct samples (the pass@1 estimate). */
   accuracy: number;
+  /**
+   * The accuracy's standard error over the samples of these items (activities/evaluation/scoring.ts
+   * `samplingError`); absent in results from before it was measured.
+   */
+  standardError?: number;
   /** Unbiased pass@k by k (k = 1, 2, 4, ..., n; empty when n = 1). */
   passAtK: Record<string, number>;
   /** Majority vote of the first k samples is correct, by k (the same k). */

@@ -106,6 +106,24 @@ export interface ScoredItem extends GoldAnswer {
 /** The scores of one benchmark (the numbers of its BenchmarkResult). */
 export type BenchmarkScore = Omit<BenchmarkResult, 'format' | 'reusedItems' | 'resultsKey'>;
 
+/**
+ * The standard error of the accuracy as an estimate of the mean correctness on these items, from the spread of
+ * each item's samples: sqrt(Σ s_i² / n) / N, with s_i² the unbiased variance of item i's n verdicts. It is the
+ * noise of one evaluation of a version (what two evaluations of the same weights would differ by), not the
+ * spread over other items. With one sample per item the items' own spread stands in for it (the binomial
+ * error, larger).
+ */
+export function samplingError(correct: readonly number[], n: number): number {
+  const items = correct.length;
+  if (items === 0 || n === 0) return 0;
+  if (n === 1) {
+    const p = correct.reduce((a, b) => a + b, 0) / items;
+    return Math.sqrt((p * (1 - p)) / items);
+  }
+  const variances = correct.map((c) => ((c / n) * (1 - c / n) * n) / (n - 1));
+  return Math.sqrt(variances.reduce((a, b) => a + b, 0) / n) / items;
+}
+
 /** A benchmark's scores; every item must have the same number of samples. An empty benchmark scores 0. */
 export function benchmarkScore(items: readonly ScoredItem[]): BenchmarkScore {
   const n = items[0]?.samples.length ?? 0;
@@ -120,6 +138,7 @@ export function benchmarkScore(items: readonly ScoredItem[]): BenchmarkScore {
     items: items.length,
     n,
     accuracy: mean(correct.map((c) => c / n)),
+    standardError: samplingError(correct, n),
     passAtK: Object.fromEntries(ks.map((k) => [String(k), mean(correct.map((c) => passAtK(n, c, k)))])),
     majAtK: Object.fromEntries(
       ks.map((k) => [

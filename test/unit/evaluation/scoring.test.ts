@@ -145,6 +145,20 @@ describe('benchmark scores', () => {
     expect(score.passAtK['4']).toBeCloseTo(2 / 3, 12);
     expect(score.majAtK).toEqual({ '1': 2 / 3, '2': 2 / 3, '4': 1 / 3 });
     expect(score.noAnswer).toBeCloseTo(5 / 12, 12);
+    // Unbiased per-item variances 1/4, 1/4 and 0 (p(1-p) of 1/4 and 3/4, times 4/3), over n = 4 and N = 3.
+    expect(score.standardError).toBeCloseTo(Math.sqrt((1 / 4 + 1 / 4 + 0) / 4) / 3, 12);
+  });
+
+  test('the standard error falls with more samples per item, and is 0 when every item is settled', () => {
+    const items = (n: number, right: number) =>
+      Array.from({ length: 10 }, () => ({
+        ...gold('1'),
+        samples: Array.from({ length: n }, (_, k) => v(k < right ? '1' : '2', k < right)),
+      }));
+    const twoSamples = benchmarkScore(items(2, 1)).standardError ?? NaN;
+    const eightSamples = benchmarkScore(items(8, 4)).standardError ?? NaN;
+    expect(eightSamples).toBeLessThan(twoSamples);
+    expect(benchmarkScore(items(4, 4)).standardError).toBe(0);
   });
 
   test('one sample per item: accuracy is the share correct, no pass@k or maj@k', () => {
@@ -154,8 +168,25 @@ describe('benchmark scores', () => {
       { ...gold('3'), samples: [v('3', true)] },
       { ...gold('4'), samples: [v('4', true)] },
     ]);
-    expect(score).toEqual({ items: 4, n: 1, accuracy: 0.75, passAtK: {}, majAtK: {}, noAnswer: 0 });
-    expect(benchmarkScore([])).toEqual({ items: 0, n: 0, accuracy: 0, passAtK: {}, majAtK: {}, noAnswer: 0 });
+    const standardError = Math.sqrt((0.75 * 0.25) / 4); // the binomial error: no spread within an item to use
+    expect(score).toEqual({
+      items: 4,
+      n: 1,
+      accuracy: 0.75,
+      standardError,
+      passAtK: {},
+      majAtK: {},
+      noAnswer: 0,
+    });
+    expect(benchmarkScore([])).toEqual({
+      items: 0,
+      n: 0,
+      accuracy: 0,
+      standardError: 0,
+      passAtK: {},
+      majAtK: {},
+      noAnswer: 0,
+    });
   });
 
   test('items with different sample counts are refused', () => {
