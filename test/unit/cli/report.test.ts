@@ -149,6 +149,12 @@ describe('selfplay report', () => {
     };
     expect(dots('gsm8k')).toEqual(['gsm8k @ 0: 0.25', 'gsm8k @ 2: 0.375', 'gsm8k @ 4: 0.5']);
     expect(dots('amc')).toEqual(['amc @ 0: 0.5', 'amc @ 4: 0.75']);
+    // The accuracy axis spans the data (0.25 to 0.75), not [0, 1], so a gain of a few points is visible.
+    const ticks = [...svg.matchAll(/<g class="y-axis">(.*?)<\/g>/g)].flatMap((m) =>
+      [...m[1]!.matchAll(/>([\d.]+)<\/text>/g)].map((t) => Number(t[1])),
+    );
+    expect(Math.min(...ticks)).toBeGreaterThanOrEqual(0.2);
+    expect(Math.max(...ticks)).toBeLessThanOrEqual(0.8);
     expect(html).toContain(
       '<th>accuracy: gsm8k</th><th>pass@4: gsm8k</th><th>maj@4: gsm8k</th><th>accuracy: amc</th><th>stage seconds</th>',
     );
