@@ -192,6 +192,12 @@ export const runConfig = z
        * advantage. A loop whose held-out accuracy still rises with it on is not learning from its rewards.
        */
       negateAdvantages: z.boolean(),
+      /**
+       * An ablation, never a training setting: the rows of these roles are left out of every batch (their
+       * rewards and the recipe's metrics are kept), so a run measures what the other roles' training alone
+       * contributes; e.g. SPICE with `["challenger"]` trains the Reasoner only.
+       */
+      ablateRoles: z.array(z.string().min(1)),
       /** AdamW on the kernel. */
       optimizer: z.strictObject({
         /** 0 is allowed as a negative control: a run that learns at learning rate 0 measures noise. */
@@ -390,6 +396,7 @@ const commonDefaults = {
     loss: LOSS_OPTION_DEFAULTS,
     checkpoint: true,
     negateAdvantages: false,
+    ablateRoles: [],
     update: UPDATE_DEFAULTS,
   },
   weightSync: { engine: 'none', servers: [], attempts: 3, timeoutSeconds: 600 },

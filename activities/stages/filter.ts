@@ -74,12 +74,14 @@ export function filterActivities(deps: ActivityDeps) {
 
 /**
  * Each trained policy's rows, in batch order; every policy gets an entry, empty or not. Under the
- * `negateAdvantages` control the rows carry the opposite advantage (the recipe's metrics keep the true one).
+ * `negateAdvantages` control the rows carry the opposite advantage (the recipe's metrics keep the true one);
+ * the rows of an ablated role (`ablateRoles`) are left out.
  */
-function rowsByPolicy(config: RunConfig, rows: readonly TrainingRow[]): Map<string, TrainingRow[]> {
+export function rowsByPolicy(config: RunConfig, rows: readonly TrainingRow[]): Map<string, TrainingRow[]> {
   const out = new Map(policyNames(config).map((name) => [name, [] as TrainingRow[]]));
   const sign = config.training.negateAdvantages ? -1 : 1;
-  for (const row of rows)
+  const ablated = new Set(config.training.ablateRoles ?? []);
+  for (const row of rows.filter((r) => !ablated.has(r.role)))
     out
       .get(trainedPolicyOf(config, row.role))
       ?.push(sign === 1 ? row : { ...row, advantage: -row.advantage });

@@ -1,0 +1,34 @@
+import { resolveRunConfig } from '../../config/schema';
+import type { TrainingRow } from '../../activities/clients/trainer-contract';
+import { rowsByPolicy } from '../../activities/stages/filter';
+
+const row = (role: string, advantage: number): TrainingRow => ({
+  messages: [{ role: 'user', content: 'q' }],
+  completion: 'a',
+  role,
+  group: `${role}/doc-0`,
+  reward: advantage,
+  advantage,
+});
+
+function configWith(training: Record<string, unknown>) {
+  const result = resolveRunConfig({ recipe: 'spice', training });
+  if (!result.ok) throw new Error(result.problems.join('; '));
+  return result.config;
+}
+
+describe('the batch a policy trains on', () => {
+  const rows = [row('challenger', 0.5), row('reasoner', -0.25), row('reasoner', 0.25)];
+
+  test('holds every role by default, and the advantages flipped under the negated control', () => {
+    const policy = configWith({}).training.policy;
+    expect(rowsByPolicy(configWith({}), rows).get(policy)).toEqual(rows);
+    const flipped = rowsByPolicy(configWith({ negateAdvantages: true }), rows).get(policy) ?? [];
+    expect(flipped.map((r) => r.advantage)).toEqual([-0.5, 0.25, -0.25]);
+  });
+
+  test('leaves out the rows of an ablated role and keeps the others as they are', () => {
+    const config = configWith({ ablateRoles: ['challenger'] });
+    expect(rowsByPolicy(config, rows).get(config.training.policy)).toEqual(rows.slice(1));
+  });
+});
