@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 import torch
-from conftest import POLICY, row, step_request, write_batch
+from conftest import POLICY, row, step_request, token_logprobs, write_batch
 from safetensors.torch import load_file
 
 LORA = {"lora_rank": 4, "lora_alpha": 8.0}
@@ -112,6 +112,12 @@ def sampled_logprobs(client) -> list[float]:
     return [t["logprob"] for t in choice["logprobs"]["content"]]
 
 
+def sampled_earlier(policy, r: dict) -> dict:
+    """The row with behaviour log-probs: those of `policy`'s weights now, so later versions train it off-policy."""
+    logprobs = token_logprobs(policy, r["completion"], r["messages"])[:-1]
+    return {**r, "behaviourLogprobs": logprobs.tolist()}
+
+
 @pytest.mark.parametrize("lora", [False, True], ids=["full", "lora"])
 def test_steps_on_two_ranks_equal_the_steps_on_one(make_kernel, tiny_model, tmp_path, lora):
     one = make_kernel(micro_batch_size=MICRO_BATCH, **(LORA if lora else {}))
@@ -123,13 +129,14 @@ def test_steps_on_two_ranks_equal_the_steps_on_one(make_kernel, tiny_model, tmp_
     second["batch"] = write_batch(
         tmp_path / "b2.jsonl", ROWS + [row("Eight", 0.5, messages=[{"role": "user", "content": "And 4+4?"}])]
     )
-    # The off-policy options over four steps: pi_old scored on each rank's rows, dual-clip, a token-exact row.
+    # The off-policy options over four steps on rows sampled by version 0: pi_old scored on each rank's rows,
+    # importance weights, dual-clip, a token-exact row.
     off_policy = {**LOSS, "offPolicy": "tis", "dualClip": 3.0}
     third = step_request(batch, key="k3", base=2, loss=off_policy, optimizer=OPTIMIZER)
     third["update"] = second["update"]
     ids = one.policy.tokenizer("Nine", add_special_tokens=False)["input_ids"]
     extra = row("Nine", -0.5, messages=[{"role": "user", "content": "And 4+5?"}], completionTokens=[{"ids": ids}])
-    third["batch"] = write_batch(tmp_path / "b3.jsonl", ROWS + [extra])
+    third["batch"] = write_batch(tmp_path / "b3.jsonl", [sampled_earlier(one.policy, r) for r in [*ROWS, extra]])
     with torchrun_kernel(tiny_model, tmp_path, lora) as two:
         for request in (first, second, third):
             expected = post(one.client, "/v1/train/step", request)
@@ -145,6 +152,7 @@ def test_steps_on_two_ranks_equal_the_steps_on_one(make_kernel, tiny_model, tmp_
             assert sampled_logprobs(two) == pytest.approx(sampled_logprobs(one.client), abs=1e-4)
         assert got["metrics"]["optimizerSteps"] == 4
         assert got["metrics"]["tokenExactFraction"] == pytest.approx(1 / (len(ROWS) + 1))
+        assert got["metrics"]["importanceWeightMean"] != pytest.approx(1.0, abs=1e-3)
         published = post(two, f"/v1/policies/{POLICY}/publish", {"uri": str(tmp_path / "snap"), "version": 3})
         assert published["format"] == ("lora" if lora else "full")
         assert (tmp_path / "snap" / ("adapter_config.json" if lora else "config.json")).is_file()
