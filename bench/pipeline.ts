@@ -52,6 +52,9 @@ export async function main(): Promise<void> {
       return delay(updateMs);
     },
   });
+  // The asynchronous mode trains rows on the log-probs they were sampled with (behaviour-logprobs.ts): the
+  // server returns them, as vLLM does, in every mode alike.
+  stack.llm.configure({ tokenIds: 'vllm' });
   try {
     const calibration = await measure(stack, 'bench-calibrate', 0, 3);
     const rollout = calibration.perIteration - calibration.afterRollout;

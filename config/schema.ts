@@ -153,6 +153,11 @@ export const runConfig = z
            * The off-policy correction. `ppo_ratio`: the PPO ratio to the behaviour log-probs μ the sampler
            * reported. `tis`: the ratio to the kernel's own log-probs at the step's start π_old (decoupled PPO),
            * each token weighted by the truncated importance weight min(π_old/μ, importanceCap).
+           * Default: `ppo_ratio` when synchronous (`pipeline.maxStaleness` 0), `tis` with maxStaleness ≥ 1, where
+           * μ is the log-prob under a policy up to k versions old: centred on μ, the PPO clip would bound the
+           * distance to that stale policy instead of this step's move. A value the run sets wins either way.
+           * Whenever the loss reads μ (`tis`, or `ppo_clip` with maxStaleness ≥ 1), every row must carry it: the
+           * filter refuses rows without (activities/stages/behaviour-logprobs.ts).
            */
           offPolicy: z.enum(['ppo_ratio', 'tis']),
           /** C of the `tis` correction: importance weights above it are truncated to it. */
@@ -306,6 +311,8 @@ export const runConfig = z
      * samples with the version the previous one committed (synchronous). k ≥ 1: iteration n+1 plans, proposes,
      * solves and judges with the newest committed version while iteration n trains; its update waits until
      * n has committed and trains on rows sampled at most k versions back. Commits stay atomic and in order.
+     * With k ≥ 1 the loss corrects for the staleness (`training.loss.offPolicy` defaults to `tis`), so every
+     * trained role must be sampled by an engine that returns log-probs.
      */
     pipeline: z.strictObject({ maxStaleness: z.number().int().min(0).max(8) }),
     /** Continue a run from its last (or a given) committed iteration: `"runId"` or `{runId, iteration}`. */
@@ -375,8 +382,9 @@ export const UPDATE_DEFAULTS: Readonly<RunConfig['training']['update']> = {
 };
 
 /**
- * The off-policy loss options, all off: today's PPO ratio to the behaviour log-probs. Also what an iteration
- * input recorded before the options existed gets (activities/stages/update.ts).
+ * The off-policy loss options, all off: the PPO ratio to the behaviour log-probs (a one-step-off run gets
+ * `tis` instead, `deriveOffPolicyDefault`). Also what an iteration input recorded before the options existed
+ * gets (activities/stages/update.ts).
  */
 export const LOSS_OPTION_DEFAULTS = {
   dualClip: 'off',
@@ -453,6 +461,7 @@ export function resolveRunConfig(input: unknown): ConfigResult {
   if (ownPolicies !== undefined)
     (merged as { training: { policies?: unknown } }).training.policies = ownPolicies;
   if (recipe === 'scope') deriveScopeDefaults(merged as ScopeMerged, input);
+  deriveOffPolicyDefault(merged as Record<string, unknown>, input);
   const parsed = runConfig.safeParse(merged);
   if (parsed.success) return { ok: true, config: parsed.data };
   return {
@@ -477,6 +486,21 @@ function deriveScopeDefaults(merged: ScopeMerged, input: ScopeInput): void {
   if (typeof shardSize !== 'number' || !Number.isInteger(shardSize) || shardSize < 1) return;
   const candidatesPerRound = defaultCandidatesPerRound(shardSize, MAX_SHARDS);
   merged.scope = { ...merged.scope, schedule: { ...merged.scope.schedule, candidatesPerRound } };
+}
+
+type OffPolicyInput = { training?: { loss?: { offPolicy?: unknown } } };
+
+/**
+ * `training.loss.offPolicy` is `tis` for a run that samples ahead of its training (`pipeline.maxStaleness`
+ * ≥ 1) unless the run sets it (see the field's doc comment). Sections the schema refuses are left for it to
+ * name. The merged sections may be the defaults' own objects, so they are copied, not changed.
+ */
+function deriveOffPolicyDefault(merged: Record<string, unknown>, input: OffPolicyInput): void {
+  const { pipeline, training } = merged;
+  if (input.training?.loss?.offPolicy !== undefined) return;
+  if (!isPlainObject(pipeline) || !isPlainObject(training) || !isPlainObject(training.loss)) return;
+  if (typeof pipeline.maxStaleness !== 'number' || pipeline.maxStaleness < 1) return;
+  merged.training = { ...training, loss: { ...training.loss, offPolicy: 'tis' } };
 }
 
 /** Plain-object deep merge: `over` wins; arrays and scalars are replaced, not merged. */

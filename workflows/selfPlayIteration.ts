@@ -14,7 +14,13 @@ import {
   type StageName,
   type StageTiming,
 } from '../contracts/selfplay';
-import { condition, getExternalWorkflowHandle, setHandler, workflowInfo } from '@temporalio/workflow';
+import {
+  condition,
+  getExternalWorkflowHandle,
+  patched,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
 import { evaluatesAfter } from '../config/evaluation';
 import { evaluatedPolicy } from '../config/policies';
 import { poolActivities } from './activity-options';
@@ -28,6 +34,9 @@ import {
   type IterationProgress,
   type StageCount,
 } from './messages';
+
+/** The first step waits for the start evaluation (below); iterations recorded before did not. */
+const START_EVALUATION_BEFORE_STEP = 'start-evaluation-before-step';
 
 /**
  * One self-play iteration: propose → gate → solve ×G → judge → filter → update → commit.
@@ -80,7 +89,7 @@ export async function selfPlayIteration(input: IterationInput): Promise<Iteratio
   const sampling = snapshots.length > 0 ? { snapshots } : {};
 
   // Held-out evaluation (config `evaluation`): of the version the run starts from, beside this iteration's
-  // stages, and of the new commit before it is committed, so the manifest holds the accuracy.
+  // stages up to its step, and of the new commit before it is committed, so the manifest holds the accuracy.
   const evaluate = (stage: 'eval' | 'evalStart', at: PolicySet): Promise<EvalResult> => {
     const policy = evaluatedPolicy(config);
     return timer.time(stage, () =>
@@ -154,6 +163,13 @@ export async function selfPlayIteration(input: IterationInput): Promise<Iteratio
   const filtered = await timer.time('filter', () =>
     pools.orchestrator.filter({ runId, iteration, config, versions, shards, ...recipeState(trainFrom) }),
   );
+  // The start evaluation must score the version the run starts from, but a kernel sampler of a synchronous
+  // run serves its trainer's live weights (only a one-step-off run pins a copy), so a step taken while the
+  // evaluation still samples would answer its last items from the next version. The step waits for it: a
+  // fence in the workflow holds for every engine, where pinning evaluation requests to a version would need
+  // each engine to honour it. It costs this one step the time the evaluation outlasts the rollouts and the
+  // filter, once per run. Histories from before the fence replay without it.
+  if (evalAtStart && patched(START_EVALUATION_BEFORE_STEP)) await evalAtStart;
   // Each policy trains on its own rows, on its own kernel; a policy with an empty batch keeps its weights.
   const updates = await Promise.all(
     names.map((policy) =>

@@ -11,12 +11,14 @@ import { getJson, putJson, putJsonl } from '../clients/storage/codec';
 import { batchKey, filterSummaryKey } from '../clients/storage/keys';
 import type { ShardRecords, Unit, PlanUnit } from '../recipes/types';
 import { recordFilterMetrics } from './stage-metrics';
+import { requireBehaviourLogprobs } from './behaviour-logprobs';
 
 /**
  * Waits for nothing but its input: every shard's records. Computes rewards and advantages (the recipe's
- * filter), writes one training batch per trained policy (rows go to the policy that plays their role), then
- * a summary; the summary's presence means the batches are complete, so a retry returns it instead of
- * rewriting. Orchestrator pool.
+ * filter), refuses rows without the behaviour log-probs the loss reads (behaviour-logprobs.ts), writes one
+ * training batch per trained policy (rows go to the policy that plays their role), then a summary; the
+ * summary's presence means the batches are complete, so a retry returns it instead of rewriting.
+ * Orchestrator pool.
  */
 export function filterActivities(deps: ActivityDeps) {
   const { store } = deps;
@@ -44,11 +46,13 @@ export function filterActivities(deps: ActivityDeps) {
       const state = await loadRecipeState(store, input.recipeStateKey);
       const out = await recipeFor(deps, config).filter({ config, runId, iteration, state }, shards);
       const { rows, metrics } = out;
+      const trained = rowsByPolicy(config, rows);
+      requireBehaviourLogprobs(config, [...trained.values()].flat());
       // The next state and the batches are written before the summary, so a summary always has them.
       const nextStateKey =
         out.state === undefined ? undefined : await saveRecipeState(store, runId, iteration, out.state);
       const batches: Record<string, BatchRef> = {};
-      for (const [policy, policyRows] of rowsByPolicy(config, rows)) {
+      for (const [policy, policyRows] of trained) {
         const key = batchKey(runId, iteration, policy);
         const bytes = await putJsonl(store, key, policyRows);
         batches[policy] = {

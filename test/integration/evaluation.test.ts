@@ -8,6 +8,7 @@ import { metrics } from '../../activities/lib/metrics';
 import { loadManifests, PLOT_IDS, renderReport } from '../../cli/report';
 import type { Manifest } from '../../contracts/selfplay';
 import { selfPlayRun } from '../../workflows';
+import { iterationChildId, iterationProgressQuery } from '../../workflows/messages';
 import { parseBenchmark } from '../../activities/evaluation/benchmarks';
 import { seedOf } from '../../activities/lib/rng';
 import { reasonerMessages } from '../../activities/recipes/spice/prompts';
@@ -312,5 +313,70 @@ describe('held-out evaluation in a run and by selfplay eval', () => {
     );
     expect(badFile.code).toBe(1);
     expect(badFile.stderr).toContain('benchmark "nope" (test/fixtures/eval/nope.jsonl): no object at');
+  });
+});
+
+/**
+ * The start evaluation scores the version the run starts from: iteration 1's training step, which changes the
+ * weights a synchronous kernel sampler serves, waits until the evaluation has answered. The scripted server
+ * holds every evaluation request until either the step has begun or the iteration sits with its batch filtered
+ * and no step started, which only that wait allows: without it the step begins while the requests are held.
+ */
+describe('the start evaluation before the first training step', () => {
+  let stack: TestStack;
+  /** The evaluation's requests wait on `released` until `release()`. */
+  let open = false;
+  let opened!: () => void;
+  const released = new Promise<void>((resolve) => (opened = resolve));
+  const release = (): void => {
+    open = true;
+    opened();
+  };
+  /** Whether the evaluation's requests were still held when iteration 1's step began. */
+  let heldAtStep: boolean | undefined;
+  beforeAll(async () => {
+    stack = await startStack({
+      llm: { beforeChat: (call) => (call === EVAL_CALLS.answer ? released : Promise.resolve()) },
+      beforeStep: ({ iteration }) => {
+        if (iteration === 1) {
+          heldAtStep ??= !open;
+          release();
+        }
+        return Promise.resolve();
+      },
+    });
+  });
+  afterAll(() => stack.close());
+
+  test('iteration 1 steps only once its start evaluation has answered, which scores version 0', async () => {
+    const runId = uniqueId('eval-start-fence');
+    const config = stack.runConfig({
+      iterations: 1,
+      training: { policy: runId },
+      inference: { requestTimeoutSeconds: 120, maxRetries: 3 },
+      evaluation: { atStart: true, benchmarks: [{ name: 'arith', uri: ARITH, limit: 4 }] },
+    });
+    const outcome = await stack.withWorkers(async () => {
+      const handle = await stack.client.workflow.start(selfPlayRun, {
+        workflowId: runId,
+        taskQueue: `${stack.queuePrefix}-orchestrator`,
+        args: [config],
+      });
+      const iteration = stack.client.workflow.getHandle(iterationChildId(runId, 1));
+      const waitsForTheEvaluation = async (): Promise<boolean> => {
+        const { stages } = await iteration.query(iterationProgressQuery);
+        return (stages.filter?.finished ?? 0) > 0 && stages.update === undefined;
+      };
+      await waitFor('iteration 1 to step, or to wait with its batch filtered', async () =>
+        heldAtStep !== undefined ? true : await waitsForTheEvaluation().catch(() => false),
+      );
+      release();
+      return handle.result();
+    });
+    expect(outcome.lastCommitted).toBe(1);
+    expect(heldAtStep).toBe(false);
+    const manifest = (await getJson<Manifest>(stack.store, manifestKey(runId, 1)))!;
+    expect(manifest.metrics.evalAtStart).toMatchObject({ version: 0, benchmarks: { arith: { items: 4 } } });
+    expect(stack.llm.stats().byCall[EVAL_CALLS.answer]?.requests).toBe(4);
   });
 });

@@ -20,7 +20,9 @@ describe('every recipe, synchronous and one-step-off', () => {
   let dir: string;
   const indexes: Record<string, string> = {};
   beforeAll(async () => {
-    stack = await startStack({ llm: { passRate: { min: 0.2, max: 0.8 } } });
+    // With k = 1 the rows must carry the log-probs they were sampled with (behaviour-logprobs.ts): the
+    // server returns them as vLLM does, in both modes.
+    stack = await startStack({ llm: { passRate: { min: 0.2, max: 0.8 }, tokenIds: 'vllm' } });
     dir = await mkdtemp(path.join(tmpdir(), 'pipeline-recipes-'));
     for (const [name, corpus] of [
       ['ssp', 'test/fixtures/ssp/corpus.jsonl'],

@@ -41,7 +41,8 @@ describe('SPICE with pipeline.maxStaleness 1', () => {
   let sampledDuringStep = 0;
   beforeAll(async () => {
     stack = await startStack({
-      llm: { samplerPolicy: POLICY },
+      // One-step-off rows carry the log-probs they were sampled with (behaviour-logprobs.ts), as vLLM returns.
+      llm: { samplerPolicy: POLICY, tokenIds: 'vllm' },
       beforeStep: async ({ runId, iteration }) => {
         if (runId !== gated || iteration !== 1) return;
         // Iteration 1's rollouts are all judged before its step: requests now are iteration 2's.
@@ -129,7 +130,11 @@ describe('a worker SIGKILLed with two iterations in flight', () => {
     const storageUri = `s3://${process.env.SELFPLAY_TEST_BUCKET as string}/${runId}`;
     const store = openStore(storageUri);
     // Reasoner calls are slow enough that iteration 2 is still solving when the worker dies.
-    const llm = await startScriptedLlm({ capacity: G, calls: { [SPICE_CALLS.reason]: { latencyMs: 150 } } });
+    const llm = await startScriptedLlm({
+      capacity: G,
+      calls: { [SPICE_CALLS.reason]: { latencyMs: 150 } },
+      tokenIds: 'vllm',
+    });
     let holding = false;
     let release = (): void => undefined;
     const released = new Promise<void>((resolve) => (release = resolve));

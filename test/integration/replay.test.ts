@@ -198,27 +198,33 @@ describe('workflow replay', () => {
 
   test('a run with two iterations in flight (pipeline.maxStaleness 1) replays: pause, rollback, continue-as-new', async () => {
     const runId = uniqueId('replay-pipelined');
-    await stack.withWorkers(async () => {
-      const handle = await stack.client.workflow.start(selfPlayRun, {
-        workflowId: runId,
-        taskQueue: `${stack.queuePrefix}-orchestrator`,
-        args: [
-          stack.runConfig({
-            iterations: 4,
-            continueAsNewEvery: 3,
-            batchSize: 4,
-            training: { policy: runId },
-            pipeline: { maxStaleness: 1 },
-          }),
-        ],
+    // One-step-off rows carry the log-probs they were sampled with (behaviour-logprobs.ts), as vLLM returns.
+    stack.llm.configure({ tokenIds: 'vllm' });
+    try {
+      await stack.withWorkers(async () => {
+        const handle = await stack.client.workflow.start(selfPlayRun, {
+          workflowId: runId,
+          taskQueue: `${stack.queuePrefix}-orchestrator`,
+          args: [
+            stack.runConfig({
+              iterations: 4,
+              continueAsNewEvery: 3,
+              batchSize: 4,
+              training: { policy: runId },
+              pipeline: { maxStaleness: 1 },
+            }),
+          ],
+        });
+        await waitFor('1 commit', async () => (await handle.query(progressQuery)).lastCommitted >= 1);
+        // Iteration 2 (started beside 1) is in flight or committed: the rollback cancels what is in flight.
+        await sendControl(stack.client, runId, 'pause');
+        await sendRollback(stack.client, runId, 1);
+        await sendControl(stack.client, runId, 'resume');
+        expect((await handle.result()).lastCommitted).toBe(4);
       });
-      await waitFor('1 commit', async () => (await handle.query(progressQuery)).lastCommitted >= 1);
-      // Iteration 2 (started beside 1) is in flight or committed: the rollback cancels what is in flight.
-      await sendControl(stack.client, runId, 'pause');
-      await sendRollback(stack.client, runId, 1);
-      await sendControl(stack.client, runId, 'resume');
-      expect((await handle.result()).lastCommitted).toBe(4);
-    });
+    } finally {
+      stack.llm.configure({ tokenIds: 'none' });
+    }
     const histories = await historiesOf(runId, [runId, `${runId}.r1/iter-000004`]);
     // The lineage after the rollback overlapped its iterations again.
     const children = histories.filter((h) => h.workflowId.startsWith(`${runId}.r1/`));

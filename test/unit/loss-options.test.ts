@@ -8,7 +8,7 @@ const resolved = (input: object): RunConfig => {
 };
 
 describe('training.loss off-policy options: dual-clip, k3 clamp, the off-policy correction', () => {
-  test('every preset leaves them off, and the kernel is sent the loss it was sent before', () => {
+  test('every preset leaves them off when synchronous, and the kernel is sent the loss it was sent before', () => {
     for (const recipe of RECIPES) {
       const loss = resolved({ recipe }).training.loss;
       expect(loss).toMatchObject({
@@ -31,6 +31,26 @@ describe('training.loss off-policy options: dual-clip, k3 clamp, the off-policy 
       .loss;
     expect([dualClip, k3Clamp, offPolicy, importanceCap]).toEqual(['off', 'off', 'ppo_ratio', 2]);
     expect(lossSpec(before)).toEqual(lossSpec(resolved({ recipe: 'ssp' }).training.loss));
+  });
+
+  test('one-step-off defaults to tis, synchronous to ppo_ratio; what the run sets wins either way', () => {
+    const offPolicy = (input: object) => resolved({ recipe: 'spice', ...input }).training.loss.offPolicy;
+    const set = (value: string) => ({ loss: { offPolicy: value } });
+    for (const recipe of RECIPES) {
+      const loss = resolved({ recipe, pipeline: { maxStaleness: 1 } }).training.loss;
+      expect(lossSpec(loss)).toMatchObject({ offPolicy: 'tis', importanceCap: 2 });
+      // The rest of the preset's loss is kept.
+      expect({ ...loss, offPolicy: 'ppo_ratio' }).toEqual(resolved({ recipe }).training.loss);
+    }
+    expect(offPolicy({ pipeline: { maxStaleness: 0 } })).toBe('ppo_ratio');
+    expect(offPolicy({ pipeline: { maxStaleness: 3 } })).toBe('tis');
+    expect(offPolicy({ pipeline: { maxStaleness: 1 }, training: set('ppo_ratio') })).toBe('ppo_ratio');
+    expect(offPolicy({ pipeline: { maxStaleness: 0 }, training: set('tis') })).toBe('tis');
+    // A staleness the schema refuses is named by it, not derived from.
+    expect(resolveRunConfig({ recipe: 'spice', pipeline: { maxStaleness: 'one' } })).toMatchObject({
+      ok: false,
+      problems: [expect.stringMatching(/^pipeline\.maxStaleness: /)],
+    });
   });
 
   test('options that are on are sent, tis with its cap', () => {

@@ -3,8 +3,8 @@
 The batch is untrusted: its bytes must hash to the sha256 the request names, it must decode (gzip when the
 URI ends in `.gz`, with a cap on the decompressed size), and every JSONL line must be a valid TrainingRow
 (trainer-contract.ts): its sampled ids, when it carries them, non-negative integers with one behaviour log-prob
-each (whether they are in the model's vocabulary is checked against the tokenizer, trainer.encode_exact).
-Every refusal names what is wrong: `batch line N: field: problem`.
+each (whether they are in the model's vocabulary is checked against the tokenizer, trainer.encode_exact); for a
+`tis` loss, every row with behaviour log-probs. Every refusal names what is wrong: `batch line N: field: problem`.
 """
 
 from __future__ import annotations
@@ -90,8 +90,9 @@ class BatchRef(BaseModel):
     sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
 
 
-def load_batch(ref: BatchRef, max_bytes: int = MAX_BATCH_BYTES) -> list[TrainingRow]:
-    """Reads, verifies and parses the batch; raises KernelError (400 batch_*, 503 batch_unreadable)."""
+def load_batch(ref: BatchRef, off_policy: str = "ppo_ratio", max_bytes: int = MAX_BATCH_BYTES) -> list[TrainingRow]:
+    """Reads, verifies and parses the batch for a loss with correction `off_policy` (`require_behaviour`);
+    raises KernelError (400 batch_*, 503 batch_unreadable)."""
     try:
         raw = read_object(ref.uri, "batch.uri")
     except ObjectNotFound:
@@ -107,7 +108,25 @@ def load_batch(ref: BatchRef, max_bytes: int = MAX_BATCH_BYTES) -> list[Training
     rows = [parse_row(line, number) for number, line in enumerate(text.split("\n"), start=1) if line.strip()]
     if len(rows) != ref.rows:
         raise KernelError(400, "batch_invalid", f"batch.rows: the batch holds {len(rows)} rows, not {ref.rows}")
+    if off_policy == "tis":
+        require_behaviour(rows)
     return rows
+
+
+def require_behaviour(rows: list[TrainingRow]) -> None:
+    """A `tis` step weighs each token by pi_old/mu, mu its log-prob under the policy that sampled it. A row
+    without mu would weigh 1: trained as if the current policy had sampled it, which for a row sampled versions
+    ago (a one-step-off run) is silently wrong. Refused (400), naming the first such row and its role."""
+    missing = [number for number, r in enumerate(rows, start=1) if r.behaviourLogprobs is None]
+    if missing:
+        first = rows[missing[0] - 1]
+        raise KernelError(
+            400,
+            "batch_invalid",
+            f"batch row {missing[0]} (role {first.role!r}): behaviourLogprobs: none, but loss.offPolicy \"tis\" "
+            f"weighs each token by pi_old/mu, mu the log-prob it was sampled with ({len(missing)} of {len(rows)} "
+            "rows have none)",
+        )
 
 
 def _decode(raw: bytes, gzipped: bool, max_bytes: int) -> str:

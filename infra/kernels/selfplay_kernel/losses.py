@@ -136,7 +136,8 @@ def truncated_importance_weights(
     proximal_logp: torch.Tensor, behaviour_logp: torch.Tensor, cap: float
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """min(pi_old / mu, cap) per token (truncated importance sampling), detached, and a bool tensor of the tokens
-    where the cap acted. A token without a behaviour log-prob (NaN) weighs 1."""
+    where the cap acted. A token without a behaviour log-prob (NaN: an EOS the sampler did not report) weighs 1;
+    a row without any is refused before (batch.require_behaviour)."""
     raw = torch.exp((proximal_logp - behaviour_logp).clamp(max=MAX_LOG_RATIO)).detach()
     raw = torch.where(torch.isnan(behaviour_logp), 1.0, raw)
     return raw.clamp(max=cap), raw > cap

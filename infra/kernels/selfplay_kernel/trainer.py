@@ -255,7 +255,7 @@ def run_step(policy: Policy, request_json: str) -> dict:
     """Every rank: reads and encodes the whole batch (the sequence weights and the mini-batch plan need every
     row), trains on its share of the rows, and moves to the next version; returns the step's metrics."""
     request = TrainStepRequest.model_validate_json(request_json)
-    seqs = policy.world.agree(lambda: encode_rows(policy, load_batch(request.batch)))
+    seqs = policy.world.agree(lambda: encode_rows(policy, load_batch(request.batch, request.loss.offPolicy)))
     with policy.weights.write():
         metrics = _apply(policy, seqs, request)
         policy.version += 1

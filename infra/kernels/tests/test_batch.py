@@ -4,7 +4,7 @@ import hashlib
 import json
 
 import pytest
-from conftest import POLICY, row, step_request, write_batch
+from conftest import POLICY, row, step_request, token_logprobs, write_batch
 
 
 @pytest.fixture
@@ -63,6 +63,20 @@ def test_behaviour_logprobs_of_the_wrong_length(kernel, tmp_path):
     batch = write_batch(tmp_path / "b.jsonl", [row("four", 1.0, behaviourLogprobs=[-1.0] * 50)])
     status, error = _refusal(kernel, step_request(batch))
     assert status == 400 and "behaviourLogprobs: 50 values" in error["message"]
+
+
+def test_a_tis_step_refuses_rows_without_behaviour_logprobs(kernel, tmp_path):
+    """Their importance weight pi_old/mu has no mu: weighing them 1 would train a stale row as on-policy."""
+    given = row("four", 1.0, behaviourLogprobs=token_logprobs(kernel.policy, "four")[:-1].tolist())
+    rows = [given, row("five", -1.0, role="proposer", group="proposer/doc-1"), row("six", 0.5)]
+    batch = write_batch(tmp_path / "b.jsonl", rows)
+    status, error = _refusal(kernel, step_request(batch, loss={"offPolicy": "tis"}))
+    assert status == 400 and error["type"] == "batch_invalid"
+    assert error["message"].startswith("batch row 2 (role 'proposer'): behaviourLogprobs: none, but loss.offPolicy")
+    assert error["message"].endswith("(2 of 3 rows have none)")
+    assert kernel.client.get(f"/v1/policies/{POLICY}").json()["policyVersion"] == 0
+    # The PPO ratio takes a row without them as on-policy (ratio 1), as a synchronous row is: the step is taken.
+    assert kernel.client.post("/v1/train/step", json=step_request(batch)).status_code == 200
 
 
 def test_wrong_sha(kernel, tmp_path):
