@@ -14,7 +14,9 @@
  * when its `COMPLETE` marker object exists (written last), so a crash mid-save never leaves a loadable half.
  *
  * Errors are JSON `{ "error": { "type": string, "message": string } }`: 4xx for requests that cannot succeed
- * (malformed batch, unknown policy, version conflict), 5xx for failures worth retrying.
+ * (malformed batch, unknown policy, version conflict), 5xx for failures worth retrying. A step is all or
+ * nothing: one that fails is rolled back (500, retried), or, where the kernel keeps no copy to undo it with,
+ * leaves the policy dirty, refusing steps, checkpoints and publishes with 409 `policy_dirty` until a restore.
  *
  * Weights have an identity: the kernel records the run lineage whose steps made them (`runId` of the steps,
  * `lineage` of a restore) and refuses with 409 `lineage_conflict` a step or restore of another run (a rollback

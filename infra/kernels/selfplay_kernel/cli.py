@@ -41,6 +41,7 @@ def _serve(args: argparse.Namespace) -> int:
         micro_batch_size=args.micro_batch_size,
         seed=args.seed,
         max_batch_rows=args.max_batch_rows,
+        step_snapshot_max_gib=args.step_snapshot_max_gib,
     )
     access = access_from_env(args.root)
     check_exposure(args.host, access, needs_roots=True)
@@ -199,6 +200,7 @@ def _warm_start(args: argparse.Namespace) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
+    from .policy import KernelConfig
     from .warm_start import WarmStartConfig
 
     top = argparse.ArgumentParser(prog="python -m selfplay_kernel", description=__doc__)
@@ -229,6 +231,14 @@ def parser() -> argparse.ArgumentParser:
     serve.add_argument("--micro-batch-size", type=int, default=8, help="sequences per forward/backward pass")
     serve.add_argument("--max-batch-rows", type=int, default=64, help="samples generated together at most")
     serve.add_argument("--seed", type=int, default=0)
+    serve.add_argument(
+        "--step-snapshot-max-gib",
+        type=float,
+        default=KernelConfig.step_snapshot_max_gib,
+        help="the largest CPU copy (per rank) of what a train step changes, which undoes a failed step: 3x the "
+        "trainable parameters' bytes over the ranks; above it a failed step leaves the policy dirty until a "
+        "restore; 0 never copies",
+    )
     serve.set_defaults(run=_serve)
 
     embed = sub.add_parser("embed", help="serve sentence embeddings (POST /v1/embeddings) for dense search")
@@ -274,6 +284,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if getattr(args, "micro_batch_size", 1) < 1 or getattr(args, "lora_rank", 0) < 0:
         print("--micro-batch-size must be >= 1 and --lora-rank >= 0", file=sys.stderr)
+        return 2
+    if not getattr(args, "step_snapshot_max_gib", 0) >= 0:
+        print("--step-snapshot-max-gib must be >= 0", file=sys.stderr)
         return 2
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     from transformers.utils import logging as hf_logging

@@ -97,6 +97,7 @@ class World:
         except KernelError as err:
             result, failure = None, (err.status, err.type, err.message, err.code)
         except Exception as err:
+            log.exception("rank %d failed", self.rank)  # the traceback, which the KernelError below loses
             result, failure = None, (500, "internal", f"{type(err).__name__}: {err}", None)
         if self.distributed:
             failures: list[Any] = [None] * self.size
@@ -150,6 +151,13 @@ def full(t: torch.Tensor) -> torch.Tensor:
     from torch.distributed.tensor import DTensor
 
     return t.full_tensor() if isinstance(t, DTensor) else t
+
+
+def local(t: torch.Tensor) -> torch.Tensor:
+    """This rank's part of a (possibly) sharded tensor, sharing its memory: a DTensor's local shard, else `t`."""
+    from torch.distributed.tensor import DTensor
+
+    return t.to_local() if isinstance(t, DTensor) else t
 
 
 def like(whole: torch.Tensor, target: torch.Tensor) -> torch.Tensor:

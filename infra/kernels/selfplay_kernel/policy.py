@@ -43,6 +43,8 @@ class KernelConfig:
     micro_batch_size: int = 8
     seed: int = 0
     max_batch_rows: int = 64
+    # The largest CPU copy of a step's changes one rank takes to undo a failed step (atomic.py).
+    step_snapshot_max_gib: float = 16.0
 
 
 def resolve_device(name: str) -> torch.device:
@@ -122,7 +124,8 @@ def load_tokenizer(model: str):
 class Policy:
     """Live training state. `version` counts applied steps (it is also the optimizer's step count, which
     the warm-up schedule reads); `responses` maps each applied idempotency key to its first response;
-    `lineage` is the run whose weights these are (None: the base weights, nobody's yet; see lineage.py)."""
+    `lineage` is the run whose weights these are (None: the base weights, nobody's yet; see lineage.py);
+    `dirty` says why the weights are a failed step's that could not be undone (None: they are not; atomic.py)."""
 
     config: KernelConfig
     device: torch.device
@@ -133,6 +136,7 @@ class Policy:
     version: int = 0
     responses: dict[str, dict] = field(default_factory=dict)
     lineage: str | None = None
+    dirty: str | None = None
     ops: threading.Lock = field(default_factory=threading.Lock)
     weights: RWLock = field(default_factory=RWLock)
     world: World = field(default_factory=World)

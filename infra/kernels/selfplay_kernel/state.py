@@ -32,6 +32,7 @@ from pathlib import Path
 import torch
 from safetensors.torch import load_file, save_file
 
+from .atomic import check_clean
 from .distributed import collective, everywhere, full, like
 from .errors import KernelError
 from .lineage import check_restore
@@ -130,6 +131,7 @@ def _check_version(policy: Policy, version: int | None, what: str) -> None:
 def checkpoint(policy: Policy, uri: str, version: int | None = None) -> dict:
     loc = parse(uri)
     with policy.ops:
+        check_clean(policy)
         _check_version(policy, version, "checkpoint")
         with policy.weights.read():
             digest = weights_digest(policy)
@@ -275,6 +277,7 @@ def load_checkpoint(policy: Policy, payload: tuple[str, str | None]) -> dict:
         policy.version = int(ckpt.state["policyVersion"])
         policy.responses = dict(ckpt.state.get("responses", {}))
         policy.lineage = owner
+        policy.dirty = None
         policy.refresh_replica()
     log.info("restored version %d from %s for run %s", policy.version, uri, owner)
     return {"policy": policy.config.policy, "policyVersion": policy.version, "lineage": owner}
@@ -305,6 +308,7 @@ def publish(policy: Policy, uri: str, version: int) -> dict:
     loc = parse(uri)
     fmt = "lora" if policy.is_lora else "full"
     with policy.ops, policy.weights.read():
+        check_clean(policy)
         _check_version(policy, version, "snapshot")
         digest = weights_digest(policy)
         done = _existing(policy, loc, "snapshot", version, digest)

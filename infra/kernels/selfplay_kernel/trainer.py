@@ -2,10 +2,10 @@
 one policy version.
 
 Order of checks (so a retry is always safe): request shape (400) -> policy name (404) -> idempotency key seen
-before (first response again, `applied: false`) -> lineage (409, lineage.py) -> base version (409) -> batch
-(400/503) -> steps. The batch
-becomes one optimizer step, or one per mini-batch when the request's `update` asks for several
-(minibatch.py). Each step's gradient is accumulated over micro-batches of `--micro-batch-size` sequences; the
+before (first response again, `applied: false`) -> weights of a failed step (409 `policy_dirty`, atomic.py) ->
+lineage (409, lineage.py) -> base version (409) -> batch (400/503) -> steps. The batch becomes one optimizer
+step, or one per mini-batch when the request's `update` asks for several (minibatch.py), all or none of them
+(atomic.py). Each step's gradient is accumulated over micro-batches of `--micro-batch-size` sequences; the
 per-sequence weights are computed over the step's whole mini-batch first (losses.sequence_weights), so the
 result equals the mini-batch's full gradient. Under FSDP (distributed.py) every rank computes the weights over
 the whole mini-batch and trains on its share of the sequences; the gradients and metrics are summed over the
@@ -19,12 +19,14 @@ import math
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import partial
 from typing import Annotated, Literal
 
 import torch
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from . import losses
+from .atomic import atomic_step, check_clean
 from .batch import BatchRef, TrainingRow, load_batch
 from .chat import encode_completion, encode_prompt, encode_sampled, eos_ids
 from .distributed import World, collective, everywhere, scalar
@@ -228,6 +230,7 @@ def train_step(policy: Policy, request: TrainStepRequest) -> dict:
         first = policy.responses.get(request.idempotencyKey)
         if first is not None:
             return {**first, "applied": False}
+        check_clean(policy)
         check_step(policy, request.runId)
         if request.baseVersion != policy.version:
             raise KernelError(
@@ -253,11 +256,13 @@ def train_step(policy: Policy, request: TrainStepRequest) -> dict:
 @collective
 def run_step(policy: Policy, request_json: str) -> dict:
     """Every rank: reads and encodes the whole batch (the sequence weights and the mini-batch plan need every
-    row), trains on its share of the rows, and moves to the next version; returns the step's metrics."""
+    row), trains on its share of the rows, and moves to the next version; returns the step's metrics. A failure
+    leaves the version as it was, and the weights too (or the policy dirty: atomic.py)."""
     request = TrainStepRequest.model_validate_json(request_json)
     seqs = policy.world.agree(lambda: encode_rows(policy, load_batch(request.batch, request.loss.offPolicy)))
     with policy.weights.write():
-        metrics = _apply(policy, seqs, request)
+        with atomic_step(policy):
+            metrics = _apply(policy, seqs, request)
         policy.version += 1
         policy.lineage = request.runId
         policy.refresh_replica()
@@ -445,7 +450,10 @@ def _apply(policy: Policy, seqs: list[Trajectory], request: TrainStepRequest) ->
         if request.loss.offPolicy == "tis":
             fill_proximal(policy, seqs, plan)
         fill_behaviour(policy, seqs, plan)
-    steps = [optimizer_step(policy, [seqs[i] for i in rows], request) for rows in plan]
+    # A failure on any rank fails the optimizer step on every rank, so all of them roll back (atomic.py).
+    steps = [
+        policy.world.agree(partial(optimizer_step, policy, [seqs[i] for i in rows], request)) for rows in plan
+    ]
     applied = [s for s in steps if s["applied"]]
     if not applied:
         raise KernelError(

@@ -88,3 +88,10 @@ def test_tokenizer_round_trips_any_utf8(tiny_model):
     )
     assert prompt == "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"
     assert tokenizer.eos_token == "<|im_end|>" and tokenizer.pad_token == "<|endoftext|>"
+
+
+def test_serve_refuses_a_negative_step_snapshot_limit(capsys):
+    args = ["serve", "--model", "unused", "--policy", "pol", "--step-snapshot-max-gib", "-1"]
+    assert cli.main(args) == 2
+    assert capsys.readouterr().err == "--step-snapshot-max-gib must be >= 0\n"
+    assert cli.parser().parse_args(args[:5]).step_snapshot_max_gib == 16.0

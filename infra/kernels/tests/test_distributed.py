@@ -9,7 +9,7 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -43,16 +43,23 @@ UPDATE_RTOL = 1e-2
 
 
 @contextmanager
-def torchrun_kernel(model: str, tmp_path: Path, lora: bool, threads: int = 1) -> Iterator[httpx.Client]:
-    """`serve` on 2 CPU ranks of `threads` threads each; yields a client of rank 0's API. SIGTERM at the end must
-    stop every rank: rank 0 shuts its server down and stops rank 1 (torchrun itself then exits 1, as it does on
-    any signal)."""
+def torchrun_kernel(
+    model: str,
+    tmp_path: Path,
+    lora: bool,
+    threads: int = 1,
+    program: Sequence[str] = ("-m", "selfplay_kernel"),
+    env: Mapping[str, str] | None = None,
+) -> Iterator[httpx.Client]:
+    """`serve` of `program` on 2 CPU ranks of `threads` threads each, with `env` added to the environment;
+    yields a client of rank 0's API. SIGTERM at the end must stop every rank: rank 0 shuts its server down and
+    stops rank 1 (torchrun itself then exits 1, as it does on any signal)."""
     args = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2"]
-    args += ["-m", "selfplay_kernel", "serve", "--model", model, "--policy", POLICY, "--device", "cpu"]
+    args += [*program, "serve", "--model", model, "--policy", POLICY, "--device", "cpu"]
     args += ["--port", "0", "--micro-batch-size", str(MICRO_BATCH)]
     if lora:
         args += ["--lora-rank", str(LORA["lora_rank"]), "--lora-alpha", str(LORA["lora_alpha"])]
-    env = {**os.environ, "OMP_NUM_THREADS": str(threads), "PYTHONPATH": os.pathsep.join(sys.path)}
+    env = {**os.environ, **(env or {}), "OMP_NUM_THREADS": str(threads), "PYTHONPATH": os.pathsep.join(sys.path)}
     log = (tmp_path / "torchrun.log").open("w")
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=log, text=True, env=env, start_new_session=True)
     try:
@@ -230,3 +237,33 @@ def test_a_two_rank_checkpoint_restores_on_one_and_on_two(make_kernel, tiny_mode
         bad_batch = {**second, "idempotencyKey": "k3", "baseVersion": 2, "batch": {**batch, "sha256": "0" * 64}}
         assert two.post("/v1/train/step", json=bad_batch).status_code == 400
         assert post(two, "/v1/train/step", {**second, "idempotencyKey": "k4", "baseVersion": 2})["applied"]
+
+
+def test_a_step_that_fails_on_one_rank_is_rolled_back_on_every_rank(make_kernel, tiny_model, tmp_path):
+    """Rank 1's second optimizer step of three raises after updating its shards, while rank 0's succeeds: both
+    learn of it at the end of that step and roll their shards back, exactly, and the retry applies the request
+    once (the weights one rank's clean application gives, up to the ranks' rounding: `assert_same_update`)."""
+    questions = [[{"role": "user", "content": f"Question {i % 3}?"}] for i in range(len(ROWS) + 1)]
+    rows = [{**r, "messages": q} for r, q in zip([*ROWS, ROWS[0]], questions)]
+    batch = write_batch(tmp_path / "b.jsonl", rows)
+    request = {**step_request(batch, loss=LOSS, optimizer=OPTIMIZER), "update": {"miniBatchPrompts": 1}}
+    failing = {"SELFPLAY_TEST_FAIL_RANK": "1", "SELFPLAY_TEST_FAIL_STEP": "2"}
+    program = [str(Path(__file__).with_name("failing_kernel.py"))]
+    with torchrun_kernel(tiny_model, tmp_path, lora=False, program=program, env=failing) as two:
+        start, _ = checkpoint(two, tmp_path / "start")
+        failed = two.post("/v1/train/step", json=request)
+        assert failed.status_code == 500
+        assert failed.json()["error"]["message"] == (
+            "OutOfMemoryError: injected on rank 1 after the update (rolled back: the policy is still at version 0, "
+            "and the step can be retried)"
+        )
+        assert two.get(f"/v1/policies/{POLICY}").json()["policyVersion"] == 0
+        tensors, optimizer_state = checkpoint(two, tmp_path / "after-failure")
+        assert tensors.keys() == start.keys() and all(torch.equal(tensors[n], start[n]) for n in start)
+        assert optimizer_state["state"] == {}
+
+        retried = post(two, "/v1/train/step", request)
+        assert retried["policyVersion"] == 1 and retried["metrics"]["optimizerSteps"] == 3
+        one = make_kernel(micro_batch_size=MICRO_BATCH)
+        post(one.client, "/v1/train/step", request)
+        assert_same_update(start, checkpoint(two, tmp_path / "two-v1"), checkpoint(one.client, tmp_path / "one-v1"))
