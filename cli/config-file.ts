@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
+import { runIdRuleProblem, type RunConfig } from '../config/schema';
+import { runIdProblem } from '../workflows/selfPlayRun';
 import { applySet } from './args';
 
 /** What `selfplay start` builds its config from, in increasing precedence. */
@@ -19,6 +21,18 @@ export function startConfig({ file, recipe, sets = [] }: StartConfigSources): Re
   if (recipe) config.recipe = recipe;
   for (const assignment of sets) applySet(config, assignment);
   return config;
+}
+
+/**
+ * The id `selfplay start` gives the run (its workflow id): `--id`, else the config's runId, else
+ * `{recipe}-{time}`. Refused, naming the rule, when it is no run id or is not the config's runId: the workflow
+ * would refuse it too, after it had been started.
+ */
+export function startRunId(config: RunConfig, id: string | undefined, now: Date): string {
+  const runId = id ?? config.runId ?? `${config.recipe}-${now.toISOString().replace(/[:.]/g, '-')}`;
+  const problem = runIdRuleProblem(runId) ?? runIdProblem(config.runId ?? runId, runId);
+  if (problem) throw new Error(`${id === undefined ? 'invalid run config' : '--id'}: ${problem}`);
+  return runId;
 }
 
 const FORMATS = ['.json', '.yaml', '.yml'];

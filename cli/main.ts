@@ -5,11 +5,10 @@ import { temporalConnectionFromEnv } from '../config/temporal-connection';
 import { AesGcmCodec, CODEC_KEYS_ENV, codecKeysFromEnv, dataConverterFromEnv } from '../config/payload-codec';
 import { CODEC_SERVER_USAGE, DEFAULT_UI_ORIGIN, startCodecServer } from './codec-server';
 import { selfPlayRun } from '../workflows';
-import { runIdProblem } from '../workflows/selfPlayRun';
 import { progressQuery } from '../workflows/messages';
 import { versionsText } from '../contracts/selfplay';
 import { parseFlags } from './args';
-import { startConfig } from './config-file';
+import { startConfig, startRunId } from './config-file';
 import { listOptions, listRuns, renderRunTable } from './list';
 import { runStatus, terminal, watchStatus } from './status';
 import { paramsFromAssignments, sendControl, type Control } from './controls';
@@ -145,12 +144,7 @@ async function start(flags: Map<string, string[]>, wait: boolean): Promise<void>
   );
   const resolved = resolveRunConfig(config);
   if (!resolved.ok) throw new UsageError(`invalid run config:\n  ${resolved.problems.join('\n  ')}`);
-  const runId =
-    flags.get('--id')?.[0] ??
-    resolved.config.runId ??
-    `${resolved.config.recipe}-${new Date().toISOString().replace(/[:.]/g, '-')}`;
-  const idProblem = runIdProblem(resolved.config.runId ?? runId, runId);
-  if (idProblem) throw new UsageError(`invalid run config: ${idProblem}`);
+  const runId = asUsage(() => startRunId(resolved.config, flags.get('--id')?.[0], new Date()));
   const c = await client();
   const handle = await c.workflow.start(selfPlayRun, {
     workflowId: runId,

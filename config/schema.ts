@@ -17,7 +17,18 @@ import { CREDENTIAL_NEEDS_URL, apiKeyEnv } from './credentials';
 
 /** A run or policy id: a storage prefix segment and a workflow id. */
 export const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
-const id = z.string().regex(RUN_ID, 'letters, digits, ".", "_" or "-" (max 128)');
+/** RUN_ID in words, for every message that refuses an id. */
+export const RUN_ID_RULE = 'letters, digits, ".", "_" or "-", starting with a letter or digit (max 128)';
+const id = z.string().regex(RUN_ID, RUN_ID_RULE);
+
+/**
+ * Why `runId` cannot name a run, or undefined when it can. A run id is the run's workflow id and its storage
+ * prefix `runs/{runId}/`: a space is no usable key, and a `/` would nest the run under another run's prefix.
+ */
+export function runIdRuleProblem(runId: string): string | undefined {
+  if (RUN_ID.test(runId)) return undefined;
+  return `run id ${JSON.stringify(runId)} is not valid: a run id takes ${RUN_ID_RULE}, as it names the run's storage prefix runs/{runId}/`;
+}
 const positiveInt = z.number().int().positive();
 /** Each shard adds a few activities to an iteration's history; this keeps it far below Temporal's limits. */
 export const MAX_SHARDS = 64;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { RUN_ID, type RunConfig } from '../config/schema';
+import { RUN_ID, RUN_ID_RULE, type RunConfig } from '../config/schema';
 import type { EvalResult } from './eval-result';
 import type { PolicyCommit } from './selfplay';
 
@@ -39,7 +39,7 @@ export interface EvaluateCheckpointOutcome extends CheckpointToEvaluate {
  * whose `evaluation` section names the benchmarks and the sampling. A lineage id (`run.r1`) is a run id too.
  */
 export const evaluateCheckpointRequestSchema = z.strictObject({
-  runId: z.string().regex(RUN_ID, 'letters, digits, ".", "_" or "-" (max 128)'),
+  runId: z.string().regex(RUN_ID, RUN_ID_RULE),
   iteration: z.number().int().min(0).optional(),
   config: z.record(z.string(), z.unknown()),
 });

@@ -16,7 +16,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import { resolveRunConfig } from '../config/schema';
+import { resolveRunConfig, runIdRuleProblem } from '../config/schema';
 import {
   versionsOf,
   type IterationInput,
@@ -71,6 +71,11 @@ const RECENT = 5;
 const FAILED_ITERATION_WAITS = 'failed-iteration-waits-for-operator';
 /** `config.runId` must be the workflow id (`runIdProblem`); runs recorded before the check replay without it. */
 const RUN_ID_IS_WORKFLOW_ID = 'run-id-is-workflow-id';
+/**
+ * The run id (the workflow id, when the config has none) must be one (`runIdRuleProblem`). Runs recorded
+ * before the check, with an id no storage key takes, replay as they ran: retrying their first activity.
+ */
+const RUN_ID_FOLLOWS_THE_RULE = 'run-id-follows-the-rule';
 
 export interface RunOutcome {
   runId: string;
@@ -94,7 +99,8 @@ export interface RunOutcome {
  * clear) does not fail the run: the run waits in state `needsOperator` until `retryIteration` runs it again
  * (its stages reuse what they stored), a rollback, or a stop.
  * Storage, child ids and train-step keys use the current lineage's id, which is the run id until a rollback.
- * `config.runId`, when given, must be the workflow id (`runIdProblem`): a run writes only its own storage.
+ * `config.runId`, when given, must be the workflow id (`runIdProblem`): a run writes only its own storage. The
+ * run id, whoever chose it (the CLI, the Web UI's workflow id), must be a run id (`runIdRuleProblem`).
  */
 export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<RunOutcome> {
   const resolved = resolveRunConfig(input);
@@ -108,6 +114,10 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
   }
   let config = resolved.config;
   const runId = config.runId ?? workflowInfo().workflowId;
+  const ruleProblem = runIdRuleProblem(runId);
+  if (ruleProblem && patched(RUN_ID_FOLLOWS_THE_RULE)) {
+    throw ApplicationFailure.create({ type: 'InvalidConfig', nonRetryable: true, message: ruleProblem });
+  }
   const idProblem = runIdProblem(runId, workflowInfo().workflowId);
   if (idProblem && patched(RUN_ID_IS_WORKFLOW_ID)) {
     throw ApplicationFailure.create({ type: 'InvalidConfig', nonRetryable: true, message: idProblem });

@@ -113,4 +113,21 @@ describe('a failed iteration waits for the operator', () => {
     });
     expect(await stack.store.list('runs/victim-run/')).toEqual([]);
   });
+
+  test('a workflow id that is no run id (the Web UI takes any) fails the run at once, naming the id and the rule', async () => {
+    // Before: the run sat in "starting", its first activity retried on an id no storage key takes.
+    const runId = `${uniqueId('spaced')} a b`;
+    await stack.withWorkers(async () => {
+      const handle = await start(runId, [stack.runConfig({ iterations: 1 })]);
+      const err = await handle.result().catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(WorkflowFailedError);
+      expect((err as WorkflowFailedError).cause).toMatchObject({ type: 'InvalidConfig', nonRetryable: true });
+      expect((err as WorkflowFailedError).cause?.message).toBe(
+        `run id "${runId}" is not valid: a run id takes letters, digits, ".", "_" or "-", starting with a ` +
+          "letter or digit (max 128), as it names the run's storage prefix runs/{runId}/",
+      );
+      const events = (await handle.fetchHistory()).events ?? [];
+      expect(events.filter((e) => e.activityTaskScheduledEventAttributes)).toEqual([]);
+    });
+  });
 });

@@ -17,11 +17,23 @@
  *   corpora/{id}/                                               a corpus's segment index, shared by every run
  *                                                               (activities/corpus/segment-index.ts)
  */
+import { RUN_ID, RUN_ID_RULE } from '../../../config/schema';
+import { runOfLineage } from '../../../contracts/lineage';
+import { NON_RETRYABLE, nonRetryable } from '../../lib/errors';
+
 const pad = (n: number, width: number): string => String(n).padStart(width, '0');
 
+/**
+ * `runs/{runId}` for a run id (config/schema.ts) or a rollback's lineage of one, `{runId}.r{n}`
+ * (contracts/lineage.ts); nothing else, a `/` least of all: it would nest the run under another run's prefix.
+ * An id refused here is refused on every attempt, so the failure is non-retryable.
+ */
 export function runPrefix(runId: string): string {
-  if (!/^[A-Za-z0-9][A-Za-z0-9._\-/]*$/.test(runId) || runId.includes('..')) {
-    throw new Error(`run id ${JSON.stringify(runId)} is not usable as a storage prefix`);
+  if (!RUN_ID.test(runOfLineage(runId))) {
+    throw nonRetryable(
+      NON_RETRYABLE.invalidConfig,
+      `run id ${JSON.stringify(runId)} cannot name a storage prefix: a run id takes ${RUN_ID_RULE} (and a rollback's lineage adds .r{n})`,
+    );
   }
   return `runs/${runId}`;
 }

@@ -1,7 +1,8 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { readConfigFile, startConfig } from '../../../cli/config-file';
+import { readConfigFile, startConfig, startRunId } from '../../../cli/config-file';
+import { resolveRunConfig, type RunConfig } from '../../../config/schema';
 
 describe('selfplay start config', () => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'config-file-'));
@@ -57,5 +58,33 @@ describe('selfplay start config', () => {
       'expected a mapping at the top level, such as "recipe: spice"; got a list',
     );
     expect(() => readConfigFile(file('empty.yaml', ''))).toThrow('got null');
+  });
+});
+
+describe('selfplay start run id', () => {
+  const config = (extra: Record<string, unknown> = {}): RunConfig => {
+    const r = resolveRunConfig({ recipe: 'spice', ...extra });
+    if (!r.ok) throw new Error(r.problems.join('; '));
+    return r.config;
+  };
+  const now = new Date('2025-01-02T03:04:05.678Z');
+
+  test('--id, else the config runId, else the recipe and the time', () => {
+    expect(startRunId(config(), 'spice-1', now)).toBe('spice-1');
+    expect(startRunId(config({ runId: 'from-config' }), undefined, now)).toBe('from-config');
+    expect(startRunId(config(), undefined, now)).toBe('spice-2025-01-02T03-04-05-678Z');
+  });
+
+  test('an --id that no run can have is refused before anything starts, with the rule', () => {
+    // Before: "a b" started a run that retried its first activity forever, and "a/b" nested under run "a".
+    for (const id of ['a b', 'a/b']) {
+      expect(() => startRunId(config(), id, now)).toThrow(
+        `--id: run id ${JSON.stringify(id)} is not valid: a run id takes letters, digits, ".", "_" or "-", ` +
+          "starting with a letter or digit (max 128), as it names the run's storage prefix runs/{runId}/",
+      );
+    }
+    expect(() => startRunId(config({ runId: 'other' }), 'mine', now)).toThrow(
+      '--id: runId: "other" is not this run\'s workflow id "mine"',
+    );
   });
 });
