@@ -4,78 +4,102 @@ import os from 'node:os';
 import path from 'node:path';
 import type { LearningCurve } from '../infra/toy-world/learning';
 import { prepareToyWorld } from '../infra/toy-world/prepare';
+import { RUNGS } from '../infra/toy-world/world';
 import { startTemporalDevServer } from '../test/support/temporal-server';
 import { CONTROLS, runToyWorld, withControl, type Control } from '../test/support/toy-world-run';
 
 /**
- * `npm run bench -- learning [--iterations K] [--seeds 0,1,2] [--control lr0|flipped] [--warm-start-steps N]`: the toy world's warm
- * start (cached after the first run), then one SPICE run of K iterations per seed on a local stack (a Temporal
- * dev server, storage in a temporary directory, the kernel, a worker process). Prints the held-out accuracy
- * per iteration, the wall time per iteration, the gain per seed with its mean and spread over seeds, and
- * last `heldout_accuracy_gain <points>` (absolute percentage points, mean over seeds).
+ * `npm run bench -- learning [--warm-start-seeds 0,1,2] [--iterations K] [--control C] [--warm-start-steps N]`:
+ * for each warm-start seed, the toy world's warm start with that seed (cached after its first run), then one
+ * SPICE run of K iterations (run seed = warm-start seed) on a local stack (a Temporal dev server, storage in a
+ * temporary directory, the kernel, a worker process). `--control` is one of lr0, flipped (must not learn),
+ * reasoner-only, challenger-only (ablations: one role's rows trained).
+ *
+ * Prints per seed the start accuracy and the curve (held-out accuracy with its standard error where evaluated,
+ * valid tasks, the Reasoner's pass rate on the Challenger's valid tasks, the rungs of those tasks and the pass
+ * rate per rung, what each role trained), the gain with its error, then `heldout_start_spread <points>` (the
+ * largest minus the smallest start accuracy over the warm-start seeds) and last `heldout_accuracy_gain
+ * <points>` (the mean gain over seeds).
  */
 export async function main(args: string[]): Promise<void> {
   const option = (name: string): string | undefined => {
     const i = args.indexOf(name);
     return i >= 0 ? args[i + 1] : undefined;
   };
-  const iterations = Number(option('--iterations') ?? 6);
-  const seeds = (option('--seeds') ?? '0').split(',').map(Number);
+  const iterations = Number(option('--iterations') ?? 40);
+  const seeds = (option('--warm-start-seeds') ?? '0').split(',').map(Number);
   const control = option('--control') as Control | undefined;
   if (control !== undefined && !CONTROLS.includes(control))
     throw new Error(`--control: one of ${CONTROLS.join(', ')}, not ${String(control)}`);
+  if (!Number.isInteger(iterations) || iterations < 1) throw new Error('--iterations: a positive integer');
+  if (seeds.some((s) => !Number.isInteger(s) || s < 0))
+    throw new Error('--warm-start-seeds: comma-separated non-negative integers, e.g. 0,1,2');
 
   // The kernels this bench starts refuse requests without a token, as in production.
   process.env.SELFPLAY_KERNEL_TOKEN ??= randomBytes(24).toString('hex');
-  let t0 = Date.now();
   const steps = option('--warm-start-steps');
-  const world = await prepareToyWorld(steps ? { warmStartSteps: Number(steps) } : {});
-  console.log(`warm start: ${JSON.stringify(world.warmStart)}`);
-  console.log(`world ready in ${((Date.now() - t0) / 1000).toFixed(1)} s (${world.dir})`);
-
   const scratch = mkdtempSync(path.join(os.tmpdir(), 'bench-learning-'));
   const temporal = await startTemporalDevServer({ dbFile: path.join(scratch, 'temporal.db') });
   process.env.TEMPORAL_ADDRESS = temporal.address;
-  const gains: number[] = [];
+  const curves: LearningCurve[] = [];
   try {
     for (const seed of seeds) {
+      let t0 = Date.now();
+      const world = await prepareToyWorld({
+        warmStartSeed: seed,
+        ...(steps ? { warmStartSteps: Number(steps) } : {}),
+      });
+      console.log(`warm start ${seed}: ${JSON.stringify(world.warmStart)}`);
+      console.log(`world ready in ${((Date.now() - t0) / 1000).toFixed(1)} s (${world.dir})`);
       t0 = Date.now();
       const curve = await runToyWorld({
         world,
         name: `learning-s${seed}`,
+        seed,
         storageUri: (runId) => path.join(scratch, 'storage', runId),
-        overrides: (c) =>
-          control ? withControl({ ...c, iterations, seed }, control) : { ...c, iterations, seed },
+        overrides: (c) => (control ? withControl({ ...c, iterations }, control) : { ...c, iterations }),
       });
-      const seconds = (Date.now() - t0) / 1000;
-      print(curve, seed, seconds / iterations);
-      gains.push(curve.gainPoints);
+      print(curve, seed, (Date.now() - t0) / 1000 / iterations);
+      curves.push(curve);
     }
   } finally {
     await temporal.stop();
   }
+  const starts = curves.map((c) => 100 * c.start.accuracy);
+  const gains = curves.map((c) => c.gainPoints);
   const mean = gains.reduce((a, b) => a + b, 0) / gains.length;
   const spread = Math.sqrt(gains.reduce((a, g) => a + (g - mean) ** 2, 0) / Math.max(1, gains.length - 1));
+  console.log(
+    `start accuracy over ${starts.length} warm-start seed(s): ${starts.map((s) => s.toFixed(1)).join(', ')}`,
+  );
   console.log(`gain over ${gains.length} seed(s): mean ${mean.toFixed(2)} points, std ${spread.toFixed(2)}`);
+  console.log(`heldout_start_spread ${(Math.max(...starts) - Math.min(...starts)).toFixed(2)}`);
   console.log(`heldout_accuracy_gain ${mean.toFixed(2)}`);
 }
 
 function print(curve: LearningCurve, seed: number, secondsPerIteration: number): void {
   const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
-  console.log(`seed ${seed}: held-out accuracy at start ${pct(curve.startAccuracy)}`);
+  const byRung = (values: Partial<Record<string, number>>): string =>
+    RUNGS.map((rung) => `${rung} ${values[rung] === undefined ? '-' : pct(values[rung])}`).join(', ');
+  const { start } = curve;
+  console.log(
+    `seed ${seed}: held-out accuracy at start ${pct(start.accuracy)} ± ${pct(start.standardError)}`,
+  );
   for (const p of curve.points) {
-    const kinds = Object.entries(p.taskKinds)
-      .map(([k, share]) => `${k} ${pct(share)}`)
-      .join(', ');
-    const rewards = Object.entries(p.meanRewardByRole)
-      .map(([role, r]) => `${role} ${r.toFixed(3)}`)
-      .join(', ');
+    const heldOut = p.heldOut
+      ? `held-out ${pct(p.heldOut.accuracy)} ± ${pct(p.heldOut.standardError)}, `
+      : '';
+    const trained = Object.entries(p.trained)
+      .map(([role, t]) => `${role} ${t.steps} steps ${t.tokens} tokens |g| ${t.gradNorm.toFixed(3)}`)
+      .join('; ');
     console.log(
-      `  iteration ${p.iteration}: held-out ${pct(p.heldOutAccuracy)}, valid tasks ${pct(p.validTaskRate)}, ` +
-        `rewards ${rewards}, pass-rate histogram [${p.passRateHistogram.join(' ')}], task kinds ${kinds}`,
+      `  iteration ${p.iteration}: ${heldOut}valid tasks ${pct(p.validTaskRate)}, ` +
+        `pass rate ${pct(p.meanPassRate)}, histogram [${p.passRateHistogram.join(' ')}], ` +
+        `rungs [${byRung(p.rungShares)}], pass by rung [${byRung(p.passRateByRung)}], trained: ${trained}`,
     );
   }
   console.log(
-    `seed ${seed}: gain ${curve.gainPoints.toFixed(2)} points, ${secondsPerIteration.toFixed(1)} s per iteration`,
+    `seed ${seed}: gain ${curve.gainPoints.toFixed(2)} ± ${curve.gainError.toFixed(2)} points, ` +
+      `${secondsPerIteration.toFixed(1)} s per iteration`,
   );
 }

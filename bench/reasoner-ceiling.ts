@@ -26,7 +26,7 @@ export async function main(args: string[]): Promise<void> {
   const asLines = (tasks: SumTask[]): string =>
     tasks
       .map((t) =>
-        JSON.stringify({ messages: reasonerMessages(t.question, 'qwen'), answer: t.answer, kind: t.kind }),
+        JSON.stringify({ messages: reasonerMessages(t.question, 'qwen'), answer: t.answer, kind: t.rung }),
       )
       .join('\n') + '\n';
   const tasksFile = path.join(scratch, 'tasks.jsonl');
@@ -35,7 +35,7 @@ export async function main(args: string[]): Promise<void> {
   // The world's held-out set, the same sums as its heldout.jsonl, with the Reasoner's prompt.
   writeFileSync(
     heldOutFile,
-    asLines(sumTasks(TOY_WORLD_DEFAULTS.seed, 'held-out', TOY_WORLD_DEFAULTS.heldOutItems)),
+    asLines(sumTasks(TOY_WORLD_DEFAULTS.seed, 'held-out', TOY_WORLD_DEFAULTS.heldOutItems, true)),
   );
   execFileSync(
     path.join(ROOT, 'infra/kernels/.venv/bin/python'),

@@ -1,36 +1,58 @@
 /**
  * A toy-world run read back from its manifests and batches as a learning curve: the held-out accuracy its
- * evaluation committed at version 0 and after every step, with the valid-task rate, the mean rewards, the
- * Reasoner pass rates and the kinds of task the Challenger wrote, per iteration. Shared by the learning
- * test, its controls and `npm run bench -- learning`.
+ * evaluation committed at version 0 and after the evaluated steps, with the valid-task rate, the mean rewards,
+ * the Reasoner's pass rates, the rungs of the Challenger's valid tasks and what each role trained, per
+ * iteration. Shared by the learning test, its controls and `npm run bench -- learning`.
  */
 import { getJson, getJsonl } from '../../activities/clients/storage/codec';
 import { batchKey, manifestKey } from '../../activities/clients/storage/keys';
 import type { TrainingRow } from '../../activities/clients/trainer-contract';
 import { openStore } from '../../activities/clients/storage';
+import type { BenchmarkResult } from '../../contracts/evaluation';
 import type { Manifest } from '../../contracts/selfplay';
 import { TOY_WORLD_BENCHMARK, TOY_WORLD_POLICY } from './run-config';
-import { sumKindOf, type SumKind } from './world';
+import { rungOf, type Rung } from './world';
+
+/** A held-out accuracy with the standard error of the evaluation that measured it. */
+export interface Measured {
+  accuracy: number;
+  standardError: number;
+}
+
+/** What one role's rows did in an iteration's step (the kernel's per-role metrics). */
+export interface RoleTraining {
+  steps: number;
+  tokens: number;
+  gradNorm: number;
+}
 
 export interface IterationPoint {
   iteration: number;
-  /** Held-out accuracy of the version this iteration committed. */
-  heldOutAccuracy: number;
+  /** Held-out accuracy of the version this iteration committed, when the iteration evaluated it. */
+  heldOut?: Measured;
   validTaskRate: number;
   meanRewardByRole: Record<string, number>;
-  /** passRateHistogram[k]: tasks whose G Reasoner answers had k correct. */
+  /** passRateHistogram[k]: valid tasks whose G Reasoner answers had k correct. */
   passRateHistogram: number[];
-  /** Shares of the kinds among the valid tasks the Challenger wrote (one_plus_one, ...). */
-  taskKinds: Partial<Record<SumKind, number>>;
+  /** The Reasoner's mean pass rate over the Challenger's valid tasks (from the histogram). */
+  meanPassRate: number;
+  /** Shares of the rungs among the Challenger's valid tasks. */
+  rungShares: Partial<Record<Rung, number>>;
+  /** The Reasoner's pass rate per rung, over the task it answered for each document. */
+  passRateByRung: Partial<Record<Rung, number>>;
+  /** Per role, what its rows trained. */
+  trained: Record<string, RoleTraining>;
 }
 
 export interface LearningCurve {
   runId: string;
   /** Held-out accuracy of the warm-started model (version 0). */
-  startAccuracy: number;
+  start: Measured;
   points: IterationPoint[];
-  /** Held-out accuracy after the last iteration minus at the start, in percentage points. */
+  /** The last evaluated iteration's held-out accuracy minus the start's, in percentage points. */
   gainPoints: number;
+  /** The gain's standard error in points: both evaluations' errors (the start's included). */
+  gainError: number;
 }
 
 export async function readLearningCurve(
@@ -40,38 +62,89 @@ export async function readLearningCurve(
 ): Promise<LearningCurve> {
   const store = openStore(storageUri);
   const points: IterationPoint[] = [];
-  let startAccuracy: number | undefined;
+  let start: Measured | undefined;
   for (let iteration = 1; iteration <= iterations; iteration++) {
     const manifest = await getJson<Manifest>(store, manifestKey(runId, iteration));
     if (!manifest) throw new Error(`${runId}: iteration ${iteration} has no manifest`);
-    const { recipe, eval: evaluated, evalAtStart } = manifest.metrics;
-    const accuracy = evaluated?.benchmarks[TOY_WORLD_BENCHMARK]?.accuracy;
-    if (accuracy === undefined) throw new Error(`${runId}: iteration ${iteration} has no held-out accuracy`);
-    startAccuracy ??= evalAtStart?.benchmarks[TOY_WORLD_BENCHMARK]?.accuracy;
+    const { recipe, eval: evaluated, evalAtStart, train } = manifest.metrics;
+    start ??= measured(evalAtStart?.benchmarks[TOY_WORLD_BENCHMARK]);
     const rows = (await getJsonl<TrainingRow>(store, batchKey(runId, iteration, TOY_WORLD_POLICY))) ?? [];
+    const heldOut = measured(evaluated?.benchmarks[TOY_WORLD_BENCHMARK]);
     points.push({
       iteration,
-      heldOutAccuracy: accuracy,
+      ...(heldOut ? { heldOut } : {}),
       validTaskRate: recipe.validTaskRate,
       meanRewardByRole: recipe.meanRewardByRole,
       passRateHistogram: recipe.passRateHistogram,
-      taskKinds: taskKindShares(rows),
+      meanPassRate: meanPassRate(recipe.passRateHistogram),
+      rungShares: rungShares(rows),
+      passRateByRung: passRateByRung(rows),
+      trained: roleTraining(train[TOY_WORLD_POLICY] ?? {}),
     });
   }
-  if (startAccuracy === undefined) throw new Error(`${runId}: no held-out accuracy at version 0`);
-  const last = points[points.length - 1]?.heldOutAccuracy ?? startAccuracy;
-  return { runId, startAccuracy, points, gainPoints: 100 * (last - startAccuracy) };
+  if (start === undefined) throw new Error(`${runId}: no held-out accuracy at version 0`);
+  const last = points.findLast((p) => p.heldOut)?.heldOut;
+  if (last === undefined) throw new Error(`${runId}: no iteration evaluated the held-out set`);
+  return {
+    runId,
+    start,
+    points,
+    gainPoints: 100 * (last.accuracy - start.accuracy),
+    gainError: 100 * Math.hypot(last.standardError, start.standardError),
+  };
 }
 
-/** The kinds of the sums the Challenger's rows ask for, among those that parse as a world question. */
-function taskKindShares(rows: readonly TrainingRow[]): Partial<Record<SumKind, number>> {
-  const kinds = rows
-    .filter((r) => r.role === 'challenger')
+function measured(result: BenchmarkResult | undefined): Measured | undefined {
+  return result && { accuracy: result.accuracy, standardError: result.standardError ?? 0 };
+}
+
+function meanPassRate(histogram: readonly number[]): number {
+  const g = histogram.length - 1;
+  const tasks = histogram.reduce((a, b) => a + b, 0);
+  return tasks && g > 0 ? histogram.reduce((sum, count, k) => sum + count * k, 0) / (tasks * g) : 0;
+}
+
+/**
+ * The rungs of the Challenger's valid tasks. SPICE rewards a valid task in (0, 1] and an invalid one with
+ * ρ < 0, so the reward tells them apart; an invalid row (a garbled copy of one rung can read as another) is
+ * not counted.
+ */
+function rungShares(rows: readonly TrainingRow[]): Partial<Record<Rung, number>> {
+  const rungs = rows
+    .filter((r) => r.role === 'challenger' && r.reward >= 0)
     .flatMap((r) => {
-      const kind = sumKindOf(r.completion);
-      return kind ? [kind] : [];
+      const rung = rungOf(r.completion);
+      return rung ? [rung] : [];
     });
-  const shares: Partial<Record<SumKind, number>> = {};
-  for (const kind of kinds) shares[kind] = (shares[kind] ?? 0) + 1 / kinds.length;
+  const shares: Partial<Record<Rung, number>> = {};
+  for (const rung of rungs) shares[rung] = (shares[rung] ?? 0) + 1 / rungs.length;
   return shares;
+}
+
+/** The Reasoner's rows (one valid task per document, G answers each, reward 1 when right), by rung. */
+function passRateByRung(rows: readonly TrainingRow[]): Partial<Record<Rung, number>> {
+  const tally: Partial<Record<Rung, { right: number; total: number }>> = {};
+  for (const row of rows) {
+    const rung = row.role === 'reasoner' ? rungOf(row.messages.at(-1)?.content ?? '') : undefined;
+    if (!rung) continue;
+    const t = (tally[rung] ??= { right: 0, total: 0 });
+    t.right += row.reward > 0 ? 1 : 0;
+    t.total += 1;
+  }
+  return Object.fromEntries(Object.entries(tally).map(([rung, t]) => [rung, t.right / t.total]));
+}
+
+/** Per role, its steps, loss tokens and gradient norm, from the step's flat metrics (`steps.{role}`, ...). */
+function roleTraining(train: Record<string, number>): Record<string, RoleTraining> {
+  const roles = Object.keys(train).flatMap((key) => (key.startsWith('steps.') ? [key.slice(6)] : []));
+  return Object.fromEntries(
+    roles.map((role) => [
+      role,
+      {
+        steps: train[`steps.${role}`] ?? 0,
+        tokens: train[`tokens.${role}`] ?? 0,
+        gradNorm: train[`gradNorm.${role}`] ?? 0,
+      },
+    ]),
+  );
 }

@@ -4,7 +4,8 @@
  * settings reuses the model, and a changed prompt template or world gives a new folder rather than a stale
  * model.
  *
- *   node --import tsx infra/toy-world/prepare.ts [--dir .selfplay/toy-world] [--steps N] [--run-config FILE]
+ *   node --import tsx infra/toy-world/prepare.ts [--dir .selfplay/toy-world] [--steps N] [--warm-start-seed S]
+ *                                                [--run-config FILE]
  *
  * prints one JSON line: `{"dir", "corpus", "heldOut", "model", "warmStart"}`; `--run-config` also writes the
  * toy world's SPICE run config (run-config.ts) to FILE, for `selfplay start --config FILE`.
@@ -14,7 +15,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { toyWorldRunConfig } from './run-config';
-import { corpus, heldOut, warmStartExamples } from './world';
+import { corpus, heldOut, validationExamples, warmStartExamples } from './world';
 
 const ROOT = path.resolve(__dirname, '../..');
 const KERNEL_PYTHON = path.join(ROOT, 'infra/kernels/.venv/bin/python');
@@ -28,6 +29,12 @@ export interface ToyWorldOptions {
   /** Documents the warm-start examples are made from (each gives a Challenger and three Reasoner examples). */
   warmStartDocuments: number;
   warmStartSteps: number;
+  /**
+   * The warm start's own seed (the model's initial weights, the order of its batches, its tokenizer's sample):
+   * worlds that differ only in it share every file, so their start accuracies show how much the warm start's
+   * randomness moves the starting point.
+   */
+  warmStartSeed: number;
   /** PyTorch threads for the warm start (default: one per core). */
   threads?: number;
 }
@@ -36,9 +43,10 @@ export const TOY_WORLD_DEFAULTS: ToyWorldOptions = {
   dir: path.join(ROOT, '.selfplay/toy-world'),
   seed: 0,
   documents: 4000,
-  heldOutItems: 240,
+  heldOutItems: 320,
   warmStartDocuments: 4000,
-  warmStartSteps: 4500,
+  warmStartSteps: 5000,
+  warmStartSeed: 0,
 };
 
 export interface ToyWorld {
@@ -47,6 +55,7 @@ export interface ToyWorld {
   corpus: string;
   /** The held-out set, in GSM8K's format. */
   heldOut: string;
+  warmStartSeed: number;
   /** The warm-started model directory, for `serve --model`. */
   model: string;
   /** The kernel's warm-start summary (losses per role, seconds, sizes). */
@@ -61,10 +70,11 @@ export async function prepareToyWorld(options: Partial<ToyWorldOptions> = {}): P
     'corpus.jsonl': jsonl(corpus(o.seed, o.documents)),
     'heldout.jsonl': jsonl(heldOut(o.seed, o.heldOutItems)),
     'warm-start.jsonl': jsonl(warmStartExamples(o.seed, o.warmStartDocuments)),
+    'validation.jsonl': jsonl(validationExamples(o.seed)),
   };
   const hash = createHash('sha256');
   for (const [name, text] of Object.entries(files)) hash.update(name).update('\0').update(text);
-  hash.update(JSON.stringify({ steps: o.warmStartSteps, seed: o.seed }));
+  hash.update(JSON.stringify({ steps: o.warmStartSteps, seed: o.seed, warmStartSeed: o.warmStartSeed }));
   hash.update(readFileSync(path.join(ROOT, 'infra/kernels/selfplay_kernel/warm_start.py')));
   const dir = path.join(o.dir, hash.digest('hex').slice(0, 16));
   const world = {
@@ -72,6 +82,7 @@ export async function prepareToyWorld(options: Partial<ToyWorldOptions> = {}): P
     corpus: path.join(dir, 'corpus.jsonl'),
     heldOut: path.join(dir, 'heldout.jsonl'),
     model: path.join(dir, 'model'),
+    warmStartSeed: o.warmStartSeed,
   };
   const summaryFile = path.join(world.model, 'warm-start.json');
   if (!existsSync(summaryFile)) {
@@ -80,17 +91,19 @@ export async function prepareToyWorld(options: Partial<ToyWorldOptions> = {}): P
     // Trained into a scratch folder and renamed: an interrupted warm start never leaves a model that looks done.
     const scratch = `${world.model}.partial`;
     rmSync(scratch, { recursive: true, force: true });
-    await warmStartModel(path.join(dir, 'warm-start.jsonl'), scratch, o);
+    await warmStartModel(dir, scratch, o);
     renameSync(scratch, world.model);
   }
   return { ...world, warmStart: JSON.parse(readFileSync(summaryFile, 'utf8')) as Record<string, unknown> };
 }
 
-async function warmStartModel(examples: string, out: string, o: ToyWorldOptions): Promise<void> {
+async function warmStartModel(dir: string, out: string, o: ToyWorldOptions): Promise<void> {
   if (!existsSync(KERNEL_PYTHON))
     throw new Error(`no kernel environment at ${KERNEL_PYTHON}: run 'bash infra/kernels/setup.sh'`);
+  const examples = path.join(dir, 'warm-start.jsonl');
   const args = ['-m', 'selfplay_kernel', 'warm-start', examples, out, '--steps', String(o.warmStartSteps)];
-  args.push('--seed', String(o.seed), ...(o.threads ? ['--threads', String(o.threads)] : []));
+  args.push('--seed', String(o.warmStartSeed), '--validation', path.join(dir, 'validation.jsonl'));
+  args.push(...(o.threads ? ['--threads', String(o.threads)] : []));
   const pythonPath = [path.join(ROOT, 'infra/kernels'), process.env.PYTHONPATH].filter(Boolean).join(':');
   // Its log (a loss line every 50 steps) goes to our stderr: the first warm start takes minutes, and whoever
   // waits for it sees it advance.
@@ -113,13 +126,19 @@ function flag(args: string[], name: string): string | undefined {
 if (require.main === module) {
   const args = process.argv.slice(2);
   const steps = flag(args, '--steps');
+  const warmStartSeed = flag(args, '--warm-start-seed');
   const runConfig = flag(args, '--run-config');
   prepareToyWorld({
     ...(flag(args, '--dir') ? { dir: path.resolve(flag(args, '--dir') as string) } : {}),
     ...(steps ? { warmStartSteps: Number(steps) } : {}),
+    ...(warmStartSeed ? { warmStartSeed: Number(warmStartSeed) } : {}),
   }).then(
     (world) => {
-      if (runConfig) writeFileSync(runConfig, JSON.stringify(toyWorldRunConfig(world), null, 2) + '\n');
+      if (runConfig)
+        writeFileSync(
+          runConfig,
+          JSON.stringify(toyWorldRunConfig(world, world.warmStartSeed), null, 2) + '\n',
+        );
       console.log(JSON.stringify(world));
     },
     (err: unknown) => {

@@ -1,16 +1,32 @@
 /**
  * The toy world: a small, seeded setting in which a model built from scratch on a CPU can be seen to learn by
- * self-play. It follows SPICE's information asymmetry exactly. Each document is a depot log that states four
- * counts and three of their sums ("North and south hold 85 crates"); a Challenger that reads it can write a
- * question whose answer it copies from the text ("What is 37 + 48?", 85), while the Reasoner, who never sees
- * the document, has to compute the sum. The three sums are of graded difficulty for a small transformer:
- * one digit plus one digit, two digits plus one, and two plus two, so which kind a Challenger prefers shows
- * whether its tasks drift toward the Reasoner's frontier.
+ * self-play. It follows SPICE's information asymmetry exactly. Each document is a tally that states one
+ * addition fact, written as a sum or as a difference ("Row 1: 52 - 5 = 47."); a Challenger that reads it can
+ * write a question whose answer it copies from the text, the sum ("What is 47 + 5?", 52) or the difference
+ * ("What is 52 - 5?", 47), while the Reasoner, who never sees the document, has to compute it.
+ *
+ * The questions are the rungs of a ladder of difficulty for the Reasoner (`RUNGS`): addition without a carry,
+ * subtraction without a borrow, addition with a carry, subtraction with a borrow. A document offers two
+ * neighbouring rungs (the sum and the difference of its fact: `add` and `sub`, or `add_carry` and
+ * `sub_borrow`), and the Challenger chooses between them. Difficulty is graded on the Reasoner's side only:
+ * every row has the same token layout (two digits, an operator, one digit, two digits), and a fact is written
+ * as a sum or as a difference equally often, so each question is a copy in the written order half the time
+ * and a reordered copy the other half, whatever its rung: validity does not choose the rung, and which rung a
+ * Challenger prefers shows whether its tasks follow the Reasoner's frontier.
+ *
+ * Why one fact per document: with four rows of one layout, the two-layer model never learned to copy a whole
+ * row in 1,500 to 2,900 Challenger batches (0 % at every learning rate, width and depth tried; which row a
+ * copied digit came from is ambiguous), while it copies the single row of a document in 1,000 (measured,
+ * docs/learning.md).
+ *
+ * Held-out questions are about addition facts that nothing else in the world states (`isHeldOutFact`): no
+ * document, no warm-start example and no task a Challenger can build from a document's numbers names one, so
+ * held-out accuracy measures arithmetic the model computes, not sums it has seen.
  *
  * Why a generator of our own rather than a task library (reasoning-gym was considered): the warm-start data
  * has to be rendered by the recipe's own prompt code (so sampling and training see byte-identical prompts,
  * and a template drift shows up as a failed test, not as a silently worse model), the answers must be
- * checkable by the project's verifiers, and the whole world is forty lines of deterministic arithmetic.
+ * checkable by the project's verifiers, and the whole world is a page of deterministic arithmetic.
  *
  * Everything is derived from `(seed, part, index)` through the project's seeded streams, so the same seed
  * gives byte-identical files on every machine.
@@ -23,20 +39,39 @@ import {
   typeSelectionMessages,
 } from '../../activities/recipes/spice/prompts';
 
-/** The three question kinds, from easiest to hardest for the Reasoner. */
-export const SUM_KINDS = ['one_plus_one', 'two_plus_one', 'two_plus_two'] as const;
-export type SumKind = (typeof SUM_KINDS)[number];
+/** The ladder's rungs, from easiest to hardest for the Reasoner. */
+export const RUNGS = ['add', 'sub', 'add_carry', 'sub_borrow'] as const;
+export type Rung = (typeof RUNGS)[number];
+
+/**
+ * The share of the warm start's Reasoner answers that are near misses (off by one or by ten, the slips of a
+ * carry), per rung. The model learns the arithmetic of every rung but, from the slips, a spread-out answer
+ * distribution whose mode is right: its greedy answer is mostly right, its samples far less on the higher
+ * rungs. That gap between greedy and sampled accuracy is what RL on verifiable rewards closes first in real
+ * models; graded per rung, it makes the ladder the Challenger climbs, and since the mode stays right on every
+ * rung, RL can move each one.
+ */
+export const SLIP_RATE: Record<Rung, number> = { add: 0.05, sub: 0.25, add_carry: 0.5, sub_borrow: 0.75 };
+
+/** The share of addition facts reserved for the held-out set. */
+export const HELD_OUT_FACT_SHARE = 1 / 4;
+
+/** An addition fact `x + y = z`, `y` of one digit: the form of every row and question of the world. */
+export interface Fact {
+  x: number;
+  y: number;
+  z: number;
+}
 
 export interface DepotLog {
   id: string;
   text: string;
-  /** The document's sums, one per kind, as `[a, b]` with `a + b` stated in the text. */
-  sums: Record<SumKind, [number, number]>;
+  /** The two tasks the document's fact allows: its sum and its difference. */
+  tasks: [SumTask, SumTask];
 }
 
 export interface SumTask {
-  kind: SumKind;
-  operands: [number, number];
+  rung: Rung;
   question: string;
   answer: number;
 }
@@ -49,46 +84,72 @@ export interface WarmStartExample {
   role: string;
 }
 
-/** Operands `[a, b]` of a sum of `kind`, each kind with a fixed count of digits in `a`, `b` and `a + b`. */
-function operands(rng: Rng, kind: SumKind): [number, number] {
-  const digit = (): number => 1 + rng.int(9);
-  const twoDigits = (): number => 10 + rng.int(90);
-  for (;;) {
-    const [a, b] =
-      kind === 'one_plus_one'
-        ? [digit(), digit()]
-        : [twoDigits(), kind === 'two_plus_one' ? digit() : twoDigits()];
-    const sumDigits = String(a + b).length;
-    if (sumDigits === SUM_DIGITS[kind]) return [a, b];
-  }
-}
+const carries = (x: number, y: number): boolean => (x % 10) + (y % 10) >= 10;
 
-/** Digits of each kind's sum: 1+1 always carries (10..18), 2+1 never leaves two digits, 2+2 always reaches three. */
-const SUM_DIGITS: Record<SumKind, number> = { one_plus_one: 2, two_plus_one: 2, two_plus_two: 3 };
-
-export function sumQuestion(a: number, b: number): string {
-  return `What is ${a} + ${b}?`;
-}
-
-export function taskOf(kind: SumKind, [a, b]: [number, number]): SumTask {
-  return { kind, operands: [a, b], question: sumQuestion(a, b), answer: a + b };
+/**
+ * Whether the fact `{x, y}` belongs to the held-out set: a fixed share of facts, chosen by a hash of the
+ * unordered pair and independent of the world's seed, so every world holds out the same facts and a question
+ * and its rewrites (`y + x`, `z - x`, `z - y`) are held out together.
+ */
+export function isHeldOutFact(x: number, y: number): boolean {
+  const [a, b] = x <= y ? [x, y] : [y, x];
+  return seededRng('toy-world', 'held-out-fact', a, b).next() < HELD_OUT_FACT_SHARE;
 }
 
 /**
- * Document `index` of the corpus made with `seed`: a tally of three rows, one sum of each kind in a fixed
- * order. Every document has the same token layout (each kind fixes the digits of its operands and of its sum),
- * so a number the Challenger copies sits at the same distance before its answer in every prompt: a model of two
- * layers learns that copy in minutes, where a copy it must find by content (numbers anywhere in a free-form
- * log) it had not learned after twice as long (docs/learning.md).
+ * A fact for `rung`, `x` of two digits, `y` of one and `z` of two, drawn from the held-out facts or from the
+ * others. Two digits and one is the size of sum a two-layer model learns from a few thousand examples
+ * (measured: two digits and two, with every rung's carries and borrows, were still at 10 % after 1,000
+ * Reasoner batches, docs/learning.md).
+ */
+function drawFact(rng: Rng, rung: Rung, heldOut: boolean): Fact {
+  const carry = rung === 'add_carry' || rung === 'sub_borrow';
+  for (;;) {
+    const x = 10 + rng.int(89);
+    const y = 1 + rng.int(9);
+    if (x + y <= 99 && carries(x, y) === carry && isHeldOutFact(x, y) === heldOut) return { x, y, z: x + y };
+  }
+}
+
+/** The question a rung asks about a fact: its sum, or its difference `z - y`. */
+export function taskOf(rung: Rung, { x, y, z }: Fact): SumTask {
+  const subtracts = rung === 'sub' || rung === 'sub_borrow';
+  const question = subtracts ? `What is ${z} - ${y}?` : `What is ${x} + ${y}?`;
+  return { rung, question, answer: subtracts ? x : z };
+}
+
+const rowText = (task: SumTask): string =>
+  `${task.question.replace(/^What is (.*)\?$/, '$1')} = ${task.answer}`;
+
+/**
+ * Every addition fact among a document's numbers (`p + q = r`, all three stated in it), rows and
+ * recombinations across rows alike: what a Challenger that copies numbers from the text can ask about.
+ */
+export function factsStatedIn(text: string): Fact[] {
+  const numbers = [...new Set((text.match(/\d+/g) ?? []).map(Number))];
+  const stated = new Set(numbers);
+  return numbers.flatMap((x) =>
+    numbers.filter((y) => y < 10 && x >= 10 && stated.has(x + y)).map((y) => ({ x, y, z: x + y })),
+  );
+}
+
+/**
+ * Document `index` of the corpus made with `seed`: one fact, with or without a carry (one document in two),
+ * written as its sum or its difference (one in two).
  */
 export function depotLog(seed: number, index: number): DepotLog {
   const rng = seededRng(seed, 'toy-world', 'document', index);
-  const sums = Object.fromEntries(SUM_KINDS.map((kind) => [kind, operands(rng, kind)])) as DepotLog['sums'];
-  const rows = SUM_KINDS.map((kind, i) => {
-    const [a, b] = sums[kind];
-    return `Row ${i + 1}: ${a} + ${b} = ${a + b}.`;
-  });
-  return { id: `depot-${String(index).padStart(6, '0')}`, text: ['Depot tally.', ...rows].join(' '), sums };
+  const carry = rng.next() < 0.5;
+  const fact = drawFact(rng, carry ? 'add_carry' : 'add', false);
+  const tasks: [SumTask, SumTask] = carry
+    ? [taskOf('add_carry', fact), taskOf('sub_borrow', fact)]
+    : [taskOf('add', fact), taskOf('sub', fact)];
+  const written = rng.pick(tasks);
+  return {
+    id: `depot-${String(index).padStart(6, '0')}`,
+    text: `Tally. Row 1: ${rowText(written)}.`,
+    tasks,
+  };
 }
 
 /** The corpus: `{"id","text"}` objects for the run's `corpus.uri`. */
@@ -99,37 +160,49 @@ export function corpus(seed: number, documents: number): Array<{ id: string; tex
   });
 }
 
-/** `items` sums from the seeded stream `stream`, the kinds in turn (an equal share of each). */
-export function sumTasks(seed: number, stream: string, items: number): SumTask[] {
-  return Array.from({ length: items }, (_, i) => {
-    const rng = seededRng(seed, 'toy-world', stream, i);
-    const kind = SUM_KINDS[i % SUM_KINDS.length] as SumKind;
-    return taskOf(kind, operands(rng, kind));
-  });
+/**
+ * `items` tasks from the seeded stream `stream`, the rungs in turn (an equal share of each), about held-out
+ * facts or about the others. Held-out tasks are distinct (a stream of them has no repeated question).
+ */
+export function sumTasks(seed: number, stream: string, items: number, heldOut = false): SumTask[] {
+  const seen = new Set<string>();
+  const out: SumTask[] = [];
+  for (let i = 0; out.length < items; i++) {
+    const rung = RUNGS[out.length % RUNGS.length] as Rung;
+    const task = taskOf(rung, drawFact(seededRng(seed, 'toy-world', stream, i), rung, heldOut));
+    if (heldOut && seen.has(task.question)) continue;
+    seen.add(task.question);
+    out.push(task);
+  }
+  return out;
 }
 
 /**
  * The held-out set in GSM8K's format (`question`, and `answer` ending in `#### N`), an equal share of each
- * kind, drawn from its own stream so it shares no choice with the corpus or the warm-start data.
+ * rung, every question about a held-out fact (`isHeldOutFact`).
  */
 export function heldOut(
   seed: number,
   items: number,
 ): Array<{ id: string; question: string; answer: string }> {
-  return sumTasks(seed, 'held-out', items).map((task, i) => ({
+  return sumTasks(seed, 'held-out', items, true).map((task, i) => ({
     id: `heldout-${i}`,
     question: task.question,
-    answer: `${task.operands.join(' + ')} = ${task.answer}\n#### ${task.answer}`,
+    answer: `${rowText(task)}\n#### ${task.answer}`,
   }));
 }
 
-/** The kind of the sum a text asks for (`What is 37 + 48?`), by the digits of its operands. */
-export function sumKindOf(text: string): SumKind | undefined {
-  const match = /What is (\d{1,2}) \+ (\d{1,2})\?/.exec(text);
+/** The rung of the question a text asks (`What is 52 - 5?`): two digits and one, with a two-digit result. */
+export function rungOf(text: string): Rung | undefined {
+  const match = /What is (\d{2}) ([+-]) (\d)\?/.exec(text);
   if (!match) return undefined;
-  const digits = [match[1], match[2]].map((n) => (n as string).length).sort();
-  if (digits[1] === 1) return 'one_plus_one';
-  return digits[0] === 1 ? 'two_plus_one' : 'two_plus_two';
+  const [a, b] = [Number(match[1]), Number(match[3])];
+  if (match[2] === '+') {
+    if (a + b > 99) return undefined;
+    return carries(a, b) ? 'add_carry' : 'add';
+  }
+  if (a - b < 10) return undefined;
+  return carries(a - b, b) ? 'sub_borrow' : 'sub';
 }
 
 /** What a competent Challenger writes for one task (SPICE's free-form format, Integer answer). */
@@ -142,44 +215,31 @@ export function reasonerCompletion(answer: number): string {
   return `\\boxed{${answer}}`;
 }
 
-/**
- * The share of the warm start's Reasoner examples whose answer is a near miss (off by one or by ten, the
- * slips of a carry). The model then learns a spread-out answer distribution: its most likely answer is right
- * more often than a sample of it (greedy 69 % against 45 % sampled, measured), the gap between pass@1 and
- * greedy accuracy that RL on verifiable rewards closes first in real models. Without the gap this model gains
- * about 3 held-out points in 200 RL steps on ideal tasks, since what it lacks is the sums themselves; with it,
- * 13 points in 40 steps and 19 in 200 (`npm run bench -- reasoner-ceiling`, docs/learning.md).
- */
-export const REASONER_NEAR_MISS_RATE = 0.3;
-
-/** `answer`, or with probability `rate` a near miss of it (never below 1). */
+/** `answer`, or with probability `rate` a near miss of it. */
 function teacherAnswer(rng: Rng, answer: number, rate: number): number {
-  if (rng.next() >= rate) return answer;
-  const missed = answer + rng.pick([-10, -1, 1, 10]);
-  return missed >= 1 ? missed : answer + 1;
+  return rng.next() < rate ? answer + rng.pick([-10, -1, 1, 10]) : answer;
 }
 
-/** The type-selection helper's answer for every depot log: a free-form Integer question. */
+/** The type-selection helper's answer for every tally: a free-form Integer question. */
 export const TYPE_SELECTION_COMPLETION = JSON.stringify({
   suitable_for_mcq: false,
   suitable_for_free_form: true,
   best_answer_type: 'Integer',
-  reason: 'the counts and their sums give integer answers',
+  reason: 'the rows state integer sums and differences',
 });
 
 /**
- * Supervised warm-start examples, rendered by SPICE's prompt functions: per document, the type selection,
- * one Challenger task of a uniformly chosen kind (so the warm start has no preference a Challenger could
- * only learn by RL), and Reasoner answers to sums of every kind from a teacher that slips now and then
- * (`REASONER_NEAR_MISS_RATE`). The documents come from a stream of their own (`warm-start`), not from the
- * run's corpus.
+ * Supervised warm-start examples, rendered by SPICE's prompt functions: per document, the type selection now
+ * and then, one Challenger task, the document's sum or difference chosen uniformly (so the warm start has no
+ * preference a Challenger could only learn by RL), and one Reasoner answer per rung from a teacher that slips at the rung's
+ * rate (`SLIP_RATE`). The documents come from a stream of their own, not from the run's corpus, and no
+ * example names a held-out fact.
  */
 export function warmStartExamples(seed: number, documents: number): WarmStartExample[] {
   const out: WarmStartExample[] = [];
   for (let i = 0; i < documents; i++) {
     const doc = depotLog(seed + 1_000_003, i);
     const rng = seededRng(seed, 'toy-world', 'warm-start', i);
-    const kind = rng.pick(SUM_KINDS);
     if (i % 8 === 0) {
       out.push({
         messages: typeSelectionMessages(doc.text),
@@ -189,17 +249,48 @@ export function warmStartExamples(seed: number, documents: number): WarmStartExa
     }
     out.push({
       messages: freeFormChallengerMessages(doc.text, 'Integer'),
-      completion: challengerCompletion(taskOf(kind, doc.sums[kind])),
+      completion: challengerCompletion(rng.pick(doc.tasks)),
       role: 'challenger',
     });
-    for (const k of SUM_KINDS) {
-      const task = taskOf(k, operands(rng, k));
+    for (const rung of RUNGS) {
+      const task = taskOf(rung, drawFact(rng, rung, false));
       out.push({
         messages: reasonerMessages(task.question, 'qwen'),
-        completion: reasonerCompletion(teacherAnswer(rng, task.answer, REASONER_NEAR_MISS_RATE)),
+        completion: reasonerCompletion(teacherAnswer(rng, task.answer, SLIP_RATE[rung])),
         role: 'reasoner',
       });
     }
   }
   return out;
+}
+
+/** One validation example for the warm start: a prompt and the completions that count as right. */
+export interface ValidationExample {
+  messages: ChatMessage[];
+  role: string;
+  kind: string;
+  accept: string[];
+}
+
+/**
+ * What the warm start scores as it trains (greedy and sampled): Reasoner questions of every rung about
+ * training facts, and Challenger prompts whose right completions are their document's sum or difference. Drawn from
+ * streams of their own, so they say how the warm start generalises without touching the held-out facts.
+ */
+export function validationExamples(seed: number, reasonerItems = 200, documents = 64): ValidationExample[] {
+  const reasoner = sumTasks(seed, 'validation', reasonerItems).map((task) => ({
+    messages: reasonerMessages(task.question, 'qwen'),
+    role: 'reasoner',
+    kind: task.rung,
+    accept: [reasonerCompletion(task.answer)],
+  }));
+  const challenger = Array.from({ length: documents }, (_, i) => depotLog(seed + 2_000_003, i)).map(
+    (doc) => ({
+      messages: freeFormChallengerMessages(doc.text, 'Integer'),
+      role: 'challenger',
+      kind: 'copy',
+      accept: doc.tasks.map(challengerCompletion),
+    }),
+  );
+  return [...reasoner, ...challenger];
 }

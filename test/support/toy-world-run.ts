@@ -6,11 +6,13 @@ import { withKernelRun } from './kernel-run';
 /**
  * One toy-world SPICE run on a kernel of its own (loaded with the warm-started model, so every run starts
  * from the same weights), a worker serving every pool, Temporal from the environment; returns its learning
- * curve. `overrides` edits the toy world's run config (iterations, seed, the controls).
+ * curve. `seed` is the run's (and its evaluation's) seed; `overrides` edits the run config (iterations, the
+ * controls).
  */
 export function runToyWorld(options: {
   world: ToyWorld;
   name: string;
+  seed?: number;
   overrides?: (config: Record<string, unknown>) => Record<string, unknown>;
   storageUri?: (runId: string) => string;
 }): Promise<LearningCurve> {
@@ -22,7 +24,7 @@ export function runToyWorld(options: {
       ...(options.storageUri ? { storageUri: options.storageUri } : {}),
     },
     async (run) => {
-      const base = { ...toyWorldRunConfig(options.world), pools: run.baseConfig['pools'] };
+      const base = { ...toyWorldRunConfig(options.world, options.seed), pools: run.baseConfig['pools'] };
       const config = options.overrides ? options.overrides(base) : base;
       const outcome = await run.execute({ ...config, weightSync: { engine: 'kernel' } });
       return readLearningCurve(run.storageUri, run.runId, outcome.lastCommitted);
@@ -30,16 +32,21 @@ export function runToyWorld(options: {
   );
 }
 
-/** The negative controls of the learning test: learning rate 0, and advantages with their sign flipped. */
-export const CONTROLS = ['lr0', 'flipped'] as const;
+/**
+ * The controls and ablations of the learning runs: learning rate 0 and flipped advantages must not learn; the
+ * ablations train one role's rows only (`training.ablateRoles`), to see where a gain comes from.
+ */
+export const CONTROLS = ['lr0', 'flipped', 'reasoner-only', 'challenger-only'] as const;
 export type Control = (typeof CONTROLS)[number];
 
 /** The config with a control applied (training's other fields kept). */
 export function withControl(config: Record<string, unknown>, control: Control): Record<string, unknown> {
   const training = config['training'] as Record<string, unknown>;
-  const edit =
-    control === 'flipped'
-      ? { negateAdvantages: true }
-      : { optimizer: { ...(training['optimizer'] as object), learningRate: 0 } };
-  return { ...config, training: { ...training, ...edit } };
+  const edits: Record<Control, Record<string, unknown>> = {
+    lr0: { optimizer: { ...(training['optimizer'] as object), learningRate: 0 } },
+    flipped: { negateAdvantages: true },
+    'reasoner-only': { ablateRoles: ['challenger'] },
+    'challenger-only': { ablateRoles: ['reasoner'] },
+  };
+  return { ...config, training: { ...training, ...edits[control] } };
 }

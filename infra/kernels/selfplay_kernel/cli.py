@@ -191,7 +191,9 @@ def _warm_start(args: argparse.Namespace) -> int:
         seed=args.seed,
     )
     try:
-        summary = warm_start(Path(args.examples), Path(args.out_dir), config)
+        summary = warm_start(
+            Path(args.examples), Path(args.out_dir), config, Path(args.validation) if args.validation else None
+        )
     except (OSError, ValueError) as err:
         print(f"warm-start: {err}", file=sys.stderr)
         return 2
@@ -275,6 +277,9 @@ def parser() -> argparse.ArgumentParser:
     warm.add_argument("--hidden-size", type=int, default=defaults.hidden_size)
     warm.add_argument("--layers", type=int, default=defaults.layers)
     warm.add_argument("--seed", type=int, default=0)
+    warm.add_argument(
+        "--validation", help='JSONL of {"messages", "role", "kind", "accept"}: scored as training goes (greedy, sampled)'
+    )
     warm.add_argument("--threads", type=int, help="CPU threads for PyTorch (default: one per core)")
     warm.set_defaults(run=_warm_start)
     return top

@@ -18,6 +18,7 @@ from selfplay_kernel.warm_start import (
     shared_prompt_pieces,
     train_tokenizer,
     read_examples,
+    read_validation,
     warm_start,
 )
 
@@ -92,6 +93,36 @@ def test_warm_start_learns_the_examples_and_the_kernel_serves_the_result(tmp_pat
     # splits text its own way): the sampler sees the prompt tokens the model learned from.
     trained = train_tokenizer(read_examples(examples), config)
     assert answer["usage"]["prompt_tokens"] == len(encode_prompt(trained, messages))
+
+
+def test_the_validation_examples_are_scored_per_role_and_kind_as_training_goes(tmp_path: Path) -> None:
+    examples = _examples(tmp_path / "ex.jsonl")
+    rows = read_examples(examples)
+    # Every example as a validation item, and one whose only accepted answer the model was never taught.
+    validation = [
+        {"messages": r["messages"], "role": "reasoner", "kind": "sum", "accept": [r["completion"]]} for r in rows
+    ]
+    validation.append({**validation[0], "kind": "never", "accept": ["\\boxed{forty}"]})
+    path = tmp_path / "validation.jsonl"
+    path.write_text("".join(json.dumps(v) + "\n" for v in validation), encoding="utf-8")
+    config = WarmStartConfig(
+        steps=60, batch_size=16, learning_rate=1e-2, warmup_steps=5, vocab_size=1024, validate_every=30
+    )
+    summary = warm_start(examples, tmp_path / "model", config, path)
+    assert [v["step"] for v in summary["validation"]] == [30, 60]
+    final = summary["validation"][-1]["accuracy"]
+    assert final.keys() == {"reasoner", "reasoner/sum", "reasoner/never"}
+    assert final["reasoner/never"] == {"greedy": 0.0, "sampled": 0.0}
+    # 60 steps on 64 sums of digits from 1 to 4 teach some of them (a third, measured): the taught answers count.
+    assert final["reasoner/sum"]["greedy"] > 0.0
+    assert 0.0 < final["reasoner/sum"]["sampled"] <= 1.0
+
+
+def test_bad_validation_files_are_named(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"messages": [], "accept": ["x"]}\n{"messages": []}\n', encoding="utf-8")
+    with pytest.raises(ValueError, match='bad.jsonl:2: needs "messages"'):
+        read_validation(bad)
 
 
 def test_bad_example_files_are_named(tmp_path: Path) -> None:
