@@ -9,11 +9,13 @@ import { startTemporalDevServer } from '../test/support/temporal-server';
 import { CONTROLS, runToyWorld, withControl, type Control } from '../test/support/toy-world-run';
 
 /**
- * `npm run bench -- learning [--warm-start-seeds 0,1,2] [--iterations K] [--control C] [--warm-start-steps N]`:
+ * `npm run bench -- learning [--warm-start-seeds 0,1,2] [--iterations K] [--control C] [--max-staleness K]
+ * [--warm-start-steps N]`:
  * for each warm-start seed, the toy world's warm start with that seed (cached after its first run), then one
  * SPICE run of K iterations (run seed = warm-start seed) on a local stack (a Temporal dev server, storage in a
  * temporary directory, the kernel, a worker process). `--control` is one of lr0, flipped (must not learn),
- * reasoner-only, challenger-only (ablations: one role's rows trained).
+ * reasoner-only, challenger-only (ablations: one role's rows trained). `--max-staleness 1` runs one-step-off
+ * (its last version evaluated after the run, test/support/toy-world-run.ts).
  *
  * Prints per seed the start accuracy and the curve (held-out accuracy with its standard error where evaluated,
  * valid tasks, the Reasoner's pass rate on the Challenger's valid tasks, the rungs of those tasks and the pass
@@ -29,6 +31,8 @@ export async function main(args: string[]): Promise<void> {
   const iterations = Number(option('--iterations') ?? 40);
   const seeds = (option('--warm-start-seeds') ?? '0').split(',').map(Number);
   const control = option('--control') as Control | undefined;
+  const maxStaleness = Number(option('--max-staleness') ?? 0);
+  if (!Number.isInteger(maxStaleness) || maxStaleness < 0) throw new Error('--max-staleness: 0, 1, 2, ...');
   if (control !== undefined && !CONTROLS.includes(control))
     throw new Error(`--control: one of ${CONTROLS.join(', ')}, not ${String(control)}`);
   if (!Number.isInteger(iterations) || iterations < 1) throw new Error('--iterations: a positive integer');
@@ -57,7 +61,10 @@ export async function main(args: string[]): Promise<void> {
         name: `learning-s${seed}`,
         seed,
         storageUri: (runId) => path.join(scratch, 'storage', runId),
-        overrides: (c) => (control ? withControl({ ...c, iterations }, control) : { ...c, iterations }),
+        overrides: (c) => {
+          const run = { ...c, iterations, pipeline: { maxStaleness } };
+          return control ? withControl(run, control) : run;
+        },
       });
       print(curve, seed, (Date.now() - t0) / 1000 / iterations);
       curves.push(curve);

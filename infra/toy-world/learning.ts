@@ -8,7 +8,7 @@ import { getJson, getJsonl } from '../../activities/clients/storage/codec';
 import { batchKey, manifestKey } from '../../activities/clients/storage/keys';
 import type { TrainingRow } from '../../activities/clients/trainer-contract';
 import { openStore } from '../../activities/clients/storage';
-import type { BenchmarkResult } from '../../contracts/evaluation';
+import type { BenchmarkResult, EvalResult } from '../../contracts/evaluation';
 import type { Manifest } from '../../contracts/selfplay';
 import { TOY_WORLD_BENCHMARK, TOY_WORLD_POLICY } from './run-config';
 import { rungOf, type Rung } from './world';
@@ -55,10 +55,15 @@ export interface LearningCurve {
   gainError: number;
 }
 
+/**
+ * `afterRun`: an evaluation of the last committed version made after the run (a one-step-off run evaluates
+ * nothing in-run, see runToyWorld), taken as its last iteration's held-out accuracy.
+ */
 export async function readLearningCurve(
   storageUri: string,
   runId: string,
   iterations: number,
+  afterRun?: EvalResult,
 ): Promise<LearningCurve> {
   const store = openStore(storageUri);
   const points: IterationPoint[] = [];
@@ -69,7 +74,8 @@ export async function readLearningCurve(
     const { recipe, eval: evaluated, evalAtStart, train } = manifest.metrics;
     start ??= measured(evalAtStart?.benchmarks[TOY_WORLD_BENCHMARK]);
     const rows = (await getJsonl<TrainingRow>(store, batchKey(runId, iteration, TOY_WORLD_POLICY))) ?? [];
-    const heldOut = measured(evaluated?.benchmarks[TOY_WORLD_BENCHMARK]);
+    const final = iteration === iterations ? afterRun : undefined;
+    const heldOut = measured((evaluated ?? final)?.benchmarks[TOY_WORLD_BENCHMARK]);
     points.push({
       iteration,
       ...(heldOut ? { heldOut } : {}),

@@ -1,13 +1,21 @@
+import { Connection } from '@temporalio/client';
+import { runEvaluation } from '../../cli/eval-command';
 import { readLearningCurve, type LearningCurve } from '../../infra/toy-world/learning';
 import type { ToyWorld } from '../../infra/toy-world/prepare';
 import { TOY_WORLD_POLICY, toyWorldRunConfig } from '../../infra/toy-world/run-config';
 import { withKernelRun } from './kernel-run';
+import { temporalClient } from './temporal-client';
 
 /**
  * One toy-world SPICE run on a kernel of its own (loaded with the warm-started model, so every run starts
  * from the same weights), a worker serving every pool, Temporal from the environment; returns its learning
  * curve. `seed` is the run's (and its evaluation's) seed; `overrides` edits the run config (iterations, the
- * controls).
+ * controls, `pipeline.maxStaleness`).
+ *
+ * A one-step-off run (`pipeline.maxStaleness` ≥ 1) cannot evaluate in-run (the config refuses it: loading an
+ * evaluated version onto the servers would change the weights under the next iteration's rollouts), so it
+ * evaluates only its start (fenced to version 0), and its last committed version is evaluated after the run
+ * through the `evaluateCheckpoint` workflow (`selfplay eval`), with the same settings.
  */
 export function runToyWorld(options: {
   world: ToyWorld;
@@ -25,11 +33,25 @@ export function runToyWorld(options: {
     },
     async (run) => {
       const base = { ...toyWorldRunConfig(options.world, options.seed), pools: run.baseConfig['pools'] };
-      const config = options.overrides ? options.overrides(base) : base;
-      const outcome = await run.execute({ ...config, weightSync: { engine: 'kernel' } });
-      return readLearningCurve(run.storageUri, run.runId, outcome.lastCommitted);
+      const edited: Record<string, unknown> = options.overrides ? options.overrides(base) : base;
+      const oneStepOff =
+        ((edited['pipeline'] as { maxStaleness?: number } | undefined)?.maxStaleness ?? 0) >= 1;
+      const evaluation = { ...(edited['evaluation'] as object), ...(oneStepOff ? { every: 0 } : {}) };
+      const config = { ...edited, evaluation, weightSync: { engine: 'kernel' } };
+      const outcome = await run.execute(config);
+      const afterRun = oneStepOff ? await evaluateLast(run.runId, config) : undefined;
+      return readLearningCurve(run.storageUri, run.runId, outcome.lastCommitted, afterRun);
     },
   );
+}
+
+async function evaluateLast(runId: string, config: Record<string, unknown>) {
+  const connection = await Connection.connect({ address: process.env.TEMPORAL_ADDRESS as string });
+  try {
+    return (await runEvaluation(temporalClient(connection), { runId, config })).result;
+  } finally {
+    await connection.close();
+  }
 }
 
 /**
