@@ -14,9 +14,9 @@
  * and a reordered copy the other half, whatever its rung: validity does not choose the rung, and which rung a
  * Challenger prefers shows whether its tasks follow the Reasoner's frontier.
  *
- * Why one fact per document: with four rows of one layout, the two-layer model never learned to copy a whole
- * row in 1,500 to 2,900 Challenger batches (0 % at every learning rate, width and depth tried; which row a
- * copied digit came from is ambiguous), while it copies the single row of a document in 1,000 (measured,
+ * Why one fact per document: with four rows of one layout, the two-layer model barely learned to copy a whole
+ * row in 1,500 to 2,900 Challenger batches (at most 3 % of samples at the learning rates, widths and depths
+ * tried; which row a copied digit came from is ambiguous), while it copies the single row of a document in 1,000 (measured,
  * docs/learning.md).
  *
  * Held-out questions are about addition facts that nothing else in the world states (`isHeldOutFact`): no
