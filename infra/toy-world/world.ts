@@ -16,8 +16,8 @@
  *
  * Why one fact per document: with four rows of one layout, the two-layer model barely learned to copy a whole
  * row in 1,500 to 2,900 Challenger batches (at most 3 % of samples at the learning rates, widths and depths
- * tried; which row a copied digit came from is ambiguous), while it copies the single row of a document in 1,000 (measured,
- * docs/learning.md).
+ * tried; which row a copied digit came from is ambiguous), while it copies the single row of a document in
+ * 1,000 (measured, docs/learning.md).
  *
  * Held-out questions are about addition facts that nothing else in the world states (`isHeldOutFact`): no
  * document, no warm-start example and no task a Challenger can build from a document's numbers names one, so
