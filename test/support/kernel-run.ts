@@ -1,4 +1,4 @@
-import { Connection } from '@temporalio/client';
+import { Connection, type Client } from '@temporalio/client';
 import { getJson, getJsonl } from '../../activities/clients/storage/codec';
 import { batchKey, manifestKey } from '../../activities/clients/storage/keys';
 import { openStore, type ObjectStore } from '../../activities/clients/storage';
@@ -28,6 +28,8 @@ export interface KernelRun {
   baseConfig: Record<string, unknown>;
   /** Runs `selfPlayRun` with `config` to its end. */
   execute(config: Record<string, unknown>): Promise<RunOutcome>;
+  /** A Temporal client on the run's connection, for other workflows (e.g. `evaluateCheckpoint`). */
+  client: Client;
   manifest(iteration: number): Promise<Manifest | undefined>;
   /** The rows iteration `iteration` trained `policy` on (empty when it had none). */
   rows(iteration: number, policy: string): Promise<TrainingRow[]>;
@@ -82,6 +84,7 @@ export async function withKernelRun<T>(
   const connection = await Connection.connect({ address });
   const store = openStore(storageUri);
   const pools = queueNames(prefix);
+  const client = temporalClient(connection);
   try {
     return await body({
       runId,
@@ -95,8 +98,9 @@ export async function withKernelRun<T>(
         inference: { requestTimeoutSeconds: 120, maxRetries: 3 },
         timeouts: { heartbeatSeconds: 10, activityMaxAttempts: 5 },
       },
+      client,
       execute: (config) =>
-        temporalClient(connection).workflow.execute(selfPlayRun, {
+        client.workflow.execute(selfPlayRun, {
           workflowId: runId,
           taskQueue: pools.orchestrator,
           args: [config],

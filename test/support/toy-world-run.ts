@@ -1,10 +1,8 @@
-import { Connection } from '@temporalio/client';
 import { runEvaluation } from '../../cli/eval-command';
 import { readLearningCurve, type LearningCurve } from '../../infra/toy-world/learning';
 import type { ToyWorld } from '../../infra/toy-world/prepare';
 import { TOY_WORLD_POLICY, toyWorldRunConfig } from '../../infra/toy-world/run-config';
 import { withKernelRun } from './kernel-run';
-import { temporalClient } from './temporal-client';
 
 /**
  * One toy-world SPICE run on a kernel of its own (loaded with the warm-started model, so every run starts
@@ -39,19 +37,13 @@ export function runToyWorld(options: {
       const evaluation = { ...(edited['evaluation'] as object), ...(oneStepOff ? { every: 0 } : {}) };
       const config = { ...edited, evaluation, weightSync: { engine: 'kernel' } };
       const outcome = await run.execute(config);
-      const afterRun = oneStepOff ? await evaluateLast(run.runId, config) : undefined;
+      // The last committed version, evaluated after the run with the run's own settings (`selfplay eval`).
+      const afterRun = oneStepOff
+        ? (await runEvaluation(run.client, { runId: run.runId, config })).result
+        : undefined;
       return readLearningCurve(run.storageUri, run.runId, outcome.lastCommitted, afterRun);
     },
   );
-}
-
-async function evaluateLast(runId: string, config: Record<string, unknown>) {
-  const connection = await Connection.connect({ address: process.env.TEMPORAL_ADDRESS as string });
-  try {
-    return (await runEvaluation(temporalClient(connection), { runId, config })).result;
-  } finally {
-    await connection.close();
-  }
 }
 
 /**

@@ -65,12 +65,8 @@ class WarmStartConfig:
 
 def read_validation(path: Path) -> list[dict]:
     """Validation examples: `{"messages", "role", "kind", "accept"}` per JSONL line, `accept` the completions
-    that count as right."""
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    for number, row in enumerate(rows, start=1):
-        if not isinstance(row.get("messages"), list) or not isinstance(row.get("accept"), list):
-            raise ValueError(f'{path}:{number}: needs "messages" (a list) and "accept" (a list of completions)')
-    return rows
+    that count as right; every bad line is named."""
+    return _jsonl_rows(path, "accept", list, '"messages" (a list) and "accept" (a list of completions)')
 
 
 def validation_accuracy(model, tokenizer, rows: list[dict], samples: int, seed: int) -> dict[str, dict[str, float]]:
@@ -103,6 +99,11 @@ def validation_accuracy(model, tokenizer, rows: list[dict], samples: int, seed: 
 
 def read_examples(path: Path) -> list[dict]:
     """The JSONL examples; every bad line is named."""
+    return _jsonl_rows(path, "completion", str, '"messages" (a list) and "completion" (a string)')
+
+
+def _jsonl_rows(path: Path, field: str, kind: type, needs: str) -> list[dict]:
+    """The objects of a JSONL file, each with a "messages" list and `field` of type `kind`; at least one."""
     rows = []
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip():
@@ -111,10 +112,8 @@ def read_examples(path: Path) -> list[dict]:
             row = json.loads(line)
         except json.JSONDecodeError:
             raise ValueError(f"{path}:{number}: not JSON") from None
-        if not isinstance(row, dict) or not isinstance(row.get("messages"), list) or not isinstance(
-            row.get("completion"), str
-        ):
-            raise ValueError(f'{path}:{number}: needs "messages" (a list) and "completion" (a string)')
+        if not isinstance(row, dict) or not isinstance(row.get("messages"), list) or not isinstance(row.get(field), kind):
+            raise ValueError(f"{path}:{number}: needs {needs}")
         rows.append(row)
     if not rows:
         raise ValueError(f"{path}: no examples")
