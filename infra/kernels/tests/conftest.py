@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +23,8 @@ from selfplay_kernel.tiny import build_tiny_model
 from selfplay_kernel.trainer import completion_logprobs, encode_rows
 
 POLICY = "pol"
+# Where the tests' kernels run: `cpu` by default; SELFPLAY_KERNEL_TEST_DEVICE=cuda runs the suite on a GPU.
+DEVICE = os.environ.get("SELFPLAY_KERNEL_TEST_DEVICE", "cpu")
 TOKEN = "test-token-0123456789"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 PROMPT = [{"role": "user", "content": "What is two plus two?"}]
@@ -47,7 +50,7 @@ def make_kernel(tiny_model: str, tmp_path_factory: pytest.TempPathFactory) -> It
     roots = Roots([str(tmp_path_factory.getbasetemp()), "s3://runs"])
 
     def make(access: Access | None = None, **overrides) -> Kernel:
-        config = KernelConfig(model=tiny_model, policy=POLICY, device="cpu", **overrides)
+        config = KernelConfig(model=tiny_model, policy=POLICY, device=DEVICE, **overrides)
         policy = Policy.load(config)
         sampler = Sampler(policy)
         app = create_app(policy, sampler, access or Access(token=TOKEN, roots=roots))
