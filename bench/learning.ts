@@ -3,6 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { LearningCurve } from '../infra/toy-world/learning';
+import { applySet } from '../cli/args';
 import { prepareToyWorld } from '../infra/toy-world/prepare';
 import { RUNGS } from '../infra/toy-world/world';
 import { startTemporalDevServer } from '../test/support/temporal-server';
@@ -10,12 +11,13 @@ import { CONTROLS, runToyWorld, withControl, type Control } from '../test/suppor
 
 /**
  * `npm run bench -- learning [--warm-start-seeds 0,1,2] [--iterations K] [--control C] [--max-staleness K]
- * [--warm-start-steps N]`:
+ * [--warm-start-steps N] [--set key=value ...]`:
  * for each warm-start seed, the toy world's warm start with that seed (cached after its first run), then one
  * SPICE run of K iterations (run seed = warm-start seed) on a local stack (a Temporal dev server, storage in a
  * temporary directory, the kernel, a worker process). `--control` is one of lr0, flipped (must not learn),
  * reasoner-only, challenger-only (ablations: one role's rows trained). `--max-staleness 1` runs one-step-off
- * (its last version evaluated after the run, test/support/toy-world-run.ts).
+ * (its last version evaluated after the run, test/support/toy-world-run.ts). `--set` edits the run config as
+ * `selfplay start --set` does (e.g. `training.optimizer.learningRate=6e-4`), after the control.
  *
  * Prints per seed the start accuracy and the curve (held-out accuracy with its standard error where evaluated,
  * valid tasks, the Reasoner's pass rate on the Challenger's valid tasks, the rungs of those tasks and the pass
@@ -42,6 +44,7 @@ export async function main(args: string[]): Promise<void> {
   // The kernels this bench starts refuse requests without a token, as in production.
   process.env.SELFPLAY_KERNEL_TOKEN ??= randomBytes(24).toString('hex');
   const steps = option('--warm-start-steps');
+  const sets = args.flatMap((arg, i) => (args[i - 1] === '--set' ? [arg] : []));
   const scratch = mkdtempSync(path.join(os.tmpdir(), 'bench-learning-'));
   const temporal = await startTemporalDevServer({ dbFile: path.join(scratch, 'temporal.db') });
   process.env.TEMPORAL_ADDRESS = temporal.address;
@@ -63,7 +66,9 @@ export async function main(args: string[]): Promise<void> {
         storageUri: (runId) => path.join(scratch, 'storage', runId),
         overrides: (c) => {
           const run = { ...c, iterations, pipeline: { maxStaleness } };
-          return control ? withControl(run, control) : run;
+          const edited = control ? withControl(run, control) : run;
+          for (const assignment of sets) applySet(edited, assignment);
+          return edited;
         },
       });
       print(curve, seed, (Date.now() - t0) / 1000 / iterations);
