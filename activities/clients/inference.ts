@@ -160,6 +160,8 @@ export class InferenceEndpoint implements LlmCaller {
     const tokens = response.usage?.completion_tokens;
     if (typeof tokens === 'number') tokensTotal.inc(labels, tokens);
     const counted = request.n === 1 && typeof tokens === 'number' ? { completionTokens: tokens } : {};
+    // The ids go with the temperature and top-p they were sampled at: the kernel scores them at that temperature.
+    const drawn = { temperature: request.temperature, topP: request.topP };
     return [...choices]
       .sort((a, b) => a.index - b.index)
       .map((c) => {
@@ -168,7 +170,7 @@ export class InferenceEndpoint implements LlmCaller {
           content: typeof c.message?.content === 'string' ? c.message.content : '',
           finishReason: String(c.finish_reason ?? 'unknown'),
           ...counted,
-          ...(sampled ? { sampled } : {}),
+          ...(sampled ? { sampled: { ...sampled, ...drawn } } : {}),
         };
       });
   }

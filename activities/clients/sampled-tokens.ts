@@ -2,7 +2,8 @@ import type { InsertedSegment, SampledSegment, TrainingRow } from './trainer-con
 
 /**
  * Token in, token out: the token ids an engine sampled and their log-probabilities, read from an
- * OpenAI-compatible chat completion choice, and the training-row fields that carry them to the kernel.
+ * OpenAI-compatible chat completion choice, with the temperature and top-p they were sampled at, and the
+ * training-row fields that carry them to the kernel.
  *
  * The client asks every engine for them at once (`logprobs`, `return_token_ids`, `return_tokens_as_token_ids`)
  * and reads what comes back:
@@ -16,7 +17,19 @@ export interface SampledTokens {
   ids: number[];
   /** One per id, when the engine reported them. */
   logprobs?: number[];
+  /**
+   * The request's temperature and top-p (the inference client records them with every sample): the kernel
+   * scores the row at that temperature. Absent in records stored before the fields, whose rows train at 1.
+   */
+  temperature?: number;
+  topP?: number;
 }
+
+/** What a training row carries of its sampled tokens. */
+export type TokenFields = Pick<
+  TrainingRow,
+  'completionTokens' | 'behaviourLogprobs' | 'temperature' | 'topP'
+>;
 
 /** The request fields that ask vLLM, SGLang and the kernel for the sampled ids and their log-probs. */
 export const TOKEN_REQUEST = {
@@ -53,14 +66,16 @@ const isTokenId = (v: unknown): v is number => Number.isInteger(v) && (v as numb
 
 /**
  * The row fields of a completion sampled in turns: `completionTokens` (each turn's ids, the inserted text
- * between them) and `behaviourLogprobs` (when every turn had them). Without ids for every turn the row carries
- * neither, and the kernel tokenizes its text.
+ * between them), `behaviourLogprobs` (when every turn had them), and the turns' `temperature` and `topP`
+ * (`samplingFields`). Without ids for every turn the row carries none of them, and the kernel tokenizes its
+ * text at temperature 1 (the engines that serve a trained policy, vLLM, SGLang and the kernel, return ids).
  */
 export function tokenFields(
   parts: ReadonlyArray<{ sampled: SampledTokens | undefined } | { inserted: string }>,
-): Pick<TrainingRow, 'completionTokens' | 'behaviourLogprobs'> {
+): TokenFields {
   const segments: Array<SampledSegment | InsertedSegment> = [];
   const logprobs: number[] = [];
+  const turns: SampledTokens[] = [];
   let allLogprobs = true;
   for (const part of parts) {
     if ('inserted' in part) {
@@ -70,17 +85,42 @@ export function tokenFields(
     if (!part.sampled) return {};
     if (part.sampled.ids.length === 0) continue;
     segments.push({ ids: part.sampled.ids });
+    turns.push(part.sampled);
     if (part.sampled.logprobs) logprobs.push(...part.sampled.logprobs);
     else allLogprobs = false;
   }
-  if (!segments.some((s) => 'ids' in s)) return {};
-  return { completionTokens: segments, ...(allLogprobs ? { behaviourLogprobs: logprobs } : {}) };
+  if (turns.length === 0) return {};
+  return {
+    completionTokens: segments,
+    ...(allLogprobs ? { behaviourLogprobs: logprobs } : {}),
+    ...samplingFields(turns),
+  };
+}
+
+/**
+ * The row's `temperature` and `topP`: those its turns were sampled at, sent only where they are not the
+ * kernel's default 1 (so a kernel from before the fields still takes a run at 1), and none for a greedy
+ * sample (temperature 0), whose log-probs every engine reports at 1. A row is scored at one temperature: turns
+ * that recorded different ones are refused. A turn resumed from a record stored before the fields has none.
+ */
+function samplingFields(turns: readonly SampledTokens[]): Pick<TrainingRow, 'temperature' | 'topP'> {
+  const recorded = turns.filter((t) => t.temperature !== undefined);
+  const [first] = recorded;
+  if (!first) return {};
+  const { temperature = 1, topP = 1 } = first;
+  const other = recorded.find((t) => t.temperature !== temperature || (t.topP ?? 1) !== topP);
+  if (other) {
+    throw new Error(
+      `the turns of one completion were sampled at temperature ${temperature}, top-p ${topP} and at ` +
+        `temperature ${other.temperature}, top-p ${other.topP ?? 1}; a training row is scored at one temperature`,
+    );
+  }
+  if (temperature === 0) return {};
+  return { ...(temperature !== 1 ? { temperature } : {}), ...(topP !== 1 ? { topP } : {}) };
 }
 
 /** The row fields of a single-turn completion (see `tokenFields`). */
-export const sampledFields = (
-  sampled: SampledTokens | undefined,
-): Pick<TrainingRow, 'completionTokens' | 'behaviourLogprobs'> => tokenFields([{ sampled }]);
+export const sampledFields = (sampled: SampledTokens | undefined): TokenFields => tokenFields([{ sampled }]);
 
 /** The `sampled` list of n samples' ids, for records that keep completions as plain strings; none without ids. */
 export function sampledList(samples: ReadonlyArray<{ sampled?: SampledTokens }>): {

@@ -74,6 +74,20 @@ export interface TrainingRow {
    * id. Ids must be of the kernel's tokenizer: one outside its vocabulary is refused (400).
    */
   completionTokens?: Array<SampledSegment | InsertedSegment>;
+  /**
+   * The temperature (> 0) the completion was sampled at. The kernel takes every log-prob of the row of
+   * softmax(logits / temperature), the distribution it was drawn from, as verl does and as the samplers report
+   * `behaviourLogprobs` (the kernel's and SGLang's by default, vLLM's with `--logprobs-mode processed_logprobs`),
+   * so the PPO ratio is 1 on policy. Absent: 1, which is also how a greedy sample (temperature 0) is scored,
+   * since every engine reports its log-probs at 1. Sent only when not 1, so a kernel from before the field still
+   * takes the batches of runs sampled at 1.
+   */
+  temperature?: number;
+  /**
+   * The top-p (0 < topP ≤ 1) it was sampled with; absent: 1, and sent only when not 1. Recorded, not applied:
+   * the log-probs are of the tempered distribution before the nucleus truncation, as verl's are.
+   */
+  topP?: number;
 }
 
 export interface LossSpec {

@@ -1,5 +1,5 @@
-import type { ChatMessage, TrainingRow } from '../clients/trainer-contract';
-import { tokenFields } from '../clients/sampled-tokens';
+import type { ChatMessage } from '../clients/trainer-contract';
+import { tokenFields, type TokenFields } from '../clients/sampled-tokens';
 import { seedOf } from '../lib/rng';
 import { errorObservation, noticeObservation, resultsObservation } from './observation';
 import { withinTokens } from '../retrieval/tokens';
@@ -172,9 +172,7 @@ function append(t: Trajectory, turn: TrajectoryTurn, passages: Passage[]): Traje
  * A trajectory's row fields for token-exact training: each turn's sampled ids, each observation as inserted
  * text (out of the loss), per turn, as sampled-tokens.ts `tokenFields`; none when a turn has no ids.
  */
-export function trajectoryTokenFields(
-  t: Pick<Trajectory, 'turns'>,
-): Pick<TrainingRow, 'completionTokens' | 'behaviourLogprobs'> {
+export function trajectoryTokenFields(t: Pick<Trajectory, 'turns'>): TokenFields {
   return tokenFields(
     t.turns.flatMap((turn) => [{ sampled: turn.sampled }, { inserted: turn.observation ?? '' }]),
   );

@@ -1,5 +1,10 @@
 import { resolveRunConfig, type RunConfig } from '../../config/schema';
-import type { ChatRequest, ChatSample, LlmCaller } from '../../activities/clients/inference';
+import {
+  InferenceEndpoint,
+  type ChatRequest,
+  type ChatSample,
+  type LlmCaller,
+} from '../../activities/clients/inference';
 import type { RecipeContext } from '../../activities/recipes/types';
 import type { Retriever } from '../../activities/tools/types';
 
@@ -9,6 +14,18 @@ export function configFor(overrides: Record<string, unknown>): RunConfig {
   if (!r.ok) throw new Error(r.problems.join('; '));
   return r.config;
 }
+
+/** The project's inference client against a scripted LLM server (scripted-llm/server.ts), as a worker uses it. */
+export const scriptedEndpoint = (server: { url: string }): InferenceEndpoint =>
+  new InferenceEndpoint({
+    baseUrl: server.url,
+    model: 'scripted-policy',
+    apiKey: 'EMPTY',
+    maxConcurrentCompletions: 16,
+    supportsN: true,
+    requestTimeoutMs: 10_000,
+    maxRetries: 2,
+  });
 
 /** An LLM giving `answer(req, i, nth)` for sample i of the nth (from 0) request of its kind; logs `calls`. */
 export function scriptedCaller(answer: (req: ChatRequest, i: number, nth: number) => string): {

@@ -191,20 +191,25 @@ describe('InferenceEndpoint sampled tokens', () => {
       messages: [{ role: 'user', content: 'Problem 0000abcd: compute 3 * 5 + 1.' }],
       n: 3,
       seed: 11,
-      temperature: 1,
-      topP: 1,
+      temperature: 0.7,
+      topP: 0.95,
       maxTokens: 256,
     });
   };
 
   test.each(['vllm', 'sglang'] as const)(
-    '%s: every sample carries its ids and their log-probs',
+    '%s: every sample carries its ids, their log-probs and the temperature and top-p they were sampled at',
     async (mode) => {
       const samples = await ask(mode);
       expect(samples).toHaveLength(3);
       for (const s of samples) {
         const ids = tokenIdsOf(s.content);
-        expect(s.sampled).toEqual({ ids, logprobs: ids.map((id, i) => logprobOf(id, i)) });
+        expect(s.sampled).toEqual({
+          ids,
+          logprobs: ids.map((id, i) => logprobOf(id, i)),
+          temperature: 0.7,
+          topP: 0.95,
+        });
       }
     },
   );

@@ -80,4 +80,24 @@ describe('tokenFields', () => {
       completionTokens: [{ ids: [1] }, { ids: [2] }],
     });
   });
+
+  test("the turns' temperature and top-p go with the ids, left out at 1 and for a greedy sample", () => {
+    const at = (temperature: number, topP: number) => ({ ids: [1], logprobs: [-1], temperature, topP });
+    expect(sampledFields(at(0.7, 0.95))).toMatchObject({ temperature: 0.7, topP: 0.95 });
+    expect(sampledFields(at(0.6, 1))).toEqual({
+      completionTokens: [{ ids: [1] }],
+      behaviourLogprobs: [-1],
+      temperature: 0.6,
+    });
+    expect(sampledFields(at(1, 1))).toEqual({ completionTokens: [{ ids: [1] }], behaviourLogprobs: [-1] });
+    expect(sampledFields(at(0, 0.9))).toEqual({ completionTokens: [{ ids: [1] }], behaviourLogprobs: [-1] });
+    // A record stored before the fields has none: its row trains at 1, as it did.
+    expect(sampledFields({ ids: [1], logprobs: [-1] })).not.toHaveProperty('temperature');
+    expect(
+      tokenFields([{ sampled: at(0.7, 0.95) }, { inserted: 'obs' }, { sampled: at(0.7, 0.95) }]),
+    ).toMatchObject({ temperature: 0.7, topP: 0.95 });
+    expect(() => tokenFields([{ sampled: at(0.7, 0.95) }, { sampled: at(1, 0.95) }])).toThrow(
+      /sampled at temperature 0.7, top-p 0.95 and at temperature 1, top-p 0.95; a training row is scored at one/,
+    );
+  });
 });

@@ -1,6 +1,7 @@
 import { alignUnits, type UnitRecords } from '../align';
 import type { FilterContext, FilterOutput, ShardRecords } from '../types';
 import type { TrainingRow } from '../../clients/trainer-contract';
+import type { TokenFields } from '../../clients/sampled-tokens';
 import { mean, meanRewardByRole, rowsByRole, zeroAdvantageFraction } from '../role-stats';
 import { nextState, readState } from './pool';
 import { proposerAdvantage, proposerReward, solverAdvantages, successRate } from './rewards';
@@ -137,9 +138,13 @@ function metricsOf(
 function storedTokenFields({
   completionTokens,
   behaviourLogprobs,
-}: StoredTrajectory): Pick<TrainingRow, 'completionTokens' | 'behaviourLogprobs'> {
+  temperature,
+  topP,
+}: StoredTrajectory): TokenFields {
   return {
     ...(completionTokens ? { completionTokens } : {}),
     ...(behaviourLogprobs ? { behaviourLogprobs } : {}),
+    ...(temperature !== undefined ? { temperature } : {}),
+    ...(topP !== undefined ? { topP } : {}),
   };
 }

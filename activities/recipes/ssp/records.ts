@@ -1,4 +1,5 @@
-import type { ChatMessage, TrainingRow } from '../../clients/trainer-contract';
+import type { ChatMessage } from '../../clients/trainer-contract';
+import type { TokenFields } from '../../clients/sampled-tokens';
 import type { PlanUnit, Unit } from '../types';
 
 /** SSP's records (docs/recipes/ssp.md): the plan unit, one record per stage, and the replay pool; plain JSON. */
@@ -20,8 +21,12 @@ export interface SspAnswer {
 
 export interface SspUnit extends PlanUnit, SspAnswer {}
 
-/** A multi-turn trajectory as stored: what the trainer needs plus what the filters read. */
-export interface StoredTrajectory {
+/**
+ * A multi-turn trajectory as stored: what the trainer needs plus what the filters read; with the sampled ids
+ * per turn and the observations between them, the turns' log-probs, temperature and top-p, when the engine
+ * returned ids (sampled-tokens.ts `tokenFields`).
+ */
+export interface StoredTrajectory extends TokenFields {
   completion: string;
   lossMaskSpans: Array<[number, number]>;
   /** Valid queries, in order. */
@@ -29,9 +34,6 @@ export interface StoredTrajectory {
   /** The environment's `<information>` blocks, in order (RAG verification's materials). */
   information: string[];
   stop: string;
-  /** The sampled ids per turn and the observations between them, when the engine returned ids. */
-  completionTokens?: TrainingRow['completionTokens'];
-  behaviourLogprobs?: number[];
 }
 
 export interface SspProposal extends Unit {

@@ -58,6 +58,13 @@ class TrainingRow(BaseModel):
     behaviourLogprobs: list[Annotated[float, Field(allow_inf_nan=False, le=0)]] | None = None
     lossMaskSpans: list[tuple[Annotated[int, Field(ge=0)], Annotated[int, Field(ge=0)]]] | None = None
     completionTokens: Annotated[list[SampledTokens | InsertedText], Field(min_length=1)] | None = None
+    # The temperature and top-p the completion was sampled with; its log-probs are taken at that temperature
+    # (losses.token_scores). Default 1: a batch written before the fields trained at temperature 1, against
+    # behaviour log-probs the samplers of that time reported at temperature 1, and still does; and a writer
+    # leaves them out at 1 (and for greedy samples, whose log-probs every engine reports at 1), so a kernel
+    # from before the fields still takes those batches. top-p is recorded, not applied (sampler.py says why).
+    temperature: Annotated[float, Field(gt=0, allow_inf_nan=False)] = 1.0
+    topP: Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)] = 1.0
 
     @property
     def sampled_ids(self) -> int:

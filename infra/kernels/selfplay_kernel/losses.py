@@ -38,19 +38,26 @@ ENTROPY_CHUNK = 1024
 
 
 def token_scores(
-    logits: torch.Tensor, targets: torch.Tensor, entropy: str = "none"
+    logits: torch.Tensor, targets: torch.Tensor, entropy: str = "none", temperatures: Sequence[float] | None = None
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """log softmax(logits)[target] per position, in float32, and optionally the entropy of each position's
-    distribution, H = logsumexp(l) - sum_v softmax(l)_v * l_v. One row at a time, to bound the peak memory of
-    the (tokens x vocab) float32 copies.
+    """log softmax(l)[target] per position, in float32, with l = logits / T, T the row's sampling temperature
+    (`temperatures`, one per row; default 1), and optionally the entropy of each position's distribution,
+    H = logsumexp(l) - sum_v softmax(l)_v * l_v. One row at a time, to bound the peak memory of the
+    (tokens x vocab) float32 copies.
+
+    The temperature is that of the distribution the row's tokens were drawn from: the policy the gradient is
+    of, and the one the sampler's behaviour log-probs are of (sampler.py), so that the PPO ratio is exactly 1
+    on policy. verl divides the logits by the rollout temperature the same way, for the entropy too.
 
     entropy: "none"; "value" (detached: a metric only); "grad" (differentiable: an entropy term in the loss).
     """
     if entropy not in ("none", "value", "grad"):
         raise ValueError(f"unknown entropy mode {entropy!r}")
     logps, entropies = [], []
-    for row_logits, row_targets in zip(logits, targets):
+    for row_logits, row_targets, t in zip(logits, targets, temperatures or [1.0] * len(logits)):
         row_logits = row_logits.float()
+        if t != 1.0:
+            row_logits = row_logits / t
         log_z = torch.logsumexp(row_logits, dim=-1)
         picked = row_logits.gather(-1, row_targets.unsqueeze(-1)).squeeze(-1)
         logps.append(picked - log_z)

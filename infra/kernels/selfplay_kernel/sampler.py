@@ -8,8 +8,16 @@ with the Gumbel-max trick from that row's own `torch.Generator` (seeded with `se
 seeded request gives the same answer whatever else shares its batch, and `n` samples with seed s equal n
 requests with seeds s..s+n-1. temperature 0 is plain greedy decoding.
 
-Reported log-probs are the model's own (temperature 1, before top_p), i.e. the behaviour log-probs the
-trainer's PPO ratio compares against.
+Reported log-probs mu are those of the row's tempered distribution, log softmax(logits / temperature), before
+top_p (a greedy row's at temperature 1, as vLLM and SGLang report them). The trainer scores a row that carries
+its temperature the same way (losses.token_scores), as verl does, so the PPO ratio is exactly 1 on policy. Not
+after top_p: the trainer, like verl, scores the tempered distribution without the nucleus (renormalising over a
+set that jumps with the logits is not what verl differentiates), and mu must be the same function for the ratio
+to be 1. What that leaves out is small and one-sided: the sampled token lies in the nucleus, whose mass Z is at
+least top_p, so the probability it was drawn with, p / Z (p = exp(mu)), is at most p / top_p (5 % more at 0.95),
+well inside the clip. SGLang reports the same by default; vLLM needs `--logprobs-mode processed_logprobs` (tempered, but
+renormalised over the nucleus: the same at top_p 1, log Z higher otherwise), as its default raw_logprobs are at
+temperature 1.
 
 Token in, token out: with vLLM's and SGLang's `return_token_ids` a choice carries `token_ids`, every id the
 row sampled (the stop token or the tokens of a matched stop string included, as vLLM returns them; the content
@@ -112,7 +120,8 @@ class Sample:
 
 class RowSampler(LogitsProcessor):
     """Chooses each row's next token itself and returns scores that make greedy search pick exactly it,
-    recording the chosen token's model log-prob on the way."""
+    recording the chosen token's log-prob under the row's tempered distribution on the way (the module's
+    doc says why before top_p)."""
 
     def __init__(self, rows: list[Row], device: torch.device) -> None:
         self.temperature = torch.tensor([r.temperature for r in rows], device=device).unsqueeze(1)
@@ -123,8 +132,8 @@ class RowSampler(LogitsProcessor):
 
     def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
         scores = scores.float()
-        logp = torch.log_softmax(scores, dim=-1)
         z = scores / torch.where(self.greedy.unsqueeze(1), 1.0, self.temperature)
+        logp = torch.log_softmax(z, dim=-1)
         z = _top_p_filter(z, self.top_p)
         uniform = torch.stack([torch.rand(z.shape[1], generator=g, device=z.device) for g in self.generators]).clamp_(
             min=1e-20, max=1.0 - 1e-7

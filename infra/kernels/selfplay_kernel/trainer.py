@@ -92,7 +92,8 @@ class TrainStepRequest(BaseModel):
 class Trajectory:
     """One row as token ids: prompt, completion (EOS last), loss mask and behaviour log-probs per token.
     `exact`: the completion is the sampled ids the row carried (else the kernel tokenized its text);
-    `proximal`: the policy's own log-probs at the start of a multi-step update (the `tis` correction's pi_old)."""
+    `proximal`: the policy's own log-probs at the start of a multi-step update (the `tis` correction's pi_old);
+    `temperature`: the row's sampling temperature, which every log-prob of it is taken at (losses.token_scores)."""
 
     prompt: list[int]
     completion: list[int]
@@ -102,6 +103,7 @@ class Trajectory:
     role: str
     exact: bool = False
     proximal: list[float] | None = None
+    temperature: float = 1.0
 
     @property
     def length(self) -> int:
@@ -132,7 +134,9 @@ def encode_rows(policy: Policy, rows: list[TrainingRow]) -> list[Trajectory]:
             )
         if behaviour is not None and len(behaviour) < len(comp.ids):
             behaviour = [*behaviour, math.nan]
-        out.append(Trajectory(prompt, comp.ids, comp.in_loss, behaviour, row.advantage, row.role))
+        out.append(
+            Trajectory(prompt, comp.ids, comp.in_loss, behaviour, row.advantage, row.role, temperature=row.temperature)
+        )
     return out
 
 
@@ -158,7 +162,9 @@ def encode_exact(policy: Policy, row: TrainingRow, number: int, prompt: list[int
         # The sampled ids are the loss tokens, in order, but for an EOS the kernel appended last (no value).
         given = iter(row.behaviourLogprobs)
         behaviour = [next(given, math.nan) if kept else math.nan for kept in comp.in_loss]
-    return Trajectory(prompt, comp.ids, comp.in_loss, behaviour, row.advantage, row.role, exact=True)
+    return Trajectory(
+        prompt, comp.ids, comp.in_loss, behaviour, row.advantage, row.role, exact=True, temperature=row.temperature
+    )
 
 
 def _check_context(policy: Policy, number: int, total: int) -> None:
@@ -181,9 +187,11 @@ def completion_logprobs(
 def completion_scores(
     model: torch.nn.Module, seqs: list[Trajectory], device: torch.device, pad_id: int, entropy: str = "none"
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """Log-probs of each sequence's completion tokens under `model`, right-aligned in a [B, K] tensor
-    (K = longest completion; positions left of a shorter completion hold prompt or padding scores), and the
-    entropy of each of those positions' distributions when asked (losses.token_scores's `entropy`).
+    """Log-probs of each sequence's completion tokens under `model` at the sequence's sampling temperature,
+    right-aligned in a [B, K] tensor (K = longest completion; positions left of a shorter completion hold
+    prompt or padding scores), and the entropy of each of those positions' distributions when asked
+    (losses.token_scores's `entropy`). The policy's, the reference's and pi_old's log-probs all come from here,
+    so all of them are of the tempered distribution, as the behaviour log-probs are.
 
     Sequences are left-padded so every completion ends at the last position; only the last K+1 positions'
     logits are computed (`logits_to_keep`), which skips the vocabulary projection of long prompts."""
@@ -199,7 +207,7 @@ def completion_scores(
     logits = model(
         input_ids=ids, attention_mask=attention, position_ids=positions, logits_to_keep=k + 1, use_cache=False
     ).logits[:, :-1]
-    return losses.token_scores(logits, ids[:, width - k :], entropy)
+    return losses.token_scores(logits, ids[:, width - k :], entropy, [s.temperature for s in seqs])
 
 
 def _right_aligned(values: list[list], width: int, fill, dtype: torch.dtype, device: torch.device) -> torch.Tensor:

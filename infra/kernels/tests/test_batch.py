@@ -50,6 +50,9 @@ def test_bad_json_line(kernel, tmp_path):
         ({**row("x", 1.0), "extra": 1}, "batch line 1: extra: Extra inputs are not permitted"),
         ({**row("x", 1.0), "lossMaskSpans": [[0, 9]]}, "batch line 1: lossMaskSpans.0: span [0, 9) is not inside"),
         ({**row("x", 1.0), "behaviourLogprobs": [0.5]}, "batch line 1: behaviourLogprobs.0: Input should be less"),
+        ({**row("x", 1.0), "temperature": 0.0}, "batch line 1: temperature: Input should be greater than 0"),
+        ({**row("x", 1.0), "topP": 0.0}, "batch line 1: topP: Input should be greater than 0"),
+        ({**row("x", 1.0), "topP": 1.5}, "batch line 1: topP: Input should be less than or equal to 1"),
     ],
 )
 def test_invalid_rows(kernel, tmp_path, bad_row, message):

@@ -103,6 +103,14 @@ def test_token_scores_are_log_softmax_at_the_target_and_the_entropy(monkeypatch)
         losses.token_scores(logits, targets, "maybe")
 
 
+def test_token_scores_take_each_row_at_its_temperature():
+    logits = torch.randn(2, 3, 7)
+    targets = torch.randint(0, 7, (2, 3))
+    logp, entropy = losses.token_scores(logits, targets, "value", [0.5, 1.0])
+    expected, expected_entropy = losses.token_scores(torch.stack([logits[0] / 0.5, logits[1]]), targets, "value")
+    assert torch.allclose(logp, expected) and torch.allclose(entropy, expected_entropy)
+
+
 def test_entropy_gradient_is_autograd_s_without_keeping_softmax(monkeypatch):
     monkeypatch.setattr(losses, "ENTROPY_CHUNK", 2)
     logits = torch.randn(2, 5, 9)

@@ -86,6 +86,13 @@ export const trainingRowSchema: z.ZodType<TrainingRow> = z
       )
       .min(1)
       .optional(),
+    // Both left out at 1, the kernel's default, so a kernel from before them takes a run sampled at 1.
+    temperature: z
+      .number()
+      .positive()
+      .refine((t) => t !== 1, 'left out at 1')
+      .optional(),
+    topP: z.number().gt(0).lt(1).optional(),
   })
   .superRefine((row, ctx) => {
     row.lossMaskSpans?.forEach(([start, end], i) => {

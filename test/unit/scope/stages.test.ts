@@ -2,7 +2,6 @@ import { setMaxListeners } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { InferenceEndpoint } from '../../../activities/clients/inference';
 import { SCOPE_CALLS } from '../../../activities/clients/llm-protocol';
 import { loadCorpus } from '../../../activities/corpus/corpus';
 import { buildIndex } from '../../../activities/retrieval/build';
@@ -17,7 +16,7 @@ import { solveScope } from '../../../activities/recipes/scope/solve';
 import type { ScopeUnit } from '../../../activities/recipes/scope/records';
 import type { Retriever } from '../../../activities/tools/types';
 import { startScriptedLlm, type ScriptedLlm } from '../../support/scripted-llm/server';
-import { configFor, recipeTestContext } from '../../support/recipe-harness';
+import { configFor, recipeTestContext, scriptedEndpoint } from '../../support/recipe-harness';
 import { inMemorySegments } from '../../../activities/corpus/segment-source';
 
 const CORPUS = 'test/fixtures/corpus/wiki.jsonl';
@@ -50,15 +49,7 @@ describe('SCOPE stages against the scripted model and a BM25 index', () => {
       corpus: { uri: CORPUS },
       inference: { roles: { judge: { baseUrl: 'http://judge.local/v1', model: 'base', frozen: true } } },
     });
-    const endpoint = new InferenceEndpoint({
-      baseUrl: llm.url,
-      model: 'scripted-policy',
-      apiKey: 'EMPTY',
-      maxConcurrentCompletions: 16,
-      supportsN: true,
-      requestTimeoutMs: 10_000,
-      maxRetries: 2,
-    });
+    const endpoint = scriptedEndpoint(llm);
     const parts = new Map<string, unknown>();
     const ctx = recipeTestContext(config, endpoint, { retriever, parts });
     setMaxListeners(0, ctx.signal);

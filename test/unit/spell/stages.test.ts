@@ -13,8 +13,9 @@ import { majorityVote, responderReward } from '../../../activities/recipes/spell
 import { zScores } from '../../../activities/scoring/advantages';
 import type { SpellState, SpellUnit } from '../../../activities/recipes/spell/records';
 import { BEHAVIOURS } from '../../support/scripted-llm/behaviour';
+import { startScriptedLlm } from '../../support/scripted-llm/server';
 import { DEFAULT_CONFIG, type BehaviourSettings } from '../../support/scripted-llm/config';
-import { configFor, recipeTestContext, scriptedCaller } from '../../support/recipe-harness';
+import { configFor, recipeTestContext, scriptedCaller, scriptedEndpoint } from '../../support/recipe-harness';
 
 const G = 4;
 const config = (overrides: Record<string, unknown> = {}): RunConfig =>
@@ -175,6 +176,27 @@ describe('SPELL stages against the scripted model', () => {
     expect(gate.some((g) => g.status === 'bad_ground')).toBe(false);
     expect(out.rows.some((r) => r.role === 'questioner' || r.role === 'verifier')).toBe(false);
     expect(out.rows.some((r) => r.role === 'responder')).toBe(true);
+  });
+
+  test('every row carries the temperature and top-p SPELL samples at, as the inference client sent them', async () => {
+    const server = await startScriptedLlm({ tokenIds: 'vllm', passRate: { min: 0.2, max: 0.8 } });
+    try {
+      const endpoint = scriptedEndpoint(server);
+      const cfg = config({ spell: { verifierRatio: 1 } });
+      expect(cfg.sampling).toMatchObject({ temperature: 0.7, topP: 0.95 }); // the preset's
+      const { out } = await runIteration(cfg, endpoint);
+      expect(new Set(out.rows.map((r) => r.role))).toEqual(new Set(['questioner', 'responder', 'verifier']));
+      for (const row of out.rows) {
+        expect(row.completionTokens).toBeDefined();
+        expect(row).toMatchObject({ temperature: 0.7, topP: 0.95 });
+      }
+      // At 1 the rows leave both out (the kernel's default), so a kernel from before the fields takes them.
+      const atOne = await runIteration(config({ sampling: { temperature: 1, topP: 1 } }), endpoint);
+      expect(atOne.out.rows.length).toBeGreaterThan(0);
+      for (const row of atOne.out.rows) expect(['temperature', 'topP'].filter((k) => k in row)).toEqual([]);
+    } finally {
+      await server.close();
+    }
   });
 
   test('an over-long responder prompt skips the question', async () => {

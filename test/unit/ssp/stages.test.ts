@@ -3,10 +3,12 @@ import { SSP_CALLS } from '../../../activities/clients/llm-protocol';
 import { judgeSsp } from '../../../activities/recipes/ssp/judge';
 import { proposeSsp } from '../../../activities/recipes/ssp/propose';
 import { solveSsp } from '../../../activities/recipes/ssp/solve';
+import { filterSsp } from '../../../activities/recipes/ssp/filter';
 import type { SspGated, SspSolved, Verification } from '../../../activities/recipes/ssp/records';
-import { configFor, recipeTestContext, scriptedCaller } from '../../support/recipe-harness';
+import { configFor, recipeTestContext, scriptedCaller, scriptedEndpoint } from '../../support/recipe-harness';
 import { fakeRetriever } from '../../support/search-fakes';
-import { GOOD_QUESTION, trajectory, unit } from './records';
+import { startScriptedLlm } from '../../support/scripted-llm/server';
+import { GOOD_QUESTION, item, trajectory, unit } from './records';
 
 /** The nth turn of a trajectory: how many observations the continued assistant message holds. */
 const turnOf = (req: ChatRequest): number => {
@@ -187,6 +189,45 @@ describe('SSP solve: RAG verification, then n solver trajectories (ssp.md ยง1.5โ
     const again = await solveSsp(ctx(), gated());
     expect(again.verification).toMatchObject({ passed: true });
     expect(calls.filter((c) => c.call === SSP_CALLS.ragVerifier)).toHaveLength(2);
+  });
+
+  test("each role's rows carry the temperature it samples at: the proposer's own, the solver's the run's", async () => {
+    const server = await startScriptedLlm({ tokenIds: 'sglang' });
+    try {
+      const endpoint = scriptedEndpoint(server);
+      const cfg = configFor({
+        recipe: 'ssp',
+        groupSize: 3,
+        sampling: { temperature: 0.6, topP: 0.9 },
+        ssp: { proposerTemperature: 0.8 },
+      });
+      const ctx = recipeTestContext(cfg, endpoint, { retriever: fakeRetriever() });
+      const { plan, gate, judge, propose, solve } = item({
+        i: 0,
+        verified: true,
+        rewards: [1, 0, 1],
+        source: 'own',
+      });
+      const proposed = await proposeSsp(ctx, plan);
+      const solved = await solveSsp(ctx, gated());
+      expect(solved.trajectories).toHaveLength(3);
+      const { rows } = filterSsp({ config: cfg, runId: 'unit', iteration: 1, state: undefined }, [
+        {
+          shard: 0,
+          plan: [plan],
+          propose: [{ ...propose, trajectory: proposed.trajectory }],
+          gate: [gate],
+          solve: [{ ...solve, trajectories: solved.trajectories }],
+          judge: [judge],
+        },
+      ]);
+      const sampling = (role: string) =>
+        rows.filter((r) => r.role === role).map((r) => ({ temperature: r.temperature, topP: r.topP }));
+      expect(sampling('proposer')).toEqual([{ temperature: 0.8, topP: 0.9 }]);
+      expect(sampling('solver')).toEqual(Array(3).fill({ temperature: 0.6, topP: 0.9 }));
+    } finally {
+      await server.close();
+    }
   });
 
   test('failed with an empty pool: no solver trajectories', async () => {
