@@ -124,7 +124,7 @@ def token_logprobs(policy: Policy, completion: str, messages: list[dict] | None 
     """The policy's log-prob of each token of `completion` + EOS after `messages` (default PROMPT)."""
     (seq,) = encode_rows(policy, training_rows([row(completion, 0.0, messages=messages or PROMPT)]))
     with torch.no_grad():
-        return completion_logprobs(policy.model, [seq], policy.device, policy.tokenizer.pad_token_id)[0]
+        return completion_logprobs(policy.model, [seq], policy.device, policy.tokenizer.pad_token_id)[0].cpu()
 
 
 def params(policy: Policy) -> dict[str, torch.Tensor]:

@@ -51,7 +51,7 @@ def test_train_checkpoint_publish_and_load_through_s3(make_kernel, s3):
         restored.client.post("/v1/policies/pol/restore", json={"uri": "s3://runs/r1/ckpt/1"}).json()["policyVersion"]
         == 1
     )
-    probe = torch.tensor([[5, 6, 7, 8]])
+    probe = torch.tensor([[5, 6, 7, 8]], device=trainer.policy.device)
     with torch.no_grad():
         assert torch.equal(restored.policy.model(input_ids=probe).logits, trainer.policy.model(input_ids=probe).logits)
     absent = restored.client.post("/v1/policies/pol/restore", json={"uri": "s3://runs/r1/ckpt/9"})

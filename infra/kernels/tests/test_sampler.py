@@ -116,7 +116,7 @@ def test_logprobs_are_the_trainers_logprobs(kernel):
     assert [round(lp, 4) for lp in sample.logprobs] == [round(c["logprob"], 4) for c in content]
     seq = Trajectory(prompt, sample.tokens, [True] * len(sample.tokens), None, 0.0, "solver")
     with torch.no_grad():
-        trained = completion_logprobs(policy.model, [seq], policy.device, policy.tokenizer.pad_token_id)[0]
+        trained = completion_logprobs(policy.model, [seq], policy.device, policy.tokenizer.pad_token_id)[0].cpu()
     assert torch.allclose(trained, torch.tensor(sample.logprobs), atol=1e-4)
 
 

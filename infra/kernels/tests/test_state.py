@@ -12,7 +12,7 @@ PROBE = torch.tensor([[5, 17, 99, 300, 7, 42, 2]])
 
 def logits(kernel) -> torch.Tensor:
     with torch.no_grad():
-        return kernel.policy.model(input_ids=PROBE).logits
+        return kernel.policy.model(input_ids=PROBE.to(kernel.policy.device)).logits.cpu()
 
 
 def train(kernel, tmp_path, key: str, base: int) -> dict:

@@ -22,7 +22,7 @@ def scores(policy, completion: list[int]) -> torch.Tensor:
     """The policy's log-prob of each of `completion`'s tokens after PROMPT."""
     seq = Trajectory(encode_prompt(policy.tokenizer, PROMPT), completion, [True] * len(completion), None, 0.0, "r")
     with torch.no_grad():
-        return completion_logprobs(policy.model, [seq], policy.device, policy.tokenizer.pad_token_id)[0]
+        return completion_logprobs(policy.model, [seq], policy.device, policy.tokenizer.pad_token_id)[0].cpu()
 
 
 def test_the_kernel_trains_on_the_sampled_ids_where_retokenizing_would_differ(make_kernel):

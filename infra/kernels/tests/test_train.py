@@ -237,7 +237,7 @@ def test_tis_weights_the_on_policy_ratio_by_the_truncated_importance_weight(make
         part = micro_batch_loss(kernel.policy, [dataclasses.replace(seq)], [1.0 / n], spec)
         part.logp.retain_grad()
         part.loss.backward()
-        grads[mode] = part.logp.grad[0, -n:]
+        grads[mode] = part.logp.grad[0, -n:].cpu()
     # tis: ratio 1 to pi_old (the policy itself in one step), each term weighted by min(e, 2) = 2; EOS by 1.
     expected = torch.tensor([2.0] * (n - 1) + [1.0]) * (-1.0 / n)
     assert torch.allclose(grads["tis"], expected, atol=1e-6)
