@@ -6,9 +6,7 @@ import { NON_RETRYABLE, nonRetryable } from '../../lib/errors';
 import { openStore, type ObjectStore } from '../storage';
 import type { SnapshotRef } from './types';
 import { forEachLimited } from '../../lib/concurrency';
-
-/** Written last by the kernel's publish: a snapshot without it is incomplete and must not be loaded. */
-export const COMPLETE_MARKER = 'COMPLETE';
+import { COMPLETE_MARKER } from '../trainer-contract';
 
 const DEFAULT_CACHE_DIR = '.selfplay/snapshots';
 const PARALLEL_DOWNLOADS = 4;
