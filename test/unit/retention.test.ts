@@ -12,17 +12,15 @@ import { commitActivities } from '../../activities/stages/commit';
 import { lineageActivities } from '../../activities/stages/lineage';
 import { retentionActivities } from '../../activities/stages/retention';
 import { loadWorkerEnv } from '../../config/env';
-import { resolveRunConfig, type RunConfig } from '../../config/schema';
+import type { RunConfig } from '../../config/schema';
 import type { PromotedPointer } from '../../contracts/continual';
 import type { Lineage } from '../../contracts/lineage';
 import type { IterationMetrics, RetentionInput, RetentionResult } from '../../contracts/selfplay';
+import { configFor } from '../support/recipe-harness';
 
 /** A run of the one policy `p`. */
-const config = (extra: Record<string, unknown> = {}): RunConfig => {
-  const r = resolveRunConfig({ recipe: 'spice', training: { policy: 'p' }, ...extra });
-  if (!r.ok) throw new Error(r.problems.join('; '));
-  return r.config;
-};
+const config = (extra: Record<string, unknown> = {}): RunConfig =>
+  configFor({ recipe: 'spice', training: { policy: 'p' }, ...extra });
 const metrics = { recipe: {}, train: {}, stages: {}, reusedUnits: 0 } as unknown as IterationMetrics;
 
 /**
