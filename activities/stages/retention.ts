@@ -7,7 +7,7 @@ import type { ObjectStore } from '../clients/storage/types';
 import { COMPLETE_MARKER } from '../clients/trainer-contract';
 import { isCommitPointer, LINEAGES_ROOT } from '../continual/keys';
 import { forEachLimited } from '../lib/concurrency';
-import { NON_RETRYABLE } from '../lib/errors';
+import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
 import { heartbeatWhile } from '../lib/heartbeat';
 import type { ActivityDeps } from './deps';
 import { forksOf } from './lineage';
@@ -54,8 +54,7 @@ export function retentionActivities(deps: ActivityDeps) {
             );
             for (const committed of Object.values(manifest.policies)) {
               for (const uri of [committed.checkpointUri, committed.snapshot?.uri]) {
-                const key = uri && keyOf(store, uri);
-                if (key) prefixes.add(key);
+                if (uri) prefixes.add(keyOf(store, uri, commit));
               }
             }
             if (commit.iteration === head && commit.lineage === lineageHolding(lineages, head)) {
@@ -115,11 +114,19 @@ async function namedFromOutside(store: ObjectStore, lineages: readonly string[])
   ];
 }
 
-/** The store key of a save the store holds (its URI without a trailing slash), else undefined. */
-function keyOf(store: ObjectStore, uri: string): string | undefined {
+/**
+ * The store key of a save a kept commit names (its URI without a trailing slash). One outside this store (the
+ * storage moved since) could not be told apart from what may go, so the pass deletes nothing.
+ */
+function keyOf(store: ObjectStore, uri: string, commit: LineageOrigin): string {
   const root = `${store.root}/`;
   const trimmed = uri.replace(/\/+$/, '');
-  return trimmed.startsWith(root) ? trimmed.slice(root.length) : undefined;
+  if (trimmed.startsWith(root)) return trimmed.slice(root.length);
+  throw nonRetryable(
+    NON_RETRYABLE.invalidConfig,
+    `retention deleted nothing: iteration ${commit.iteration} of "${commit.lineage}" names ${uri}, ` +
+      `which is not in this worker's storage ${store.root}`,
+  );
 }
 
 /** The marker first: from then on no reader takes what is left for a complete save. */

@@ -114,6 +114,27 @@ describe('retention after a commit', () => {
     expect(await checkpoints(runId)).toEqual([2, 3, 5, 6, 7, 8]);
   });
 
+  test('a kept commit naming weights outside this store (storage moved) makes the pass delete nothing', async () => {
+    const runId = 'moved';
+    for (const n of [1, 2, 3]) await trainAndCommit(runId, n);
+    // The run's objects copied to another directory, its manifests still naming the first one.
+    const elsewhere = new LocalStore(mkdtempSync(path.join(os.tmpdir(), 'retention-moved-')));
+    for (const key of await store.list(`runs/${runId}/`)) await elsewhere.put(key, (await store.get(key))!);
+    const refused = await new MockActivityEnvironment()
+      .run(() =>
+        retentionActivities({ ...deps, store: elsewhere }).applyRetention({
+          lineages: [{ id: runId }],
+          head: 3,
+          retention: { keepLast: 1, keepEvery: 0 },
+          maxStaleness: 0,
+        }),
+      )
+      .catch((e: Error & { type?: string }) => e);
+    expect(refused).toMatchObject({ type: 'InvalidConfig', nonRetryable: true });
+    expect((refused as Error).message).toContain("which is not in this worker's storage");
+    expect(await elsewhere.list(`runs/${runId}/checkpoints/`)).toHaveLength(6);
+  });
+
   test('deletes the COMPLETE marker first, and finishes a pass that crashed midway', async () => {
     const runId = 'crash';
     for (const n of [1, 2, 3]) await trainAndCommit(runId, n);
