@@ -1,6 +1,6 @@
 import type { CheckpointRef } from '../../contracts/continual';
 import { currentLineage, lineageHolding, type LineageOrigin } from '../../contracts/lineage';
-import type { RetentionInput, RetentionResult } from '../../contracts/selfplay';
+import { versionsOf, type RetentionInput, type RetentionResult } from '../../contracts/selfplay';
 import { getJson } from '../clients/storage/codec';
 import { weightPrefixes, weightVersionOf, type WeightVersion } from '../clients/storage/keys';
 import type { ObjectStore } from '../clients/storage/types';
@@ -58,9 +58,7 @@ export function retentionActivities(deps: ActivityDeps) {
               }
             }
             if (commit.iteration === head && commit.lineage === lineageHolding(lineages, head)) {
-              headVersions = Object.fromEntries(
-                Object.entries(manifest.policies).map(([policy, p]) => [policy, p.version]),
-              );
+              headVersions = versionsOf(manifest.policies);
             }
           }
           const doomed = versionsToDelete(stored, {
