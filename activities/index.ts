@@ -7,6 +7,7 @@ import { commitActivities } from './stages/commit';
 import { syncActivities } from './stages/sync';
 import { indexActivities } from './stages/index-build';
 import { lineageActivities } from './stages/lineage';
+import { retentionActivities } from './stages/retention';
 import { lineageJobActivities } from './continual/jobs';
 import { evaluationActivities } from './continual/evaluate';
 import { benchmarkActivities } from './evaluation/evaluate';
@@ -25,6 +26,7 @@ export function createActivities(deps: ActivityDeps) {
     ...syncActivities(deps),
     ...indexActivities(deps),
     ...lineageActivities(deps),
+    ...retentionActivities(deps),
     ...lineageJobActivities(deps),
     ...evaluationActivities(deps),
     ...benchmarkActivities(deps),

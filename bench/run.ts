@@ -8,6 +8,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   checker: async () => (await import('./checker')).main(),
   corpus: async () => (await import('./corpus')).main(),
   'large-batch': async () => (await import('./large-batch')).main(),
+  storage: async () => (await import('./storage')).main(process.argv.slice(3)),
 };
 
 const name = process.argv[2];

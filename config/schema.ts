@@ -204,6 +204,26 @@ export const runConfig = z
       /** Save the kernel's full state (weights, optimizer, RNG, applied keys) with every iteration's commit. */
       checkpoint: z.boolean(),
       /**
+       * Which checkpoints and sampler snapshots stay in storage once newer commits exist, applied after every
+       * commit (activities/stages/retention.ts). Kept: those of the last `keepLast` commits (at least
+       * `pipeline.maxStaleness` + 1 of them, the snapshots iterations in flight sample), of every `keepEvery`-th
+       * iteration, and of every commit something else names: an iteration the run rolled back to, a commit
+       * another run was forked or resumed from, continual training's promoted and latest commits. The rest is
+       * deleted, versions of abandoned lineages included; manifests, metrics and stage outputs stay. The
+       * defaults keep the last 5 commits and no milestones: a rollback can still go 4 commits back, and a run's
+       * weights take 5 versions of storage however long it runs (the chart's 0.6 B model, fully fine-tuned,
+       * writes about 5 Gi per version and filled its 100 Gi MinIO in about 20 iterations when nothing was
+       * deleted); each milestone keeps a whole version for good.
+       */
+      retention: z.strictObject({
+        /** The newest commits whose checkpoints and snapshots are kept; `all` deletes nothing. */
+        keepLast: z.union([positiveInt.max(1_000_000), z.literal('all')], {
+          error: 'expected a positive integer of commits, or "all"',
+        }),
+        /** Also keep the commits of iterations divisible by this (milestones to roll back to or evaluate); 0: none. */
+        keepEvery: z.number().int().min(0).max(1_000_000),
+      }),
+      /**
        * A negative control, never a training setting: every batch row is trained on the opposite of its
        * advantage. A loop whose held-out accuracy still rises with it on is not learning from its rewards.
        */
@@ -414,6 +434,7 @@ const commonDefaults = {
     policy: 'policy',
     loss: LOSS_OPTION_DEFAULTS,
     checkpoint: true,
+    retention: { keepLast: 5, keepEvery: 0 },
     negateAdvantages: false,
     ablateRoles: [],
     update: UPDATE_DEFAULTS,

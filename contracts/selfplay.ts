@@ -244,6 +244,22 @@ export interface CommitResult {
   configHash?: string;
 }
 
+/** What the run's retention after a commit gets (`training.retention`, activities/stages/retention.ts). */
+export interface RetentionInput {
+  /** Every lineage of the run, the current one last. */
+  lineages: Lineage[];
+  /** The newest commit of the run (on its current path), durable before retention starts. */
+  head: number;
+  retention: RunConfig['training']['retention'];
+  /** `pipeline.maxStaleness`: iterations in flight sample the snapshots of up to this many commits back. */
+  maxStaleness: number;
+}
+
+export interface RetentionResult {
+  /** The checkpoints and snapshots deleted (their prefixes). */
+  deleted: string[];
+}
+
 export interface PublishInput {
   runId: string;
   config: RunConfig;

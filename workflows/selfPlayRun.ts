@@ -7,6 +7,7 @@ import {
   continueAsNew,
   getExternalWorkflowHandle,
   isCancellation,
+  log,
   patched,
   setHandler,
   ParentClosePolicy,
@@ -76,6 +77,8 @@ const RUN_ID_IS_WORKFLOW_ID = 'run-id-is-workflow-id';
  * before the check, with an id no storage key takes, replay as they ran: retrying their first activity.
  */
 const RUN_ID_FOLLOWS_THE_RULE = 'run-id-follows-the-rule';
+/** `training.retention` runs after each commit; runs recorded before it replay without. */
+const RETENTION_AFTER_COMMIT = 'retention-after-commit';
 
 export interface RunOutcome {
   runId: string;
@@ -149,6 +152,12 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
   let lineages: Lineage[] = initialLineages(runId);
   /** The storage id the run writes under now (its `runId` in keys, child ids and train-step keys). */
   let lineage = runId;
+  /**
+   * Retention is deleting, or forks are being started: one waits for the other, so a rollback or fork reads
+   * (and checks) the weights of its commit only when no pass is deleting (see `retain`).
+   */
+  let retaining = false;
+  let forking = 0;
   const setState = (state: RunState): void => {
     progress.state = state;
     upsertSearchAttributes([{ key: RUN_STATE, value: state }]);
@@ -330,6 +339,7 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
     rollingBack = true;
     setState(activeState());
     try {
+      if (retaining) await condition(() => !retaining);
       const next = rollbackLineage(runId, lineages, k);
       const from = await orchestrator
         .lineageStart({ from: next.from, config })
@@ -375,9 +385,16 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
     const input = { ...configForContinuation(config), runId: id, resumeFrom };
     const resolvedFork = resolveRunConfig(input);
     if (!resolvedFork.ok) return reject(`fork: ${resolvedFork.problems.join('; ')}`);
-    await orchestrator
-      .loadRunStart({ runId: id, config: resolvedFork.config })
-      .catch((err: unknown) => reject(`fork: ${failureMessage(err)}`));
+    forking++;
+    try {
+      if (retaining) await condition(() => !retaining);
+      // Records the fork in this run's storage (so retention keeps k) and checks k's weights are there.
+      await orchestrator
+        .loadRunStart({ runId: id, config: resolvedFork.config })
+        .catch((err: unknown) => reject(`fork: ${failureMessage(err)}`));
+    } finally {
+      forking--;
+    }
     await startChild(selfPlayRun, {
       workflowId: id,
       taskQueue: config.pools.orchestrator,
@@ -391,6 +408,30 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
       ),
     );
     return { workflowId: id, resumeFrom };
+  };
+
+  /**
+   * `training.retention` after a commit: deletes the weights no kept commit names (activities/stages/
+   * retention.ts). It waits for a rollback or a fork being started to finish, and they wait for it, so neither
+   * reads a commit's weights while a pass deletes them. A pass that fails is logged, not fatal: deleting is
+   * idempotent, and the next commit's pass deletes what this one left.
+   */
+  const retain = async (): Promise<void> => {
+    await condition(() => !rollingBack && forking === 0);
+    retaining = true;
+    try {
+      await orchestrator.applyRetention({
+        lineages,
+        head: progress.lastCommitted,
+        retention: config.training.retention,
+        maxStaleness: config.pipeline.maxStaleness,
+      });
+    } catch (err) {
+      if (isCancellation(err)) throw err;
+      log.warn(`retention after iteration ${progress.lastCommitted} failed: ${failureMessage(err)}`);
+    } finally {
+      retaining = false;
+    }
   };
 
   /**
@@ -521,6 +562,7 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
         .signal(baseCommittedSignal, { iteration: n, ...committed })
         .catch(() => undefined);
     }
+    if (patched(RETENTION_AFTER_COMMIT)) await retain();
 
     if (progress.stopRequested) break;
     const more = n < config.iterations;

@@ -23,6 +23,9 @@
  * lineage `{run}.r{n}` counts as its run), so two runs pointed at one kernel never train on each other's weights.
  */
 
+/** The object a checkpoint or snapshot's save writes last: without it the prefix holds no loadable save. */
+export const COMPLETE_MARKER = 'COMPLETE';
+
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant';
   content: string;

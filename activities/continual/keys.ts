@@ -11,9 +11,14 @@
  */
 const pad = (n: number): string => String(n).padStart(6, '0');
 
-export const lineagePrefix = (lineage: string): string => `lineages/${lineage}`;
+/** Where every lineage's keys are. */
+export const LINEAGES_ROOT = 'lineages/';
+export const lineagePrefix = (lineage: string): string => `${LINEAGES_ROOT}${lineage}`;
 export const promotedKey = (lineage: string): string => `${lineagePrefix(lineage)}/promoted.json`;
 export const lineageLatestKey = (lineage: string): string => `${lineagePrefix(lineage)}/latest.json`;
+/** Whether `key` is a lineage's promoted or latest pointer: a commit the lineage's next job may resume. */
+export const isCommitPointer = (key: string): boolean =>
+  /^lineages\/[^/]+\/(promoted|latest)\.json$/.test(key);
 export const usedDocsKey = (lineage: string): string => `${lineagePrefix(lineage)}/used-docs.json`;
 
 const jobPrefix = (lineage: string, jobId: string): string => `${lineagePrefix(lineage)}/jobs/${jobId}`;

@@ -4,6 +4,7 @@ import type { CheckpointToEvaluate } from '../../contracts/evaluation';
 import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
 import type { ActivityDeps } from '../stages/deps';
 import { keptManifest, notCommittedAs } from '../stages/lineage';
+import { mustBeRestorable } from '../stages/manifest';
 
 /**
  * Which version `selfplay eval` scores: a run's kept iteration (its latest by default, along the lineage
@@ -29,6 +30,7 @@ export function checkpointActivities(deps: ActivityDeps) {
           `eval: iteration ${manifest.iteration} of run "${runId}" committed ${Object.keys(manifest.policies).join(', ')}, not policy "${policy}"`,
         );
       }
+      await mustBeRestorable(manifest, [policy], NON_RETRYABLE.invalidInput, 'eval');
       return { runId: lineage, iteration: manifest.iteration, policy, committed };
     },
   };

@@ -11,9 +11,10 @@ import type { ActivityDeps } from './deps';
 import { getJson, putJson } from '../clients/storage/codec';
 import { latestKey, manifestKey, metricsKey } from '../clients/storage/keys';
 import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
-import { currentLineageStart, keptManifest, notCommittedAs, readLineages } from './lineage';
+import { currentLineageStart, keptManifest, notCommittedAs, readLineages, recordFork } from './lineage';
 import {
   basePolicies,
+  mustBeRestorable,
   mustReadManifest,
   readManifest,
   startAfter as startAfterManifest,
@@ -126,7 +127,11 @@ export function commitActivities(deps: ActivityDeps) {
     const { lineage, manifest } = await keptManifest(store, from.runId, from.iteration).catch(
       notCommittedAs(NON_RETRYABLE.invalidConfig, 'resumeFrom'),
     );
-    return startAfter(config, manifest, lineage);
+    const start = startAfter(config, manifest, lineage);
+    // Recorded before the weights are checked, so the other run's retention keeps them from now on.
+    await recordFork(store, { lineage, iteration: manifest.iteration }, runId);
+    await mustBeRestorable(manifest, Object.keys(start.policies), NON_RETRYABLE.invalidConfig, 'resumeFrom');
+    return start;
   }
 }
 

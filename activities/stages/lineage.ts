@@ -10,9 +10,9 @@ import {
 import type { ObjectStore } from '../clients/storage/types';
 import type { ActivityDeps } from './deps';
 import { getJson, putJson } from '../clients/storage/codec';
-import { mustReadManifest, readManifest, startAfter, type LatestPointer } from './manifest';
-import { latestKey, lineageKey } from '../clients/storage/keys';
-import { nonRetryable, type NonRetryableType } from '../lib/errors';
+import { mustBeRestorable, mustReadManifest, readManifest, startAfter, type LatestPointer } from './manifest';
+import { forkKey, forksPrefix, latestKey, lineageKey } from '../clients/storage/keys';
+import { NON_RETRYABLE, nonRetryable, type NonRetryableType } from '../lib/errors';
 
 /**
  * Storage side of lineages (contracts/lineage.ts): the record `runs/{runId}/lineage.json`, and where a
@@ -43,10 +43,10 @@ export function lineageActivities(deps: ActivityDeps) {
      */
     async lineageStart(input: { from: LineageOrigin; config: RunConfig }): Promise<RunStart> {
       const { from, config } = input;
-      return startAfter(
-        config,
-        await mustReadManifest(store, from.lineage, from.iteration, undefined, from.lineage),
-      );
+      const manifest = await mustReadManifest(store, from.lineage, from.iteration, undefined, from.lineage);
+      const start = startAfter(config, manifest);
+      await mustBeRestorable(manifest, Object.keys(start.policies), NON_RETRYABLE.invalidInput);
+      return start;
     },
 
     /** Records the run's lineages; the rollback writes it before the new lineage writes anything. */
@@ -62,6 +62,32 @@ export function lineageActivities(deps: ActivityDeps) {
 
 export async function readLineages(store: ObjectStore, runId: string): Promise<Lineage[] | undefined> {
   return (await getJson<LineageRecord>(store, lineageKey(runId)))?.lineages;
+}
+
+/**
+ * `runs/{lineage}/forks/{runId}.json`: run `runId` starts after the lineage's commit `iteration` (a fork, a
+ * resume, a continual-training job), so the lineage's retention keeps that commit's checkpoint and snapshot.
+ */
+export interface ForkRecord {
+  v: 1;
+  runId: string;
+  iteration: number;
+}
+
+/** Records that `runId` starts from `from`; written before the run reads the commit's weights. */
+export const recordFork = (store: ObjectStore, from: LineageOrigin, runId: string): Promise<void> =>
+  putJson(store, forkKey(from.lineage, runId), {
+    v: 1,
+    runId,
+    iteration: from.iteration,
+  } satisfies ForkRecord);
+
+/** The runs started from commits of `lineage`. */
+export async function forksOf(store: ObjectStore, lineage: string): Promise<ForkRecord[]> {
+  const records = await Promise.all(
+    (await store.list(forksPrefix(lineage))).map((key) => getJson<ForkRecord>(store, key)),
+  );
+  return records.filter((r): r is ForkRecord => r !== undefined);
 }
 
 /**

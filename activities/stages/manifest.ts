@@ -3,6 +3,8 @@ import type { RunConfig } from '../../config/schema';
 import type { ObjectStore } from '../clients/storage/types';
 import { getJson } from '../clients/storage/codec';
 import { manifestKey } from '../clients/storage/keys';
+import { objectAtUri } from '../clients/storage';
+import { COMPLETE_MARKER } from '../clients/trainer-contract';
 import { NON_RETRYABLE, nonRetryable, type NonRetryableType } from '../lib/errors';
 import { policyNames } from '../../config/policies';
 
@@ -72,6 +74,35 @@ export function startAfter(config: RunConfig, manifest: Manifest): RunStart {
     policies,
     ...(manifest.recipeStateKey ? { recipeStateKey: manifest.recipeStateKey } : {}),
   };
+}
+
+/**
+ * Refuses, as a non-retryable error of `type` (prefixed with `label`), to start from a commit whose checkpoint
+ * or snapshot of one of `policies` is no longer complete in storage: `training.retention` deletes them once
+ * newer commits exist. Without this a rollback, fork or evaluation of such a commit would fail later, at a
+ * restore or a weight sync, with a reason that does not say why.
+ */
+export async function mustBeRestorable(
+  manifest: Manifest,
+  policies: readonly string[],
+  type: NonRetryableType,
+  label?: string,
+): Promise<void> {
+  for (const policy of policies) {
+    const committed = manifest.policies[policy];
+    const saves = { checkpoint: committed?.checkpointUri, snapshot: committed?.snapshot?.uri };
+    for (const [what, uri] of Object.entries(saves)) {
+      if (!uri) continue;
+      const { store, key } = objectAtUri(`${uri.replace(/\/+$/, '')}/${COMPLETE_MARKER}`);
+      if (await store.exists(key)) continue;
+      throw nonRetryable(
+        type,
+        `${label ? `${label}: ` : ''}iteration ${manifest.iteration} of run "${manifest.runId}" can no longer ` +
+          `be restored: its ${what} of policy ${policy} (${uri}) is not in storage any more; training.retention ` +
+          'keeps the last commits, every keepEvery-th one and those rolled back to, forked from or promoted',
+      );
+    }
+  }
 }
 
 /** Every policy at version 0, the base weights (nothing committed yet). */

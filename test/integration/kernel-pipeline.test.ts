@@ -1,5 +1,5 @@
 import { buildTinyModel } from '../support/kernel-process';
-import { servedVersion, trainedVersion, withKernelRun } from '../support/kernel-run';
+import { servedVersion, tinySpice, trainedVersion, withKernelRun } from '../support/kernel-run';
 
 /**
  * SPICE one-step-off (`pipeline.maxStaleness` 1) on the real kernel's tiny model, which samples every role
@@ -16,15 +16,8 @@ describe('SPICE with pipeline.maxStaleness 1 on the training kernel', () => {
     await withKernelRun({ model, name: 'kernel-pipelined', policies: (runId) => [runId] }, async (run) => {
       const outcome = await run.execute({
         ...run.baseConfig,
-        recipe: 'spice',
+        ...tinySpice(run.runId),
         iterations: 3,
-        batchSize: 2,
-        shardSize: 2,
-        groupSize: 2,
-        corpus: { uri: 'test/fixtures/corpus/small.jsonl', maxSegmentChars: 600 },
-        sampling: { maxTokens: 16 },
-        spice: { maxAttempts: 2, typeSelectionAttempts: 1 },
-        training: { policy: run.runId, estimator: 'reinforce', optimizer: { learningRate: 1e-3 } },
         pipeline: { maxStaleness: 1 },
       });
       expect(outcome).toMatchObject({ lastCommitted: 3, versions: { [run.runId]: 3 } });

@@ -12,20 +12,17 @@ import {
   startKernel,
   type KernelProcess,
 } from '../support/kernel-process';
-import { servedVersion, withKernelRun } from '../support/kernel-run';
+import { servedVersion, tinySpice, withKernelRun } from '../support/kernel-run';
 import { spawnWorker } from '../support/worker-process';
 import { uniqueId } from '../support/stack';
 import { waitFor } from '../support/wait';
 import { temporalClient } from '../support/temporal-client';
 
 /**
- * SPICE on the real kernel: a tiny locally built model samples every role and trains on every step, and
- * versioned snapshots are published and loaded by the kernel's sampler. Then the kernel and the worker are
- * SIGKILLed after a commit; the restarted kernel starts from the base weights, the run restores the committed
- * checkpoint, and no step is applied twice.
- *
- * A random tiny model writes no valid task, so every Challenger group has equal rewards and Dr.GRPO
- * advantages are all zero; REINFORCE (no baseline) makes each step a real update of the weights.
+ * SPICE on the real kernel: a tiny locally built model samples every role and trains on every step
+ * (`tinySpice`), and versioned snapshots are published and loaded by the kernel's sampler. Then the kernel and
+ * the worker are SIGKILLed after a commit; the restarted kernel starts from the base weights, the run restores
+ * the committed checkpoint, and no step is applied twice.
  */
 describe('SPICE on the training kernel', () => {
   const bucket = process.env.SELFPLAY_TEST_BUCKET as string;
@@ -51,15 +48,8 @@ describe('SPICE on the training kernel', () => {
       SELFPLAY_TRAINER_URL: kernel.url,
     });
     const config = {
-      recipe: 'spice',
+      ...tinySpice(runId),
       iterations: 3,
-      batchSize: 2,
-      shardSize: 2,
-      groupSize: 2,
-      corpus: { uri: 'test/fixtures/corpus/small.jsonl', maxSegmentChars: 600 },
-      sampling: { maxTokens: 16 },
-      spice: { maxAttempts: 2, typeSelectionAttempts: 1 },
-      training: { policy: runId, estimator: 'reinforce', optimizer: { learningRate: 1e-3 } },
       weightSync: { engine: 'kernel' },
       pools: queueNames(prefix),
       inference: { requestTimeoutSeconds: 120, maxRetries: 3 },
@@ -133,22 +123,14 @@ describe('SPICE on the training kernel', () => {
     'mini-batched updates: one optimizer step per prompt, one version per iteration',
     () =>
       withKernelRun({ model, name: 'kernel-minibatch', policies: (runId) => [runId] }, async (run) => {
+        const spice = tinySpice(run.runId);
         const outcome = await run.execute({
           ...run.baseConfig,
-          recipe: 'spice',
+          ...spice,
           iterations: 2,
           batchSize: 3,
           shardSize: 3,
-          groupSize: 2,
-          corpus: { uri: 'test/fixtures/corpus/small.jsonl', maxSegmentChars: 600 },
-          sampling: { maxTokens: 16 },
-          spice: { maxAttempts: 2, typeSelectionAttempts: 1 },
-          training: {
-            policy: run.runId,
-            estimator: 'reinforce',
-            optimizer: { learningRate: 1e-3 },
-            update: { miniBatchPrompts: 1 },
-          },
+          training: { ...spice.training, update: { miniBatchPrompts: 1 } },
         });
         expect(outcome).toMatchObject({ lastCommitted: 2, versions: { [run.runId]: 2 } });
         for (const iteration of [1, 2]) {

@@ -115,6 +115,22 @@ export async function withKernelRun<T>(
   }
 }
 
+/**
+ * A SPICE run the tiny model makes in seconds per iteration: B = 2, G = 2, short segments and completions. A
+ * random tiny model writes no valid task, so every Challenger group has equal rewards and Dr.GRPO advantages
+ * would all be zero; REINFORCE (no baseline) makes each step a real update of the weights.
+ */
+export const tinySpice = (policy: string) => ({
+  recipe: 'spice',
+  batchSize: 2,
+  shardSize: 2,
+  groupSize: 2,
+  corpus: { uri: 'test/fixtures/corpus/small.jsonl', maxSegmentChars: 600 },
+  sampling: { maxTokens: 16 },
+  spice: { maxAttempts: 2, typeSelectionAttempts: 1 },
+  training: { policy, estimator: 'reinforce', optimizer: { learningRate: 1e-3 } },
+});
+
 /** The weight version a kernel's sampler serves `model` at (`/v1/models`). */
 export async function servedVersion(kernel: KernelProcess, model: string): Promise<number | undefined> {
   const models = (await (await fetch(`${kernel.url}/v1/models`, { headers: kernelAuth() })).json()) as {

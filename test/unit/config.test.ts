@@ -94,6 +94,30 @@ describe('run config', () => {
     expect(resolveRunConfig(evaluating)).toMatchObject({ ok: true });
   });
 
+  test('training.retention: the last 5 commits by default; "all" keeps everything; bad values say what is expected', () => {
+    const spice = resolveRunConfig({ recipe: 'spice' });
+    expect(spice.ok && spice.config.training.retention).toEqual({ keepLast: 5, keepEvery: 0 });
+    const own = resolveRunConfig({ recipe: 'spice', training: { retention: { keepLast: 'all' } } });
+    expect(own.ok && own.config.training.retention).toEqual({ keepLast: 'all', keepEvery: 0 });
+    expect(resolveRunConfig({ recipe: 'spice', training: { retention: { keepLast: 'none' } } })).toEqual({
+      ok: false,
+      problems: ['training.retention.keepLast: expected a positive integer of commits, or "all"'],
+    });
+    expect(resolveRunConfig({ recipe: 'spice', training: { retention: { keepLast: 0 } } })).toEqual({
+      ok: false,
+      problems: ['training.retention.keepLast: Too small: expected number to be >0'],
+    });
+    expect(
+      resolveRunConfig({ recipe: 'spice', training: { retention: { keepEvery: 2.5, keepAll: true } } }),
+    ).toMatchObject({
+      ok: false,
+      problems: [
+        expect.stringContaining('training.retention.keepEvery'),
+        expect.stringMatching(/^training\.retention: .*keepAll/),
+      ],
+    });
+  });
+
   test('resumeFrom takes a run id or a {runId, iteration} object', () => {
     expect(resolveRunConfig({ recipe: 'spice', resumeFrom: 'run-1' })).toMatchObject({
       ok: true,

@@ -14,6 +14,8 @@
  *   runs/{runId}/iter-000042/update/filter.json              the filter's summary, written after the batches
  *   runs/{runId}/checkpoints/{policy}/v000042/                 the kernel's state after version 42
  *   runs/{runId}/snapshots/{policy}/v000042/                   the sampler snapshot of version 42
+ *   runs/{runId}/forks/{otherRunId}.json                       another run started from one of this run's commits
+ *                                                             (a fork or resume: retention keeps that commit)
  *   corpora/{id}/                                               a corpus's segment index, shared by every run
  *                                                               (activities/corpus/segment-index.ts)
  */
@@ -93,5 +95,33 @@ export const checkpointPrefix = (runId: string, policy: string, version: number)
 
 export const snapshotPrefix = (runId: string, policy: string, version: number): string =>
   `${runPrefix(runId)}/snapshots/${policy}/v${pad(version, 6)}`;
+
+/** Where the run's checkpoints and its snapshots live, every policy and version under them. */
+export const weightPrefixes = (runId: string): string[] => [
+  `${runPrefix(runId)}/checkpoints/`,
+  `${runPrefix(runId)}/snapshots/`,
+];
+
+/** A checkpoint or snapshot: the prefix `checkpointPrefix` or `snapshotPrefix` gave, and what it named. */
+export interface WeightVersion {
+  prefix: string;
+  runId: string;
+  policy: string;
+  version: number;
+}
+
+/** The checkpoint or snapshot a stored key belongs to, or undefined for any other key. */
+export function weightVersionOf(key: string): WeightVersion | undefined {
+  const match = /^(runs\/([^/]+)\/(?:checkpoints|snapshots)\/([^/]+)\/v(\d+))\/./.exec(key);
+  if (!match) return undefined;
+  const [, prefix = '', runId = '', policy = '', version = ''] = match;
+  return { prefix, runId, policy, version: Number(version) };
+}
+
+/** The record of a run started after one of `runId`'s commits (activities/stages/lineage.ts). */
+export const forkKey = (runId: string, forkRunId: string): string =>
+  `${runPrefix(runId)}/forks/${forkRunId}.json`;
+
+export const forksPrefix = (runId: string): string => `${runPrefix(runId)}/forks/`;
 
 export const corpusIndexPrefix = (id: string): string => `corpora/${id}`;

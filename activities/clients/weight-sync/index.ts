@@ -7,12 +7,7 @@ import { vllmAdapter } from './vllm';
 
 export type { Engine, SnapshotRef, SyncTarget, WeightSyncAdapter } from './types';
 export { DEFAULT_HTTP_POLICY, EngineRefusal, type HttpPolicy } from './http';
-export {
-  COMPLETE_MARKER,
-  SnapshotCache,
-  SnapshotUnavailable,
-  type SnapshotCacheOptions,
-} from './snapshot-cache';
+export { SnapshotCache, SnapshotUnavailable, type SnapshotCacheOptions } from './snapshot-cache';
 export { syncServers, type ServerSync, type SyncOptions } from './sync';
 
 export interface AdapterOptions {

@@ -1,16 +1,23 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { access, mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { createWriteStream } from 'node:fs';
+import { access, mkdir, readdir, rename, rm, rmdir, stat, utimes } from 'node:fs/promises';
 import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 import { NON_RETRYABLE, nonRetryable } from '../../lib/errors';
 import { openStore, type ObjectStore } from '../storage';
 import type { SnapshotRef } from './types';
 import { forEachLimited } from '../../lib/concurrency';
-
-/** Written last by the kernel's publish: a snapshot without it is incomplete and must not be loaded. */
-export const COMPLETE_MARKER = 'COMPLETE';
+import { COMPLETE_MARKER } from '../trainer-contract';
 
 const DEFAULT_CACHE_DIR = '.selfplay/snapshots';
+/**
+ * The default cap, in GiB: a quarter of the chart's 200 Gi snapshot volume, room for about twenty full
+ * snapshots of a 0.6 B model or thousands of LoRA adapters, while the servers need only the versions they
+ * serve now (the current one, and on vLLM the previous one, per policy and run).
+ */
+const DEFAULT_MAX_GIB = 50;
+const GIB = 1024 ** 3;
 const PARALLEL_DOWNLOADS = 4;
 
 /** The snapshot's objects cannot be fetched (store down, object gone): not the fault of any one server. */
@@ -24,6 +31,11 @@ export class SnapshotUnavailable extends Error {
 export interface SnapshotCacheOptions {
   /** The cache root (SELFPLAY_SNAPSHOT_CACHE, else `.selfplay/snapshots`); the engines' hosts must see it. */
   dir?: string;
+  /**
+   * The most bytes the complete copies may take (SELFPLAY_SNAPSHOT_CACHE_MAX_GIB GiB, else 50 GiB): after each
+   * new copy, the least recently used others are deleted until the cache fits.
+   */
+  maxBytes?: number;
   /** Opens the store rooted at an `s3://` snapshot's prefix (tests pass a LocalStore). */
   openStore?: (uri: string) => ObjectStore;
 }
@@ -32,16 +44,23 @@ export interface SnapshotCacheOptions {
  * vLLM and SGLang load from a path on their own host, so a snapshot published to S3 is copied once into a
  * cache on the shared filesystem: `{dir}/{policy}/v{N}/{hash of the URI}/`. The URI hash keeps two runs
  * that share a policy name (and so version numbers) from ever reading each other's weights. The copy is
- * made in a temp directory and renamed into place, so a directory at that path is always complete.
+ * made in a temp directory and renamed into place, so a directory at that path is always complete. Objects
+ * are streamed to their files, never held whole in memory (a full model's shards are gigabytes).
+ *
+ * The cache is an LRU under a size cap: every use of a copy marks it used (its directory's mtime, which every
+ * worker process sharing the directory sees), and after each new copy the least recently used others are
+ * deleted until the copies fit in `maxBytes`. The copy just made or used is never deleted, however large.
  */
 export class SnapshotCache {
   readonly dir: string;
+  readonly maxBytes: number;
   private readonly openStore: (uri: string) => ObjectStore;
   /** One download per snapshot, however many servers ask for it at once. */
   private readonly downloads = new Map<string, Promise<string>>();
 
   constructor(options: SnapshotCacheOptions = {}) {
     this.dir = path.resolve(options.dir ?? (process.env.SELFPLAY_SNAPSHOT_CACHE || DEFAULT_CACHE_DIR));
+    this.maxBytes = options.maxBytes ?? maxBytesFromEnv(process.env.SELFPLAY_SNAPSHOT_CACHE_MAX_GIB);
     this.openStore = options.openStore ?? openStore;
   }
 
@@ -81,7 +100,7 @@ export class SnapshotCache {
   }
 
   private async download(snapshot: SnapshotRef, target: string): Promise<string> {
-    if (await exists(path.join(target, COMPLETE_MARKER))) return target;
+    if (await exists(path.join(target, COMPLETE_MARKER))) return markUsed(target);
     let store: ObjectStore;
     try {
       store = this.openStore(snapshot.uri);
@@ -98,14 +117,89 @@ export class SnapshotCache {
       // The marker goes last, as on the store, so no reader ever takes a partial copy for complete.
       await copyObject(snapshot, store, COMPLETE_MARKER, temp);
       await rename(temp, target);
-      return target;
     } catch (err) {
       await rm(temp, { recursive: true, force: true });
       // Another process on the shared filesystem may have renamed its copy into place first.
-      if (await exists(path.join(target, COMPLETE_MARKER))) return target;
+      if (await exists(path.join(target, COMPLETE_MARKER))) return markUsed(target);
       throw err;
     }
+    await markUsed(target);
+    await this.evict(target);
+    return target;
   }
+
+  /**
+   * Deletes the least recently used complete copies, never `keep` nor one this process is copying, until
+   * the copies fit in `maxBytes`. Another process may be deleting too: a copy already gone counts as gone.
+   */
+  private async evict(keep: string): Promise<void> {
+    const copies = await this.copies();
+    let total = copies.reduce((sum, c) => sum + c.bytes, 0);
+    for (const copy of copies.sort((a, b) => a.usedAt - b.usedAt)) {
+      if (total <= this.maxBytes) return;
+      if (copy.dir === keep || this.downloads.has(copy.dir)) continue;
+      await rm(copy.dir, { recursive: true, force: true });
+      total -= copy.bytes;
+      // `{policy}/v{N}/` and `{policy}/` go once empty; a copy being made keeps them.
+      for (const parent of [path.dirname(copy.dir), path.dirname(path.dirname(copy.dir))]) {
+        await rmdir(parent).catch(() => undefined);
+      }
+    }
+  }
+
+  /** Every complete copy, `{dir}/{policy}/v{N}/{hash}`, with its size and when it was last used. */
+  private async copies(): Promise<Array<{ dir: string; bytes: number; usedAt: number }>> {
+    const copies: Array<{ dir: string; bytes: number; usedAt: number }> = [];
+    for (const policy of await subdirectories(this.dir)) {
+      for (const version of await subdirectories(policy)) {
+        for (const copy of await subdirectories(version)) {
+          if (copy.includes('.partial-') || !(await exists(path.join(copy, COMPLETE_MARKER)))) continue;
+          const info = await stat(copy).catch(() => undefined);
+          if (info) copies.push({ dir: copy, bytes: await bytesUnder(copy), usedAt: info.mtimeMs });
+        }
+      }
+    }
+    return copies;
+  }
+}
+
+function maxBytesFromEnv(value: string | undefined): number {
+  if (value === undefined || value === '') return DEFAULT_MAX_GIB * GIB;
+  const gb = Number(value);
+  if (!(gb > 0)) {
+    throw nonRetryable(
+      NON_RETRYABLE.invalidConfig,
+      `SELFPLAY_SNAPSHOT_CACHE_MAX_GIB must be a positive number of GiB, got ${JSON.stringify(value)}`,
+    );
+  }
+  return gb * GIB;
+}
+
+/** Marks a copy used now (its directory's mtime, the cache's LRU clock). */
+async function markUsed(dir: string): Promise<string> {
+  const now = new Date();
+  await utimes(dir, now, now).catch(() => undefined);
+  return dir;
+}
+
+async function subdirectories(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+  return entries.filter((e) => e.isDirectory()).map((e) => path.join(dir, e.name));
+}
+
+async function bytesUnder(dir: string): Promise<number> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => []);
+  const sizes = await Promise.all(
+    entries
+      .filter((e) => e.isFile())
+      .map((e) =>
+        stat(path.join(e.parentPath, e.name)).then(
+          (s) => s.size,
+          () => 0,
+        ),
+      ),
+  );
+  return sizes.reduce((sum, size) => sum + size, 0);
 }
 
 async function copyObject(
@@ -114,13 +208,15 @@ async function copyObject(
   key: string,
   dir: string,
 ): Promise<void> {
-  const body = await unavailableOnError(snapshot, `get ${key}`, () => store.get(key));
+  const body = await unavailableOnError(snapshot, `get ${key}`, () => store.getStream(key));
   if (body === undefined) {
     throw new SnapshotUnavailable(`snapshot ${snapshot.uri}: object ${key} disappeared while it was copied`);
   }
   const file = path.join(dir, ...key.split('/'));
   await mkdir(path.dirname(file), { recursive: true });
-  await writeFile(file, body, { flush: true });
+  await unavailableOnError(snapshot, `copy ${key}`, () =>
+    pipeline(body, createWriteStream(file, { flush: true })),
+  );
 }
 
 async function unavailableOnError<T>(

@@ -78,7 +78,7 @@ test('a hung version read fails at the deadline', async () => {
 test('an s3 snapshot is copied once and loaded by every server from the cache', async () => {
   await writeSnapshot(path.join(suite.s3Root, 'bucket', 'solver', 'v4'), FULL_FILES);
   const snapshot: SnapshotRef = { policy: POLICY, version: 4, uri: 's3://bucket/solver/v4', format: 'full' };
-  const gets = jest.spyOn(LocalStore.prototype, 'get');
+  const gets = jest.spyOn(LocalStore.prototype, 'getStream');
   const [a, b] = [await start('3'), await start('3')];
   const results = await syncServers(suite.adapter, [a.url, b.url], snapshot, options);
   expect(results.map((r) => r.ok)).toEqual([true, true]);

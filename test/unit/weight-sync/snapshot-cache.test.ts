@@ -39,9 +39,10 @@ async function filesUnder(root: string): Promise<string[]> {
     .sort();
 }
 
-test('copies every object of an s3 snapshot, nested keys included, once', async () => {
+test('copies every object of an s3 snapshot, nested keys included, once, streamed to its file', async () => {
   const snapshot = await s3Snapshot('runs/r1/solver/v7');
-  const gets = jest.spyOn(LocalStore.prototype, 'get');
+  const wholeReads = jest.spyOn(LocalStore.prototype, 'get');
+  const gets = jest.spyOn(LocalStore.prototype, 'getStream');
   const local = await cache.localPath(snapshot);
   expect(path.relative(cacheDir, local)).toMatch(/^solver\/v7\/[0-9a-f]{16}$/);
   expect(await filesUnder(local)).toEqual(['COMPLETE', ...Object.keys(FULL_FILES)].sort());
@@ -49,6 +50,7 @@ test('copies every object of an s3 snapshot, nested keys included, once', async 
     FULL_FILES['tokenizer/tokenizer.json'],
   );
   expect(gets).toHaveBeenCalledTimes(5);
+  expect(wholeReads).not.toHaveBeenCalled();
 
   expect(await cache.localPath(snapshot)).toBe(local);
   // A second cache on the same directory (another worker process) finds the copy complete too.
@@ -60,7 +62,7 @@ test('copies every object of an s3 snapshot, nested keys included, once', async 
 
 test('concurrent requests for one snapshot share one download', async () => {
   const snapshot = await s3Snapshot('solver/v7');
-  const gets = jest.spyOn(LocalStore.prototype, 'get');
+  const gets = jest.spyOn(LocalStore.prototype, 'getStream');
   const paths = await Promise.all([
     cache.localPath(snapshot),
     cache.localPath(snapshot),
@@ -90,7 +92,7 @@ test('an s3 snapshot without COMPLETE is refused and leaves nothing in the cache
 
 test('a store failing mid-copy is SnapshotUnavailable and the partial copy is removed', async () => {
   const snapshot = await s3Snapshot('solver/v7');
-  jest.spyOn(LocalStore.prototype, 'get').mockRejectedValueOnce(new Error('connection reset'));
+  jest.spyOn(LocalStore.prototype, 'getStream').mockRejectedValueOnce(new Error('connection reset'));
   await expect(cache.localPath(snapshot)).rejects.toThrow(SnapshotUnavailable);
   expect(await filesUnder(cacheDir)).toEqual([]);
   // The next sync tries again and succeeds.
@@ -109,5 +111,70 @@ test('file:// and plain-path snapshots are used in place, and need their COMPLET
   });
   await expect(cache.localPath(ref('gs://bucket/solver/v7'))).rejects.toMatchObject({
     type: 'InvalidConfig',
+  });
+});
+
+describe('the size cap', () => {
+  /** Snapshot `name` of its own policy, copied; the bytes one copy takes. */
+  const copy = async (name: string, c: SnapshotCache = cache): Promise<string> =>
+    c.localPath({ ...(await s3Snapshot(`runs/r1/${name}`)), policy: name });
+  const copyBytes = Object.values({ ...FULL_FILES, COMPLETE: 'v1' }).join('').length;
+  /** The policies with a copy in the cache. */
+  const cached = async (): Promise<string[]> => (await readdir(cacheDir)).sort();
+  const tick = () => new Promise((resolve) => setTimeout(resolve, 20));
+
+  test('past maxBytes, the least recently used copies are deleted after each new copy', async () => {
+    const capped = new SnapshotCache({
+      dir: cacheDir,
+      openStore: s3InDirectory(s3Root),
+      maxBytes: 2.5 * copyBytes,
+    });
+    await copy('a', capped);
+    await tick();
+    await copy('b', capped);
+    await tick();
+    // Using a again makes b the least recently used.
+    await copy('a', capped);
+    await tick();
+    await copy('c', capped);
+    expect(await cached()).toEqual(['a', 'c']);
+    await tick();
+    await copy('d', capped);
+    expect(await cached()).toEqual(['c', 'd']);
+  });
+
+  test('the copy just made stays even when it alone is over the cap', async () => {
+    const tiny = new SnapshotCache({ dir: cacheDir, openStore: s3InDirectory(s3Root), maxBytes: 1 });
+    await copy('a', tiny);
+    await tick();
+    const b = await copy('b', tiny);
+    expect(await cached()).toEqual(['b']);
+    expect(await filesUnder(b)).toContain('COMPLETE');
+  });
+
+  test('the cap comes from SELFPLAY_SNAPSHOT_CACHE_MAX_GIB (GiB, 50 by default); a bad value is a config error', () => {
+    const withEnv = (value: string | undefined): SnapshotCache => {
+      const saved = process.env.SELFPLAY_SNAPSHOT_CACHE_MAX_GIB;
+      if (value === undefined) delete process.env.SELFPLAY_SNAPSHOT_CACHE_MAX_GIB;
+      else process.env.SELFPLAY_SNAPSHOT_CACHE_MAX_GIB = value;
+      try {
+        return new SnapshotCache({ dir: cacheDir });
+      } finally {
+        if (saved === undefined) delete process.env.SELFPLAY_SNAPSHOT_CACHE_MAX_GIB;
+        else process.env.SELFPLAY_SNAPSHOT_CACHE_MAX_GIB = saved;
+      }
+    };
+    expect(withEnv(undefined).maxBytes).toBe(50 * 1024 ** 3);
+    expect(withEnv('0.5').maxBytes).toBe(512 * 1024 ** 2);
+    let refused: unknown;
+    try {
+      withEnv('lots');
+    } catch (err) {
+      refused = err;
+    }
+    expect(refused).toMatchObject({
+      type: 'InvalidConfig',
+      message: 'SELFPLAY_SNAPSHOT_CACHE_MAX_GIB must be a positive number of GiB, got "lots"',
+    });
   });
 });

@@ -108,7 +108,7 @@ test('an s3 snapshot is copied once into the cache and every server loads that c
     uri: 's3://bucket/runs/r1/solver/v4',
     format: 'lora',
   };
-  const gets = jest.spyOn(LocalStore.prototype, 'get');
+  const gets = jest.spyOn(LocalStore.prototype, 'getStream');
   const [a, b] = [await start(), await start()];
   const results = await syncServers(suite.adapter, [a.url, b.url], snapshot, options);
   expect(results.map((r) => r.ok)).toEqual([true, true]);
