@@ -3,7 +3,7 @@ import type { ObjectStore } from '../activities/clients/storage';
 import { getJson } from '../activities/clients/storage/codec';
 import { latestKey } from '../activities/clients/storage/keys';
 import { keptManifest, lineagesOf } from '../activities/stages/lineage';
-import { resolveRunConfig } from '../config/schema';
+import { resolveStartConfig } from '../config/temporal-limits';
 import { selfPlayRun } from '../workflows';
 import type { Manifest } from '../contracts/selfplay';
 import { forkIdProblem, lineagePath } from '../contracts/lineage';
@@ -85,7 +85,7 @@ export async function forkRun(
   for (const assignment of request.set ?? []) applySet(config, assignment);
   const resumeFrom = { runId: lineage, iteration: from };
   config.resumeFrom = resumeFrom;
-  const resolved = resolveRunConfig(config);
+  const resolved = resolveStartConfig(config);
   if (!resolved.ok) refuse(`invalid config:\n  ${resolved.problems.join('\n  ')}`);
 
   await client.workflow

@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
-import { resolveRunConfig } from '../config/schema';
+import { resolveStartConfig } from '../config/temporal-limits';
 import { temporalConnectionFromEnv } from '../config/temporal-connection';
 import { AesGcmCodec, CODEC_KEYS_ENV, codecKeysFromEnv, dataConverterFromEnv } from '../config/payload-codec';
 import { CODEC_SERVER_USAGE, DEFAULT_UI_ORIGIN, startCodecServer } from './codec-server';
@@ -142,7 +142,7 @@ async function start(flags: Map<string, string[]>, wait: boolean): Promise<void>
       sets: flags.get('--set') ?? [],
     }),
   );
-  const resolved = resolveRunConfig(config);
+  const resolved = resolveStartConfig(config);
   if (!resolved.ok) throw new UsageError(`invalid run config:\n  ${resolved.problems.join('\n  ')}`);
   const runId = asUsage(() => startRunId(resolved.config, flags.get('--id')?.[0], new Date()));
   const c = await client();

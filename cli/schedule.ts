@@ -8,6 +8,7 @@ import {
 import type { Duration } from '@temporalio/common';
 import { msToNumber } from '@temporalio/common/lib/time';
 import { resolveRunConfig } from '../config/schema';
+import { resolveStartConfig } from '../config/temporal-limits';
 import type { ObjectStore } from '../activities/clients/storage';
 import { getJson } from '../activities/clients/storage/codec';
 import { lineageLatestKey, promotedKey } from '../activities/continual/keys';
@@ -70,7 +71,7 @@ export function scheduleOptions(input: {
       problems.push(`${flag[field] ?? field}: ${missing ? 'required' : issue.message}`);
     }
   }
-  const resolved = resolveRunConfig(input.config);
+  const resolved = resolveStartConfig(input.config);
   if (!resolved.ok) problems.push(...resolved.problems.map((p) => `--config/--set ${p}`));
   if (problems.length > 0 || !parsed.success)
     throw new Error(`cannot create the schedule:\n  ${problems.join('\n  ')}`);

@@ -30,7 +30,10 @@ export function runIdRuleProblem(runId: string): string | undefined {
   return `run id ${JSON.stringify(runId)} is not valid: a run id takes ${RUN_ID_RULE}, as it names the run's storage prefix runs/{runId}/`;
 }
 const positiveInt = z.number().int().positive();
-/** Each shard adds a few activities to an iteration's history; this keeps it far below Temporal's limits. */
+/**
+ * Each shard adds 4 activities to an iteration's history; one round of this many stays far below Temporal's
+ * limits. Recipes that gather rounds are held to them at a run's start (config/temporal-limits.ts).
+ */
 export const MAX_SHARDS = 64;
 const probability = z.number().min(0).max(1);
 

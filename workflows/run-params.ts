@@ -1,5 +1,6 @@
 import { ApplicationFailure, workflowInfo } from '@temporalio/workflow';
 import { RECIPES, resolveRunConfig, type RunConfig } from '../config/schema';
+import { temporalLimitProblem } from '../config/temporal-limits';
 import { RUN_PARAM_KEYS, type RunParams } from './messages';
 
 /** The parameters an operator may change while a run goes on (`setParams`), and the config they make. */
@@ -12,7 +13,11 @@ export function paramsOf(config: RunConfig): Required<RunParams> {
   };
 }
 
-/** What is wrong with `setParams` input: unknown or missing fields, or the config schema's own problems. */
+/**
+ * What is wrong with `setParams` input: unknown or missing fields, the config schema's own problems, or a
+ * `batchSize` whose rounds would outgrow Temporal's limits (config/temporal-limits.ts). This is the Update's
+ * validator, which replay does not run, so the limits may be checked here.
+ */
 export function paramProblems(config: RunConfig, params: unknown): string[] {
   if (typeof params !== 'object' || params === null || Array.isArray(params))
     return ['expected an object such as {"learningRate":1e-6}'];
@@ -23,7 +28,9 @@ export function paramProblems(config: RunConfig, params: unknown): string[] {
     return unknown.map((k) => `${k}: not a settable parameter (settable: ${allowed.join(', ')})`);
   if (keys.length === 0) return [`no parameter given (settable: ${allowed.join(', ')})`];
   const resolved = resolveRunConfig(merged(config, params));
-  return resolved.ok ? [] : resolved.problems;
+  if (!resolved.ok) return resolved.problems;
+  const limit = 'batchSize' in params ? temporalLimitProblem(resolved.config) : undefined;
+  return limit ? [limit] : [];
 }
 
 /** The config with `params` applied, validated by the config schema (the validator has checked it). */

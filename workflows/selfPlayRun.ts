@@ -18,6 +18,7 @@ import {
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { resolveRunConfig, runIdRuleProblem } from '../config/schema';
+import { temporalLimitProblem } from '../config/temporal-limits';
 import {
   versionsOf,
   type IterationInput,
@@ -79,6 +80,11 @@ const RUN_ID_IS_WORKFLOW_ID = 'run-id-is-workflow-id';
 const RUN_ID_FOLLOWS_THE_RULE = 'run-id-follows-the-rule';
 /** `training.retention` runs after each commit; runs recorded before it replay without. */
 const RETENTION_AFTER_COMMIT = 'retention-after-commit';
+/**
+ * A new run's iterations must fit Temporal's limits (`temporalLimitProblem`). Runs recorded before the check
+ * replay without it, and a run continued as new goes on as it started: its rounds may never have needed it.
+ */
+const ITERATIONS_FIT_TEMPORAL = 'iterations-fit-temporal-limits';
 
 export interface RunOutcome {
   runId: string;
@@ -103,7 +109,8 @@ export interface RunOutcome {
  * (its stages reuse what they stored), a rollback, or a stop.
  * Storage, child ids and train-step keys use the current lineage's id, which is the run id until a rollback.
  * `config.runId`, when given, must be the workflow id (`runIdProblem`): a run writes only its own storage. The
- * run id, whoever chose it (the CLI, the Web UI's workflow id), must be a run id (`runIdRuleProblem`).
+ * run id, whoever chose it (the CLI, the Web UI's workflow id), must be a run id (`runIdRuleProblem`), and a
+ * new run's iterations must fit Temporal's limits (config/temporal-limits.ts).
  */
 export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<RunOutcome> {
   const resolved = resolveRunConfig(input);
@@ -124,6 +131,10 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
   const idProblem = runIdProblem(runId, workflowInfo().workflowId);
   if (idProblem && patched(RUN_ID_IS_WORKFLOW_ID)) {
     throw ApplicationFailure.create({ type: 'InvalidConfig', nonRetryable: true, message: idProblem });
+  }
+  const limitProblem = carry ? undefined : temporalLimitProblem(config);
+  if (limitProblem && patched(ITERATIONS_FIT_TEMPORAL)) {
+    throw ApplicationFailure.create({ type: 'InvalidConfig', nonRetryable: true, message: limitProblem });
   }
   const progress: RunProgress = {
     runId,

@@ -76,7 +76,11 @@ export const scopeParams = z.strictObject({
      * shards is refused at the first plan.
      */
     candidatesPerRound: positiveInt.max(100_000),
-    /** Rounds a Solver step gathers at most; one still short trains on the tasks it kept (`solverTasks` shows it). */
+    /**
+     * Rounds a Solver step gathers at most; one still short trains on the tasks it kept (`solverTasks` shows
+     * it). A run starts only if every round's shards fit one iteration's Temporal history
+     * (config/temporal-limits.ts): 32 rounds of the preset's 32 shards, 16 of 64; the refusal names the most.
+     */
     maxRounds: positiveInt.max(100),
   }),
   /** The frozen judge's decoding per call (§2 "Judge settings"; the gates' decoding is [U]: greedy). */

@@ -31,7 +31,9 @@ export const spellParams = z.strictObject({
    * Rounds of `batchSize` items a step may gather until N responder groups with std > 0 exist (§1.10; the
    * code stops after 10). 1: a single round. A step that still has fewer after the last round trains on
    * what it gathered instead of failing as the code does: one hard step should not end a multi-day run
-   * (the `responderGroups` and `rounds` metrics show the shortfall).
+   * (the `responderGroups` and `rounds` metrics show the shortfall). A run starts only if every round's shards
+   * fit one iteration's Temporal history (config/temporal-limits.ts): 69 rounds of the preset's 15 shards, 16
+   * of 64; the refusal names the most that fit.
    */
   maxRounds: positiveInt.max(100),
   /** Verifier groups trained = ⌊responder trajectories × ratio / G⌋ (§4: 1024 × 0.125 / 8 = 16). */

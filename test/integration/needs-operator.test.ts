@@ -130,4 +130,26 @@ describe('a failed iteration waits for the operator', () => {
       expect(events.filter((e) => e.activityTaskScheduledEventAttributes)).toEqual([]);
     });
   });
+
+  test("rounds that could outgrow an iteration's history (the Web UI takes any config) fail the run at once, with the arithmetic", async () => {
+    const runId = uniqueId('rounds');
+    const config = {
+      recipe: 'spell',
+      batchSize: 2048,
+      shardSize: 32,
+      spell: { maxRounds: 100 },
+      iterations: 1,
+    };
+    await stack.withWorkers(async () => {
+      const handle = await start(runId, [stack.runConfig(config)]);
+      const err = await handle.result().catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(WorkflowFailedError);
+      expect((err as WorkflowFailedError).cause).toMatchObject({ type: 'InvalidConfig', nonRetryable: true });
+      expect((err as WorkflowFailedError).cause?.message).toMatch(
+        /^spell\.maxRounds: 100 rounds × \(64 shards × 24 \+ 6\) \+ 63 = 154,263 events .* at most 16,/,
+      );
+      const events = (await handle.fetchHistory()).events ?? [];
+      expect(events.filter((e) => e.activityTaskScheduledEventAttributes)).toEqual([]);
+    });
+  });
 });

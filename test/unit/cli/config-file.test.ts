@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { readConfigFile, startConfig, startRunId } from '../../../cli/config-file';
 import { resolveRunConfig, type RunConfig } from '../../../config/schema';
+import { resolveStartConfig } from '../../../config/temporal-limits';
 
 describe('selfplay start config', () => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'config-file-'));
@@ -39,6 +40,19 @@ describe('selfplay start config', () => {
       }),
     ).toEqual({ recipe: 'spice', batchSize: 32, training: { optimizer: { learningRate: 2e-6 } } });
     expect(startConfig({ recipe: 'mae' })).toEqual({ recipe: 'mae' });
+  });
+
+  test("rounds that could outgrow an iteration's Temporal history are refused before the run starts", () => {
+    // What `selfplay start --recipe spell --set ...` checks before it starts the workflow.
+    const config = startConfig({ recipe: 'spell', sets: ['batchSize=2048', 'spell.maxRounds=100'] });
+    expect(resolveStartConfig(config)).toMatchObject({
+      ok: false,
+      problems: [
+        expect.stringMatching(
+          /^spell\.maxRounds: 100 rounds × \(64 shards × 24 \+ 6\) \+ 63 = 154,263 events .* at most 16,/,
+        ),
+      ],
+    });
   });
 
   test('bad files say what is wrong and what to do', () => {

@@ -41,4 +41,11 @@ describe('selfplay schedule create options', () => {
     expect(message).toContain('--eval FILE.jsonl: required');
     expect(message).toContain('--config/--set batchSize:');
   });
+
+  test("a config whose rounds could outgrow an iteration's Temporal history is refused with the arithmetic", () => {
+    const config = { recipe: 'spell', batchSize: 2048, spell: { maxRounds: 100 } };
+    expect(() => scheduleOptions({ ...valid, config })).toThrow(
+      /--config\/--set spell\.maxRounds: 100 rounds × .* lower spell\.maxRounds to at most 16,/,
+    );
+  });
 });
