@@ -42,6 +42,7 @@ def _serve(args: argparse.Namespace) -> int:
         seed=args.seed,
         max_batch_rows=args.max_batch_rows,
         step_snapshot_max_gib=args.step_snapshot_max_gib,
+        run=args.run_id,
     )
     access = access_from_env(args.root)
     check_exposure(args.host, access, needs_roots=True)
@@ -240,6 +241,13 @@ def parser() -> argparse.ArgumentParser:
         help="the largest CPU copy (per rank) of what a train step changes, which undoes a failed step: 3x the "
         "trainable parameters' bytes over the ranks; above it a failed step leaves the policy dirty until a "
         "restore; 0 never copies",
+    )
+    serve.add_argument(
+        "--run",
+        dest="run_id",
+        help="the run this kernel serves (the runId its train steps carry: {run}.r{n} once it has rolled back): "
+        "its base weights are that run's, so other runs are refused (409 lineage_conflict) from the start rather "
+        "than once the first of them has stepped or restored",
     )
     serve.set_defaults(run=_serve)
 

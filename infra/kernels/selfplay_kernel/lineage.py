@@ -9,7 +9,8 @@ holds (`Policy.lineage`, the `runId` of the steps that made them) and refuses, w
     back to an earlier checkpoint);
   - a sampler load for another run than the one whose weights the sampler serves: it serves one model, so two
     runs cannot share it (the weight sync reads `lineage` in `/v1/models` and refuses before loading).
-Fresh base weights belong to no one: the first run to step or restore takes them.
+Fresh base weights belong to no one: the first run to step or restore takes them; a kernel started with
+`--run RUN` holds them as RUN's from the start (the local stack starts one per run it runs or resumes).
 """
 
 from __future__ import annotations

@@ -45,6 +45,9 @@ class KernelConfig:
     max_batch_rows: int = 64
     # The largest CPU copy of a step's changes one rank takes to undo a failed step (atomic.py).
     step_snapshot_max_gib: float = 16.0
+    # The run this kernel was started for: its base weights are that run's from the start (lineage.py), so a
+    # run that wakes up beside it (another unfinished run on the same workers) cannot take them first.
+    run: str | None = None
 
 
 def resolve_device(name: str) -> torch.device:
@@ -200,6 +203,7 @@ class Policy:
             optimizer=optimizer,
             world=world,
             replica=replica,
+            lineage=config.run,
         )
 
     @property

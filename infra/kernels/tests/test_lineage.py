@@ -44,6 +44,32 @@ def test_a_fork_on_its_parents_kernel_is_refused(make_kernel, tmp_path):
     assert step(own, tmp_path, "parent", "parent/iter-3/pol", 2).status_code == 409
 
 
+def test_a_kernel_started_for_a_run_holds_its_base_weights_for_it(make_kernel, tmp_path):
+    """`serve --run RUN` (a local run or its resume): another run that wakes up beside it on the same workers
+    is refused from the start, however early it comes, rather than taking the fresh weights first."""
+    from selfplay_kernel import cli
+
+    assert cli.parser().parse_args(["serve", "--model", "m", "--policy", "pol", "--run", "mine"]).run_id == "mine"
+    kernel = make_kernel(run="mine")
+    assert kernel.client.get("/v1/policies/pol").json() == {"policy": "pol", "policyVersion": 0, "lineage": "mine"}
+    assert lineage_listed(kernel) == "mine"
+
+    other = make_kernel()
+    assert step(other, tmp_path, "other", "other/iter-1/pol", 0).status_code == 200
+    theirs = str(tmp_path / "other-v1")
+    assert other.client.post("/v1/policies/pol/checkpoint", json={"uri": theirs, "version": 1}).status_code == 200
+    snap = str(tmp_path / "other-snap1")
+    assert other.client.post("/v1/policies/pol/publish", json={"uri": snap, "version": 1}).status_code == 200
+    assert step(kernel, tmp_path, "other", "other/iter-2/pol", 0).status_code == 409
+    assert kernel.client.post("/v1/policies/pol/restore", json={"uri": theirs, "lineage": "other"}).status_code == 409
+    load = {"uri": snap, "version": 1, "lineage": "other"}
+    assert kernel.client.post("/v1/sampler/load", json=load).status_code == 409
+    assert kernel.policy.version == 0 and lineage_listed(kernel) == "mine"
+
+    assert step(kernel, tmp_path, "mine", "mine/iter-1/pol", 0).status_code == 200
+    assert kernel.client.get("/v1/policies/pol").json()["lineage"] == "mine"
+
+
 def test_checkpoints_name_their_version_and_lineage(make_kernel, tmp_path):
     kernel = make_kernel()
     assert step(kernel, tmp_path, "run", "run/iter-1/pol", 0).status_code == 200
