@@ -5,9 +5,10 @@ import { temporalConnectionFromEnv } from '../config/temporal-connection';
 import { AesGcmCodec, CODEC_KEYS_ENV, codecKeysFromEnv, dataConverterFromEnv } from '../config/payload-codec';
 import { CODEC_SERVER_USAGE, DEFAULT_UI_ORIGIN, startCodecServer } from './codec-server';
 import { selfPlayRun } from '../workflows';
-import { progressQuery } from '../workflows/messages';
+import { ITERATION } from '../workflows/search-attributes';
 import { versionsText } from '../contracts/selfplay';
 import { parseFlags } from './args';
+import { followRun } from './follow';
 import { startConfig, startRunId } from './config-file';
 import { listOptions, listRuns, renderRunTable } from './list';
 import { runStatus, terminal, watchStatus } from './status';
@@ -36,6 +37,8 @@ const USAGE = `selfplay <command>
   status RUN_ID [--watch]
                     the run: iteration i/N, pause/stop, per-stage progress bars, recent rewards;
                     --watch redraws it every second on a terminal until the run ends or Ctrl-C
+  follow RUN_ID     print each commit from now on, as start --wait does, and a failure the run waits on,
+                    until the run ends
   pause RUN_ID | resume RUN_ID | stop RUN_ID
                     pause at the next stage boundary, resume, or finish the current iteration and complete
   retry RUN_ID      run again the iteration a needsOperator run waits on, once its cause is fixed
@@ -75,6 +78,7 @@ async function main(argv: string[]): Promise<void> {
   if (command === 'start') return start(flags, switches.has('--wait'));
   if (command === 'list') return list(flags);
   if (command === 'status' && positionals[0]) return status(positionals[0], switches.has('--watch'));
+  if (command === 'follow' && positionals[0]) return follow(positionals[0]);
   if (
     (command === 'pause' ||
       command === 'resume' ||
@@ -146,7 +150,7 @@ async function start(flags: Map<string, string[]>, wait: boolean): Promise<void>
   if (!resolved.ok) throw new UsageError(`invalid run config:\n  ${resolved.problems.join('\n  ')}`);
   const runId = asUsage(() => startRunId(resolved.config, flags.get('--id')?.[0], new Date()));
   const c = await client();
-  const handle = await c.workflow.start(selfPlayRun, {
+  await c.workflow.start(selfPlayRun, {
     workflowId: runId,
     taskQueue: resolved.config.pools.orchestrator,
     args: [config],
@@ -154,40 +158,18 @@ async function start(flags: Map<string, string[]>, wait: boolean): Promise<void>
   console.log(
     `started run ${runId} (${resolved.config.recipe}, ${resolved.config.iterations} iterations) on task queue ${resolved.config.pools.orchestrator}`,
   );
-  if (!wait) return;
-  let shown = 0;
-  const result = handle.result();
-  let done = false;
-  void result.finally(() => (done = true)).catch(() => undefined);
-  while (!done) {
-    await Promise.race([result.catch(() => undefined), new Promise((r) => setTimeout(r, 1000))]);
-    const progress = await c.workflow
-      .getHandle(runId)
-      .query(progressQuery)
-      .catch(() => undefined);
-    for (const it of progress?.recent ?? []) {
-      if (it.iteration <= shown) continue;
-      shown = it.iteration;
-      const rewards = Object.entries(it.meanRewardByRole)
-        .map(([role, r]) => `${role} ${r.toFixed(3)}`)
-        .join(', ');
-      for (const [name, accuracy] of Object.entries(it.startAccuracy ?? {}))
-        console.log(`held-out ${name} at the start: ${percent(accuracy)}`);
-      const heldOut = Object.entries(it.heldOutAccuracy ?? {})
-        .map(([name, accuracy]) => `held-out ${name} ${percent(accuracy)}, `)
-        .join('');
-      console.log(
-        `iteration ${it.iteration} committed: ${heldOut}valid tasks ${percent(it.validTaskRate)}, mean reward ${rewards}, ${it.rows} training rows, ${it.seconds.toFixed(1)} s`,
-      );
-    }
-  }
-  const outcome = await result;
-  console.log(
-    `run ${runId} completed: ${outcome.lastCommitted} iterations committed, ${versionsText(outcome.versions)}`,
-  );
+  if (wait) await followRun(c, runId);
 }
 
-const percent = (share: number): string => `${(100 * share).toFixed(1)}%`;
+/** `selfplay follow RUN`: the commits after the run's last one so far, as `start --wait` prints them. */
+async function follow(runId: string): Promise<void> {
+  const c = await client();
+  const description = await c.workflow
+    .getHandle(runId)
+    .describe()
+    .catch((err: unknown) => asUsageError(err, 'list runs with selfplay list'));
+  await followRun(c, runId, { after: description.typedSearchAttributes.get(ITERATION) ?? 0 });
+}
 
 async function list(flags: Map<string, string[]>): Promise<void> {
   const options = asUsage(() => listOptions(flags));
