@@ -1,6 +1,7 @@
 # Shared by the local-stack scripts: paths, pid files and readiness checks. Source it; do not run it.
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-STATE_DIR="$REPO_ROOT/.selfplay"
+# SELFPLAY_STATE_DIR: the stack's state elsewhere (Temporal's database, storage, logs, pid files), as a test does.
+STATE_DIR="${SELFPLAY_STATE_DIR:-$REPO_ROOT/.selfplay}"
 LOG_DIR="$STATE_DIR/logs"
 TOOLS_BIN="${SELFPLAY_TOOLS_DIR:-$REPO_ROOT/.tools}/bin"
 TSX="$REPO_ROOT/node_modules/.bin/tsx"
@@ -15,9 +16,9 @@ require_tool() {
   fi
 }
 
-# running PIDFILE: true when the pid file names a live process.
+# running PIDFILE: true when the pid file names a live process; a zombie (killed, not yet reaped) is not one.
 running() {
-  [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null
+  [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null && [[ "$(ps -o stat= -p "$(cat "$1")")" != Z* ]]
 }
 
 # port_open HOST PORT: true when something accepts TCP connections there.

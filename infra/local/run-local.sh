@@ -1,14 +1,32 @@
 #!/usr/bin/env bash
 # The embedded default: a local SPICE run, everything started here.
 #   npm run local [-- --set iterations=5 ...]      (extra arguments go to `selfplay start`)
+#   npm run local -- --new [--set ...]             a new run even when an unfinished one is waiting
+#   npm run local -- --resume RUN                  resume that run
 # Starts the Temporal dev server (SQLite in .selfplay/, Web UI on :8233), storage in .selfplay/storage, the
 # training kernel (infra/kernels) serving the policy for sampling and training, and a worker serving all
 # three pools; then runs SPICE, prints each commit (held-out accuracy, valid tasks, rewards) and writes the report.
+# A local run that did not finish (its stack was killed) is still open in Temporal: a plain `npm run local`
+# resumes the newest one, on a kernel that takes its weights back from its last committed checkpoint.
 #   SELFPLAY_MODEL=NAME_OR_PATH     the model (default: the toy world's small model, warm-started here)
 #   SELFPLAY_LOCAL_ENGINE=scripted  sample from the scripted LLM server and record training steps instead
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$REPO_ROOT"
+
+PICK_ARGS=()
+START_ARGS=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --new) PICK_ARGS+=(--new) ;;
+    --resume)
+      PICK_ARGS+=(--resume "${2:?--resume needs a run id}")
+      shift
+      ;;
+    *) START_ARGS+=("$1") ;;
+  esac
+  shift
+done
 
 ensure_node
 ensure_node_modules
@@ -17,6 +35,15 @@ bash infra/local/temporal.sh start
 export TEMPORAL_ADDRESS="${TEMPORAL_ADDRESS:-${TEMPORAL_IP:-127.0.0.1}:${TEMPORAL_PORT:-7233}}"
 export SELFPLAY_STORAGE="${SELFPLAY_STORAGE:-$STATE_DIR/storage}"
 mkdir -p "$LOG_DIR"
+
+# The unfinished local run, a new one (--new) or the one named (--resume RUN): infra/local/pick-run.ts.
+PICKED="$("${NODE_TS[@]}" infra/local/pick-run.ts "local-$(date +%Y%m%d-%H%M%S)" "${PICK_ARGS[@]}")"
+mapfile -t PICKED <<<"$PICKED"
+RUN_ID="${PICKED[0]}" LINEAGE="${PICKED[1]}" RESUME="${PICKED[2]}" RETRY="${PICKED[3]}"
+echo "== ${PICKED[4]}"
+if [ "$RESUME" = true ] && [ ${#START_ARGS[@]} -gt 0 ]; then
+  echo "   (${START_ARGS[*]}: for a new run; run $RUN_ID keeps its config)"
+fi
 
 pids=()
 cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; wait 2>/dev/null || true; }
@@ -62,7 +89,7 @@ else
     echo "   supervised training (about 3 minutes on 2 cores the first time, logged as it goes; then cached in"
     echo "   $STATE_DIR/toy-world). Set SELFPLAY_MODEL to a model name (e.g. Qwen/Qwen3-0.6B, on a machine"
     echo "   that can download it) or a local path for a real run."
-    WORLD="$("${NODE_TS[@]}" infra/toy-world/prepare.ts --run-config "$STATE_DIR/toy-world-run.json")"
+    WORLD="$("${NODE_TS[@]}" infra/toy-world/prepare.ts --dir "$STATE_DIR/toy-world" --run-config "$STATE_DIR/toy-world-run.json")"
     MODEL="$(node -e 'console.log(JSON.parse(process.argv[1]).model)' "$WORLD")"
     POLICY="$(node -e 'console.log(require(process.argv[1]).training.policy)' "$STATE_DIR/toy-world-run.json")"
     RUN_ARGS=(--config "$STATE_DIR/toy-world-run.json")
@@ -74,7 +101,10 @@ else
   fi
   # The kernel and its clients share a token, as in a deployment (docs/deployment.md); one per local run.
   export SELFPLAY_KERNEL_TOKEN="${SELFPLAY_KERNEL_TOKEN:-$(node -e 'console.log(require("crypto").randomBytes(24).toString("hex"))')}"
-  start_json kernel "$LOG_DIR/kernel.log" KERNEL_URL "$KERNEL_PY" -m selfplay_kernel serve --model "$MODEL" --policy "$POLICY" --port 0
+  # Started for the run (--run): another unfinished run that wakes up on this worker cannot take its weights.
+  # This checkout's kernel code, even when the environment's editable install is another checkout's.
+  start_json kernel "$LOG_DIR/kernel.log" KERNEL_URL env PYTHONPATH="$REPO_ROOT/infra/kernels" \
+    "$KERNEL_PY" -m selfplay_kernel serve --model "$MODEL" --policy "$POLICY" --run "$LINEAGE" --port 0
   echo "   kernel at $KERNEL_URL (log $LOG_DIR/kernel.log)"
   export SELFPLAY_INFERENCE_URL="$KERNEL_URL/v1" SELFPLAY_INFERENCE_MODEL="$POLICY" SELFPLAY_TRAINER_URL="$KERNEL_URL"
   export SELFPLAY_INFERENCE_API_KEY="$SELFPLAY_KERNEL_TOKEN"
@@ -83,8 +113,12 @@ fi
 "${NODE_TS[@]}" workers/main.ts >>"$LOG_DIR/worker.log" 2>&1 &
 pids+=($!)
 
-RUN_ID="local-$(date +%Y%m%d-%H%M%S)"
-"${NODE_TS[@]}" cli/main.ts start --recipe spice --id "$RUN_ID" "${RUN_ARGS[@]}" --wait "$@"
+if [ "$RESUME" = false ]; then
+  "${NODE_TS[@]}" cli/main.ts start --recipe spice --id "$RUN_ID" "${RUN_ARGS[@]}" --wait "${START_ARGS[@]}"
+else
+  if [ "$RETRY" = true ]; then "${NODE_TS[@]}" cli/main.ts retry "$RUN_ID"; fi
+  "${NODE_TS[@]}" cli/main.ts follow "$RUN_ID"
+fi
 mkdir -p "$STATE_DIR/reports"
 "${NODE_TS[@]}" cli/main.ts report "$RUN_ID" --out "$STATE_DIR/reports/$RUN_ID.html"
 echo "artifacts: $SELFPLAY_STORAGE/runs/$RUN_ID/   Web UI: http://${TEMPORAL_IP:-127.0.0.1}:${TEMPORAL_UI_PORT:-8233}"
