@@ -108,6 +108,9 @@ ensure_node() {
 # than the lockfile. The lockfile holds every platform's optional packages (@swc/core-darwin-arm64, ...), so
 # `npm ci` accepts it on any machine.
 ensure_node_modules() {
+  # A link to another checkout's node_modules (a git worktree sharing one) is that checkout's to install: `npm ci`
+  # here would empty it through the link. A fresh worktree's lockfile is always newer than that install.
+  if [ -L "$REPO_ROOT/node_modules" ]; then return; fi
   if [ ! -f "$REPO_ROOT/node_modules/.package-lock.json" ] || [ "$REPO_ROOT/package-lock.json" -nt "$REPO_ROOT/node_modules/.package-lock.json" ]; then
     (cd "$REPO_ROOT" && npm ci --no-audit --no-fund)
   fi
