@@ -1,7 +1,6 @@
 import { prepareToyWorld, TOY_WORLD_DEFAULTS, type ToyWorld } from '../../infra/toy-world/prepare';
 import type { IterationPoint, LearningCurve } from '../../infra/toy-world/learning';
 import { EVALUATION_SAMPLES } from '../../infra/toy-world/run-config';
-import type { Rung } from '../../infra/toy-world/world';
 import { runToyWorld, withControl } from '../support/toy-world-run';
 
 /**
@@ -19,22 +18,18 @@ import { runToyWorld, withControl } from '../support/toy-world-run';
  * SPICE itself must raise held-out accuracy while both roles train (steps, loss tokens and a gradient per role
  * in every iteration, from the kernel's metrics in the manifest), and the same run with every advantage's sign
  * flipped must lower it: a sign error between advantage and loss, a role trained on another role's rows or a
- * sync of the wrong weights cannot pass both. And the Challenger must leave the rung the Reasoner has
- * mastered (addition without a carry, answered right about 90 % of the time from the start): its share of the
- * valid tasks over the last three iterations at least 8 points below its mean over the first two. The bars sit
- * inside what `npm run bench -- learning --warm-start-seeds 0,1,2` measured after 20 iterations (gains of 3.4
- * to 4.7 points; the `add` share 23-31 % at first, 8-13 % over iterations 18-20; docs/learning.md), since runs
- * are not bit-reproducible (the sampler batches requests as they arrive, so padding and float noise differ).
+ * sync of the wrong weights cannot pass both. The bar sits well inside what `npm run bench -- learning
+ * --warm-start-seeds 0,1,2` measured after 20 iterations (gains of 7.5 to 9.7 points; docs/learning.md), since
+ * runs are not bit-reproducible (the sampler batches requests as they arrive, so padding and float noise
+ * differ).
+ *
+ * No check of the Challenger's ladder here: on this world its rung shares over 20 iterations are not a
+ * reproducible trend (docs/learning.md gives the measured shares), and a bar that passes by chance would
+ * claim a co-evolution that is not shown.
  */
 const RISE_ITERATIONS = 20;
-const MIN_GAIN_POINTS = 2;
+const MIN_GAIN_POINTS = 4;
 const MAX_FLIPPED_GAIN_POINTS = -5;
-/** The mastered rung's share must fall by this much (a fraction of the valid tasks). */
-const LADDER_MARGIN = 0.08;
-
-/** The mean share of a rung among the Challenger's valid tasks over some iterations. */
-const meanShare = (points: readonly IterationPoint[], rung: Rung): number =>
-  points.reduce((sum, p) => sum + (p.rungShares[rung] ?? 0), 0) / points.length;
 
 function expectBothRolesTrained(points: readonly IterationPoint[]): void {
   for (const { iteration, trained } of points) {
@@ -109,8 +104,6 @@ describe('the toy world', () => {
       expect(100 * (lastAccuracy(flipped) - flipped.start.accuracy)).toBeLessThanOrEqual(
         MAX_FLIPPED_GAIN_POINTS,
       );
-      const early = meanShare(spice.points.slice(0, 2), 'add');
-      expect(meanShare(spice.points.slice(-3), 'add')).toBeLessThanOrEqual(early - LADDER_MARGIN);
     },
     20 * 60_000,
   );

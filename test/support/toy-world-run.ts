@@ -13,7 +13,8 @@ import { withKernelRun } from './kernel-run';
  * A one-step-off run (`pipeline.maxStaleness` ≥ 1) cannot evaluate in-run (the config refuses it: loading an
  * evaluated version onto the servers would change the weights under the next iteration's rollouts), so it
  * evaluates only its start (fenced to version 0), and its last committed version is evaluated after the run
- * through the `evaluateCheckpoint` workflow (`selfplay eval`), with the same settings.
+ * through the `evaluateCheckpoint` workflow (`selfplay eval`), with the same settings. So is a synchronous
+ * run's whose config evaluates at its start only (`evaluation.every: 0`), which times both modes alike.
  */
 export function runToyWorld(options: {
   world: ToyWorld;
@@ -34,13 +35,17 @@ export function runToyWorld(options: {
       const edited: Record<string, unknown> = options.overrides ? options.overrides(base) : base;
       const oneStepOff =
         ((edited['pipeline'] as { maxStaleness?: number } | undefined)?.maxStaleness ?? 0) >= 1;
-      const evaluation = { ...(edited['evaluation'] as object), ...(oneStepOff ? { every: 0 } : {}) };
+      const evaluation: { every?: number } = {
+        ...(edited['evaluation'] as object),
+        ...(oneStepOff ? { every: 0 } : {}),
+      };
       const config = { ...edited, evaluation, weightSync: { engine: 'kernel' } };
       const outcome = await run.execute(config);
       // The last committed version, evaluated after the run with the run's own settings (`selfplay eval`).
-      const afterRun = oneStepOff
-        ? (await runEvaluation(run.client, { runId: run.runId, config })).result
-        : undefined;
+      const afterRun =
+        evaluation.every === 0
+          ? (await runEvaluation(run.client, { runId: run.runId, config })).result
+          : undefined;
       return readLearningCurve(run.storageUri, run.runId, outcome.lastCommitted, afterRun);
     },
   );

@@ -1,5 +1,6 @@
 import { askedSum } from '../../activities/recipes/spice/arithmetic';
 import {
+  CARRY_DOCUMENT_SHARE,
   corpus,
   depotLog,
   factsStatedIn,
@@ -8,6 +9,7 @@ import {
   RUNGS,
   rungOf,
   warmStartExamples,
+  type Rung,
 } from '../../infra/toy-world/world';
 
 /**
@@ -60,7 +62,8 @@ describe('the toy world', () => {
 
   test('every document states one fact in one layout, as a sum or a difference equally often', () => {
     const written = new Map<string, number>();
-    for (let i = 0; i < 400; i++) {
+    const logs = 600;
+    for (let i = 0; i < logs; i++) {
       const log = depotLog(0, i);
       expect(log.text).toMatch(/^Tally\. Row 1: \d\d [+-] \d = \d\d\.$/);
       // Its two tasks, the sum and the difference of its fact, are neighbouring rungs, each right.
@@ -78,9 +81,17 @@ describe('the toy world', () => {
       )?.rung;
       written.set(String(rung), (written.get(String(rung)) ?? 0) + 1);
     }
-    // Each rung is the one written in the text (a copy in order) about as often as any other.
+    // A fact is written as its sum or its difference equally often, with a carry or without it: each rung is
+    // the one written in the text (a copy in order) half the time its fact is drawn.
     expect([...written.keys()].sort()).toEqual([...RUNGS].sort());
-    for (const count of written.values()) expect(count).toBeGreaterThan(70);
+    const count = (rung: Rung): number => written.get(rung) ?? 0;
+    const carryShare = (count('add_carry') + count('sub_borrow')) / logs;
+    expect(Math.abs(carryShare - CARRY_DOCUMENT_SHARE)).toBeLessThan(0.05);
+    for (const [a, b] of [
+      ['add', 'sub'],
+      ['add_carry', 'sub_borrow'],
+    ] as const)
+      expect(Math.abs(count(a) / (count(a) + count(b)) - 0.5)).toBeLessThan(0.08);
   });
 
   test('rungOf reads the rung from the operands, and nothing from other questions', () => {
