@@ -101,6 +101,14 @@ describe('workflow replay', () => {
         ],
       });
       await waitFor('2 commits', async () => (await handle.query(progressQuery)).lastCommitted >= 2);
+      // The controls go to the run continued as new after its second commit, once it has started: a rollback
+      // that reaches a run still starting is refused ("the run is still starting"), by design.
+      await waitFor(
+        'the run continued as new',
+        async () =>
+          (await handle.describe()).runId !== handle.firstExecutionRunId &&
+          (await handle.query(progressQuery)).state !== 'starting',
+      );
       await sendControl(stack.client, spice, 'pause');
       await sendControl(stack.client, spice, 'set', { temperature: 0.9 });
       await sendRollback(stack.client, spice, 1);
