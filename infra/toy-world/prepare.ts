@@ -62,6 +62,14 @@ export interface ToyWorld {
   warmStart: Record<string, unknown>;
 }
 
+/**
+ * The warm start trains until these greedy validation accuracies are reached (further cosine cycles, see
+ * `warm_start.py`): a Reasoner that answers unseen sums and a Challenger that copies a valid task from half
+ * its documents. The sampled accuracies, which the held-out evaluation measures, then sit near the teacher's
+ * slip rates, whatever step the arithmetic clicked at.
+ */
+export const WARM_START_TARGETS = { reasoner: 0.95, challenger: 0.5 };
+
 const jsonl = (rows: readonly unknown[]): string => rows.map((r) => JSON.stringify(r)).join('\n') + '\n';
 
 export async function prepareToyWorld(options: Partial<ToyWorldOptions> = {}): Promise<ToyWorld> {
@@ -74,7 +82,14 @@ export async function prepareToyWorld(options: Partial<ToyWorldOptions> = {}): P
   };
   const hash = createHash('sha256');
   for (const [name, text] of Object.entries(files)) hash.update(name).update('\0').update(text);
-  hash.update(JSON.stringify({ steps: o.warmStartSteps, seed: o.seed, warmStartSeed: o.warmStartSeed }));
+  hash.update(
+    JSON.stringify({
+      steps: o.warmStartSteps,
+      seed: o.seed,
+      warmStartSeed: o.warmStartSeed,
+      WARM_START_TARGETS,
+    }),
+  );
   hash.update(readFileSync(path.join(ROOT, 'infra/kernels/selfplay_kernel/warm_start.py')));
   const dir = path.join(o.dir, hash.digest('hex').slice(0, 16));
   const world = {
@@ -103,6 +118,8 @@ async function warmStartModel(dir: string, out: string, o: ToyWorldOptions): Pro
   const examples = path.join(dir, 'warm-start.jsonl');
   const args = ['-m', 'selfplay_kernel', 'warm-start', examples, out, '--steps', String(o.warmStartSteps)];
   args.push('--seed', String(o.warmStartSeed), '--validation', path.join(dir, 'validation.jsonl'));
+  for (const [role, accuracy] of Object.entries(WARM_START_TARGETS))
+    args.push('--target', `${role}=${accuracy}`);
   args.push(...(o.threads ? ['--threads', String(o.threads)] : []));
   const pythonPath = [path.join(ROOT, 'infra/kernels'), process.env.PYTHONPATH].filter(Boolean).join(':');
   // Its log (a loss line every 50 steps) goes to our stderr: the first warm start takes minutes, and whoever

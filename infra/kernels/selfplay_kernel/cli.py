@@ -190,6 +190,9 @@ def _warm_start(args: argparse.Namespace) -> int:
         hidden_size=args.hidden_size,
         layers=args.layers,
         seed=args.seed,
+        targets=tuple(args.target),
+        restart_steps=args.restart_steps,
+        max_cycles=args.max_cycles,
     )
     try:
         summary = warm_start(
@@ -200,6 +203,17 @@ def _warm_start(args: argparse.Namespace) -> int:
         return 2
     print(json.dumps({"model": args.out_dir, **summary}), flush=True)
     return 0
+
+
+def _role_target(text: str) -> tuple[str, float]:
+    role, _, accuracy = text.partition("=")
+    try:
+        value = float(accuracy)
+    except ValueError:
+        value = -1.0
+    if not role or not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected ROLE=ACCURACY with ACCURACY in [0, 1], got {text!r}")
+    return role, value
 
 
 def parser() -> argparse.ArgumentParser:
@@ -288,6 +302,16 @@ def parser() -> argparse.ArgumentParser:
     warm.add_argument(
         "--validation", help='JSONL of {"messages", "role", "kind", "accept"}: scored as training goes (greedy, sampled)'
     )
+    warm.add_argument(
+        "--target",
+        type=_role_target,
+        action="append",
+        default=[],
+        metavar="ROLE=ACCURACY",
+        help="train further cycles until this role's greedy validation accuracy reaches ACCURACY (repeatable)",
+    )
+    warm.add_argument("--restart-steps", type=int, default=defaults.restart_steps, help="steps of each later cycle")
+    warm.add_argument("--max-cycles", type=int, default=defaults.max_cycles, help="cycles at most, the first included")
     warm.add_argument("--threads", type=int, help="CPU threads for PyTorch (default: one per core)")
     warm.set_defaults(run=_warm_start)
     return top

@@ -10,6 +10,7 @@ import threading
 from pathlib import Path
 
 import httpx
+import pytest
 
 from selfplay_kernel import cli
 
@@ -95,3 +96,16 @@ def test_serve_refuses_a_negative_step_snapshot_limit(capsys):
     assert cli.main(args) == 2
     assert capsys.readouterr().err == "--step-snapshot-max-gib must be >= 0\n"
     assert cli.parser().parse_args(args[:5]).step_snapshot_max_gib == 16.0
+
+
+def test_warm_start_takes_role_targets_and_refuses_bad_ones(capsys):
+    base = ["warm-start", "examples.jsonl", "out"]
+    targets = ["--target", "reasoner=0.9", "--target", "challenger=0.5"]
+    args = cli.parser().parse_args([*base, *targets, "--max-cycles", "3"])
+    assert args.target == [("reasoner", 0.9), ("challenger", 0.5)] and args.max_cycles == 3
+    assert cli.parser().parse_args(base).target == []
+    for bad in ("reasoner", "reasoner=1.5", "=0.5", "reasoner=most"):
+        with pytest.raises(SystemExit) as refused:
+            cli.parser().parse_args([*base, "--target", bad])
+        assert refused.value.code == 2
+        assert "expected ROLE=ACCURACY with ACCURACY in [0, 1]" in capsys.readouterr().err

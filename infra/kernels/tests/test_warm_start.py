@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+from itertools import accumulate
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from selfplay_kernel.sampler import ChatCompletionRequest, Sampler
 from selfplay_kernel.warm_start import (
     WarmStartConfig,
     build_line_tokenizer,
+    missed_targets,
     shared_prompt_pieces,
     train_tokenizer,
     read_examples,
@@ -106,7 +108,7 @@ def test_the_validation_examples_are_scored_per_role_and_kind_as_training_goes(t
     path = tmp_path / "validation.jsonl"
     path.write_text("".join(json.dumps(v) + "\n" for v in validation), encoding="utf-8")
     config = WarmStartConfig(
-        steps=60, batch_size=16, learning_rate=1e-2, warmup_steps=5, vocab_size=1024, validate_every=30
+        steps=60, batch_size=16, learning_rate=1e-2, warmup_steps=5, vocab_size=1024, validate_every=30, max_cycles=1
     )
     summary = warm_start(examples, tmp_path / "model", config, path)
     assert [v["step"] for v in summary["validation"]] == [30, 60]
@@ -116,6 +118,44 @@ def test_the_validation_examples_are_scored_per_role_and_kind_as_training_goes(t
     # 60 steps on 64 sums of digits from 1 to 4 teach some of them (a third, measured): the taught answers count.
     assert final["reasoner/sum"]["greedy"] > 0.0
     assert 0.0 < final["reasoner/sum"]["sampled"] <= 1.0
+
+
+@pytest.mark.parametrize(
+    ("target", "cycles"),
+    [(0.0, [(40, 1e-2, [])]), (1.01, [(40, 1e-2, ["reasoner"]), (20, 5e-3, ["reasoner"]), (20, 5e-3, ["reasoner"])])],
+)
+def test_cycles_run_until_the_validation_targets_are_met(
+    tmp_path: Path, target: float, cycles: list[tuple[int, float, list[str]]]
+) -> None:
+    """A target met at the end of the first cycle stops the training there; one never met runs every cycle,
+    the later ones shorter and at the restart's peak; each cycle's missed targets are in the summary."""
+    examples = _examples(tmp_path / "examples.jsonl")
+    validation = tmp_path / "validation.jsonl"
+    rows = read_examples(examples)[:8]
+    items = [{"messages": r["messages"], "role": "reasoner", "accept": [r["completion"]]} for r in rows]
+    validation.write_text("".join(json.dumps(item) + "\n" for item in items), encoding="utf-8")
+    config = WarmStartConfig(
+        steps=40,
+        batch_size=8,
+        learning_rate=1e-2,
+        warmup_steps=5,
+        vocab_size=1024,
+        validate_every=0,
+        targets=(("reasoner", target),),
+        restart_steps=20,
+        restart_learning_rate=0.5,
+        max_cycles=3,
+    )
+    summary = warm_start(examples, tmp_path / "model", config, validation)
+    assert [(c["steps"], c["learningRate"], c["missedTargets"]) for c in summary["cycles"]] == cycles
+    assert summary["steps"] == sum(c[0] for c in cycles)
+    assert [v["step"] for v in summary["validation"]] == list(accumulate(c[0] for c in cycles))
+
+
+def test_a_target_for_a_role_not_validated_is_missed() -> None:
+    accuracy = {"reasoner": {"greedy": 0.95, "sampled": 0.6}}
+    assert missed_targets(accuracy, (("reasoner", 0.9), ("challenger", 0.5))) == ["challenger"]
+    assert missed_targets(accuracy, (("reasoner", 0.96),)) == ["reasoner"]
 
 
 def test_bad_validation_files_are_named(tmp_path: Path) -> None:
