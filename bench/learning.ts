@@ -11,12 +11,13 @@ import { CONTROLS, runToyWorld, withControl, type Control } from '../test/suppor
 
 /**
  * `npm run bench -- learning [--warm-start-seeds 0,1,2] [--iterations K] [--control C] [--max-staleness K]
- * [--warm-start-steps N] [--set key=value ...]`:
+ * [--warm-start-steps N] [--warm-start-threads N] [--set key=value ...]`:
  * for each warm-start seed, the toy world's warm start with that seed (cached after its first run), then one
  * SPICE run of K iterations (run seed = warm-start seed) on a local stack (a Temporal dev server, storage in a
  * temporary directory, the kernel, a worker process). `--control` is one of lr0, flipped (must not learn),
  * reasoner-only, challenger-only (ablations: one role's rows trained). `--max-staleness 1` runs one-step-off
- * (its last version evaluated after the run, test/support/toy-world-run.ts). `--set` edits the run config as
+ * (its last version evaluated after the run, test/support/toy-world-run.ts). `--warm-start-threads` runs the
+ * warm start on that many PyTorch threads (another reduction order, so another model). `--set` edits the run config as
  * `selfplay start --set` does (e.g. `training.optimizer.learningRate=6e-4`), after the control.
  *
  * Prints per seed the start accuracy and the curve (held-out accuracy with its standard error where evaluated,
@@ -44,6 +45,9 @@ export async function main(args: string[]): Promise<void> {
   // The kernels this bench starts refuse requests without a token, as in production.
   process.env.SELFPLAY_KERNEL_TOKEN ??= randomBytes(24).toString('hex');
   const steps = option('--warm-start-steps');
+  const threads = option('--warm-start-threads');
+  if (threads !== undefined && !(Number.isInteger(Number(threads)) && Number(threads) >= 1))
+    throw new Error('--warm-start-threads: a positive integer');
   const sets = args.flatMap((arg, i) => (args[i - 1] === '--set' ? [arg] : []));
   const scratch = mkdtempSync(path.join(os.tmpdir(), 'bench-learning-'));
   const temporal = await startTemporalDevServer({ dbFile: path.join(scratch, 'temporal.db') });
@@ -55,6 +59,7 @@ export async function main(args: string[]): Promise<void> {
       const world = await prepareToyWorld({
         warmStartSeed: seed,
         ...(steps ? { warmStartSteps: Number(steps) } : {}),
+        ...(threads ? { threads: Number(threads) } : {}),
       });
       console.log(`warm start ${seed}: ${JSON.stringify(world.warmStart)}`);
       console.log(`world ready in ${((Date.now() - t0) / 1000).toFixed(1)} s (${world.dir})`);

@@ -88,6 +88,9 @@ export async function prepareToyWorld(options: Partial<ToyWorldOptions> = {}): P
       seed: o.seed,
       warmStartSeed: o.warmStartSeed,
       WARM_START_TARGETS,
+      // One thread count's warm start is not another's (reduction order); the default (one per core) is
+      // left out, so worlds warm-started before this option keep their hash.
+      threads: o.threads,
     }),
   );
   hash.update(readFileSync(path.join(ROOT, 'infra/kernels/selfplay_kernel/warm_start.py')));
