@@ -207,3 +207,51 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version }}
   emptyDir: {}
 {{- end }}
 {{- end -}}
+
+{{/*
+A component's securityContext: the release-wide one (.base: .Values.podSecurityContext or .securityContext) with
+the keys the component's own (.override) names replaced. A shallow merge, so an override can set false.
+*/}}
+{{- define "selfplay.securityContext" -}}
+{{- $merged := deepCopy .base -}}
+{{- range $k, $v := (.override | default dict) }}
+{{- $_ := set $merged $k $v }}
+{{- end }}
+{{- toYaml $merged -}}
+{{- end -}}
+
+{{/*
+The Python images (kernel, vLLM, SGLang) run as a uid with no passwd entry: torch asks for the user's name
+(getpass) when it sets up its compile cache, and caches that follow HOME (torch, Triton, FlashInfer) need a
+writable home on a read-only root, so HOME is the pod's /tmp emptyDir.
+*/}}
+{{- define "selfplay.nonRootEnv" -}}
+- name: HOME
+  value: /tmp
+- name: USER
+  value: selfplay
+{{- end -}}
+
+{{/* A label selector of the release's pods of the named components (.components, e.g. "worker-rollout"). */}}
+{{- define "selfplay.componentsSelector" -}}
+matchLabels:
+  app.kubernetes.io/name: {{ .root.Chart.Name }}
+  app.kubernetes.io/instance: {{ .root.Release.Name }}
+matchExpressions:
+  - { key: app.kubernetes.io/component, operator: In, values: {{ toJson .components }} }
+{{- end -}}
+
+{{/* A NetworkPolicy peer: the release's pods of the named components. */}}
+{{- define "selfplay.peer" -}}
+- podSelector:
+    {{- include "selfplay.componentsSelector" . | nindent 4 }}
+{{- end -}}
+
+{{/* The worker pools' components: of the pools named (.pools), or of all three. */}}
+{{- define "selfplay.workerComponents" -}}
+{{- $components := list }}
+{{- range (.pools | default (list "orchestrator" "rollout" "trainer")) }}
+{{- $components = append $components (printf "worker-%s" .) }}
+{{- end }}
+{{- toJson $components -}}
+{{- end -}}
