@@ -1,5 +1,4 @@
-import { spawn } from 'node:child_process';
-import type { TrackedPoint } from './points';
+import { runPythonModule } from '../lib/python';
 import type { Tracker, TrackedRun } from './types';
 
 export interface WandbSettings {
@@ -21,7 +20,11 @@ export function wandbTracker(settings: WandbSettings, python: string): Tracker {
     name: 'wandb',
     async log(run, points) {
       if (points.length === 0) return;
-      await runHelper(python, { settings, run: wandbRun(run), points });
+      await runPythonModule(python, 'selfplay_kernel.wandb_log', [], {
+        input: JSON.stringify({ settings, run: wandbRun(run), points }),
+        env: { ...process.env, WANDB_SILENT: 'true' },
+        what: 'W&B (SELFPLAY_PYTHON)',
+      });
     },
   };
 }
@@ -34,31 +37,4 @@ function wandbRun(run: TrackedRun): Record<string, unknown> {
     group: run.runId,
     config: { ...run.config, selfplay: lineage },
   };
-}
-
-function runHelper(
-  python: string,
-  request: { settings: WandbSettings; run: Record<string, unknown>; points: readonly TrackedPoint[] },
-): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(python, ['-m', 'selfplay_kernel.wandb_log'], {
-      env: { ...process.env, WANDB_SILENT: 'true' },
-      stdio: ['pipe', 'ignore', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr = (stderr + chunk.toString()).slice(-4000);
-    });
-    child.on('error', (err) =>
-      reject(new Error(`W&B: cannot start ${python} (SELFPLAY_PYTHON): ${err.message}`)),
-    );
-    child.on('close', (code) =>
-      code === 0
-        ? resolve()
-        : reject(
-            new Error(`W&B: ${python} -m selfplay_kernel.wandb_log exited with ${code}: ${stderr.trim()}`),
-          ),
-    );
-    child.stdin.end(JSON.stringify(request));
-  });
 }
