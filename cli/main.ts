@@ -8,6 +8,7 @@ import { selfPlayRun } from '../workflows';
 import { ITERATION } from '../workflows/search-attributes';
 import { versionsText } from '../contracts/selfplay';
 import { parseFlags } from './args';
+import { foreignFlagProblem, usageEntry } from './command-flags';
 import { followRun } from './follow';
 import { startConfig, startRunId } from './config-file';
 import { listOptions, listRuns, renderRunTable } from './list';
@@ -73,10 +74,24 @@ Environment: TEMPORAL_ADDRESS (localhost:7233), TEMPORAL_NAMESPACE (default), SE
              TEMPORAL_API_KEY or TEMPORAL_TLS_CERT/_KEY/_CA/_SERVER_NAME for a TLS server,
              SELFPLAY_CODEC_KEYS for encrypted payloads (docs/deployment.md)`;
 
+/** The commands whose usage text is their own: the flags it names are the ones they take. */
+const COMMAND_USAGES: Record<string, string> = {
+  export: EXPORT_USAGE,
+  eval: EVAL_USAGE,
+  index: INDEX_USAGE,
+  'verify-answers': VERIFY_USAGE,
+  'codec-server': CODEC_SERVER_USAGE,
+  schedule: usageEntry(USAGE, 'schedule') ?? '',
+};
+
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   const { positionals, flags, switches } = asUsage(() => parseFlags(rest), USAGE);
-  if (command === undefined || command === '--help' || switches.has('--help')) return console.log(USAGE);
+  if (command === undefined || command === '--help') return console.log(USAGE);
+  const commandUsage = COMMAND_USAGES[command] ?? usageEntry(USAGE, command) ?? USAGE;
+  if (switches.has('--help')) return console.log(commandUsage);
+  const foreign = foreignFlagProblem(command, [...flags.keys(), ...switches], COMMAND_USAGES);
+  if (foreign) throw new UsageError(`${foreign}\n\n${commandUsage}`);
   if (command === 'start') return start(flags, switches.has('--wait'));
   if (command === 'list') return list(flags);
   if (command === 'status' && positionals[0]) return status(positionals[0], switches.has('--watch'));
