@@ -71,9 +71,11 @@ const VALUE_FLAGS = new Set([
   '--max-tokens',
   '--subset-seed',
   '--template',
+  '--policy',
+  '--model',
 ]);
 /** Flags that stand alone. */
-const SWITCHES = new Set(['--wait', '--watch', '--help']);
+const SWITCHES = new Set(['--wait', '--watch', '--help', '--merge-lora']);
 
 /**
  * Minimal flag parser: bare words are positionals. An unknown flag is an error (a typo such as `--wacth`

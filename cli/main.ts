@@ -8,6 +8,7 @@ import { selfPlayRun } from '../workflows';
 import { ITERATION } from '../workflows/search-attributes';
 import { versionsText } from '../contracts/selfplay';
 import { parseFlags } from './args';
+import { foreignFlagProblem, usageEntry } from './command-flags';
 import { followRun } from './follow';
 import { startConfig, startRunId } from './config-file';
 import { listOptions, listRuns, renderRunTable } from './list';
@@ -15,6 +16,7 @@ import { runStatus, terminal, watchStatus } from './status';
 import { paramsFromAssignments, sendControl, type Control } from './controls';
 import { loadManifests, renderReport } from './report';
 import { committedState, storeFromEnv } from './state';
+import { EXPORT_USAGE, exportPolicy, kernelPython } from './export-command';
 import { INDEX_USAGE, indexCommand } from './index-command';
 import { VERIFY_USAGE, verifyAnswersCommand } from './verify-answers';
 import { forkRun, runInput, sendRollback } from './lineage';
@@ -57,6 +59,7 @@ const USAGE = `selfplay <command>
   report RUN_ID [--out FILE.html]
                     one self-contained HTML page (inline SVG plots, a table) from every committed manifest;
                     default FILE: {RUN_ID}-report.html
+${EXPORT_USAGE}
 ${EVAL_USAGE}
 ${INDEX_USAGE}
 ${VERIFY_USAGE}
@@ -71,10 +74,24 @@ Environment: TEMPORAL_ADDRESS (localhost:7233), TEMPORAL_NAMESPACE (default), SE
              TEMPORAL_API_KEY or TEMPORAL_TLS_CERT/_KEY/_CA/_SERVER_NAME for a TLS server,
              SELFPLAY_CODEC_KEYS for encrypted payloads (docs/deployment.md)`;
 
+/** The commands whose usage text is their own: the flags it names are the ones they take. */
+const COMMAND_USAGES: Record<string, string> = {
+  export: EXPORT_USAGE,
+  eval: EVAL_USAGE,
+  index: INDEX_USAGE,
+  'verify-answers': VERIFY_USAGE,
+  'codec-server': CODEC_SERVER_USAGE,
+  schedule: usageEntry(USAGE, 'schedule') ?? '',
+};
+
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   const { positionals, flags, switches } = asUsage(() => parseFlags(rest), USAGE);
-  if (command === undefined || command === '--help' || switches.has('--help')) return console.log(USAGE);
+  if (command === undefined || command === '--help') return console.log(USAGE);
+  const commandUsage = COMMAND_USAGES[command] ?? usageEntry(USAGE, command) ?? USAGE;
+  if (switches.has('--help')) return console.log(commandUsage);
+  const foreign = foreignFlagProblem(command, [...flags.keys(), ...switches], COMMAND_USAGES);
+  if (foreign) throw new UsageError(`${foreign}\n\n${commandUsage}`);
   if (command === 'start') return start(flags, switches.has('--wait'));
   if (command === 'list') return list(flags);
   if (command === 'status' && positionals[0]) return status(positionals[0], switches.has('--watch'));
@@ -93,6 +110,8 @@ async function main(argv: string[]): Promise<void> {
   if (command === 'fork' && positionals[0]) return fork(positionals[0], flags);
   if (command === 'state' && positionals[0]) return state(positionals[0], flags.get('--iteration')?.[0]);
   if (command === 'report' && positionals[0]) return report(positionals[0], flags.get('--out')?.[0]);
+  if (command === 'export' && positionals[0])
+    return exportCommand(positionals[0], flags, switches.has('--merge-lora'));
   if (command === 'eval' && positionals[0]) return evaluate(positionals[0], flags);
   if (command === 'index') {
     return indexCommand(positionals, flags).catch((err: unknown) => asUsageError(err));
@@ -199,6 +218,31 @@ async function state(runId: string, iteration: string | undefined): Promise<void
     console.log(`  ${part.name}: ${part.size} entr${part.size === 1 ? 'y' : 'ies'}`);
     for (const entry of part.sample) console.log(`    ${JSON.stringify(entry).slice(0, 200)}`);
   }
+}
+
+async function exportCommand(runId: string, flags: Map<string, string[]>, mergeLora: boolean): Promise<void> {
+  const flag = (name: string): string | undefined => flags.get(name)?.[0];
+  const out = flag('--out');
+  if (!out)
+    throw new UsageError(`export: --out DIR or --out s3://bucket/prefix is required\n\n${EXPORT_USAGE}`);
+  const iteration = flag('--iteration');
+  const at = iteration === undefined ? undefined : Number(iteration);
+  if (at !== undefined && !(Number.isInteger(at) && at >= 0))
+    throw new UsageError(`--iteration: expected an integer ≥ 0, got ${iteration}`);
+  const policy = flag('--policy');
+  const model = flag('--model');
+  const done = await exportPolicy(storeFromEnv(), {
+    runId,
+    out,
+    mergeLora,
+    python: kernelPython(),
+    ...(at === undefined ? {} : { iteration: at }),
+    ...(policy ? { policy } : {}),
+    ...(model ? { model } : {}),
+  }).catch(asUsageError);
+  console.log(
+    `exported ${done.policy} v${done.policyVersion} of run ${runId} to ${done.out} (${done.format}): ${done.files.join(', ')}`,
+  );
 }
 
 async function report(runId: string, out: string | undefined): Promise<void> {

@@ -18,6 +18,8 @@ import { fillModelName, hasPlaceholders } from './model-name';
  *   SELFPLAY_KERNEL_TOKEN            the kernels' bearer token, sent to trainer URLs and kernel samplers
  *   SELFPLAY_<NAME>_API_KEY/_TOKEN   keys a run config's endpoints name by `apiKeyEnv` (config/credentials.ts)
  *   S3_ENDPOINT, AWS_*               S3-compatible server and credentials
+ *   SELFPLAY_PYTHON                  a Python with selfplay_kernel[tracking] installed, for W&B tracking
+ *   WANDB_API_KEY, WANDB_BASE_URL    W&B's own, read by its SDK (tracking.wandb)
  */
 export interface WorkerEnv {
   storageUri: string;
@@ -31,6 +33,8 @@ export interface WorkerEnv {
   kernelToken?: string;
   /** The credential variables run configs may name (`apiKeyEnv`); none when absent. */
   credentials?: Readonly<Record<string, string>>;
+  /** The Python that runs `selfplay_kernel.wandb_log` (tracking.wandb). */
+  python?: string;
 }
 
 export function loadWorkerEnv(env: NodeJS.ProcessEnv = process.env): WorkerEnv {
@@ -49,6 +53,7 @@ export function loadWorkerEnv(env: NodeJS.ProcessEnv = process.env): WorkerEnv {
     trainerUrl: env.SELFPLAY_TRAINER_URL || undefined,
     kernelToken: env.SELFPLAY_KERNEL_TOKEN || undefined,
     credentials: credentialsFromEnv(env),
+    ...(env.SELFPLAY_PYTHON ? { python: env.SELFPLAY_PYTHON } : {}),
   };
 }
 

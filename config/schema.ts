@@ -338,6 +338,39 @@ export const runConfig = z
       }),
     /** Held-out accuracy on benchmark files, every K iterations and at the start (config/evaluation.ts). */
     evaluation: evaluationParams,
+    /**
+     * Experiment trackers each committed iteration is logged to (step = iteration), after its commit: rewards
+     * per role, valid-task rate, pass-rate histogram, held-out accuracy, the kernel's step metrics, stage times;
+     * the resolved config as parameters. One tracker run per lineage (a rollback or fork names its parent and
+     * branch point). A tracker that is down never holds the run: the next commit catches up. Credentials come
+     * from the worker's environment (docs/tracking.md).
+     */
+    tracking: z
+      .strictObject({
+        /** Weights & Biases, through its Python SDK on the orchestrator workers (SELFPLAY_PYTHON, WANDB_API_KEY). */
+        wandb: z
+          .strictObject({
+            project: z.string().min(1),
+            entity: z.string().min(1).optional(),
+            /** `offline` writes W&B's run files under `dir` on the worker, for `wandb sync`. Default: online. */
+            mode: z.enum(['online', 'offline']).optional(),
+            /** The directory W&B writes under on the orchestrator workers. Default: .selfplay/wandb. */
+            dir: z.string().min(1).optional(),
+          })
+          .optional(),
+        /** An MLflow tracking server, through its REST API: one MLflow run per lineage in `experiment`. */
+        mlflow: z
+          .strictObject({
+            trackingUri: z.url(),
+            experiment: z.string().min(1),
+            /** The worker variable holding the server's bearer token (SELFPLAY_…_TOKEN), sent to trackingUri only. */
+            apiKeyEnv: apiKeyEnv.optional(),
+          })
+          .optional(),
+        /** TensorBoard event files: `{logDir}/{lineage}/`, logDir a directory or s3://. */
+        tensorboard: z.strictObject({ logDir: z.string().min(1) }).optional(),
+      })
+      .optional(),
     /** The parent continues-as-new after this many iterations (or sooner when Temporal suggests it). */
     continueAsNewEvery: positiveInt.max(1000),
     /**

@@ -34,6 +34,8 @@ bash infra/local/tools.sh temporal
 bash infra/local/temporal.sh start
 export TEMPORAL_ADDRESS="${TEMPORAL_ADDRESS:-${TEMPORAL_IP:-127.0.0.1}:${TEMPORAL_PORT:-7233}}"
 export SELFPLAY_STORAGE="${SELFPLAY_STORAGE:-$STATE_DIR/storage}"
+# The Python the worker runs W&B's SDK with, for a run with tracking.wandb (docs/tracking.md).
+export SELFPLAY_PYTHON="${SELFPLAY_PYTHON:-$REPO_ROOT/infra/kernels/.venv/bin/python}"
 mkdir -p "$LOG_DIR"
 
 # The unfinished local run, a new one (--new) or the one named (--resume RUN): infra/local/pick-run.ts.

@@ -71,6 +71,8 @@ export interface StackOptions {
   queuePrefix?: string;
   /** Awaited before each new training step (see `RecordingTrainerOptions.beforeStep`). */
   beforeStep?: RecordingTrainerOptions['beforeStep'];
+  /** More of the in-process workers' environment (e.g. `python` for W&B tracking). */
+  env?: Partial<WorkerEnv>;
 }
 
 export async function startStack(options: StackOptions = {}): Promise<TestStack> {
@@ -97,6 +99,7 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
     inferenceApiKey: 'EMPTY',
     inferenceConcurrency: 64,
     trainerUrl: trainer.url,
+    ...options.env,
   };
 
   return {

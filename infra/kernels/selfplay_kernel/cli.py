@@ -174,6 +174,20 @@ def _tiny_model(args: argparse.Namespace) -> int:
     return 0
 
 
+def _export(args: argparse.Namespace) -> int:
+    from .errors import KernelError
+    from .export import ExportError, export
+
+    meta = json.loads(args.meta) if args.meta else None
+    try:
+        done = export(args.checkpoint, args.out, merge_lora=args.merge_lora, model=args.model, meta=meta)
+    except (ExportError, KernelError) as err:
+        print(f"export: {err}", file=sys.stderr)
+        return 2
+    print(json.dumps(done), flush=True)
+    return 0
+
+
 def _warm_start(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -288,6 +302,14 @@ def parser() -> argparse.ArgumentParser:
     tiny.add_argument("out_dir")
     tiny.add_argument("--seed", type=int, default=0)
     tiny.set_defaults(run=_tiny_model)
+
+    out = sub.add_parser("export", help="write a committed checkpoint as a Hugging Face model directory")
+    out.add_argument("--checkpoint", required=True, help="the checkpoint (a directory or s3://) a manifest names")
+    out.add_argument("--out", required=True, help="where to write the model directory (a directory or s3://)")
+    out.add_argument("--merge-lora", action="store_true", help="merge a LoRA adapter into the base weights")
+    out.add_argument("--model", help="the base model, when not where the checkpoint says (another path, a mirror)")
+    out.add_argument("--meta", help="JSON written into selfplay_export.json (run, iteration)")
+    out.set_defaults(run=_export)
 
     warm = sub.add_parser("warm-start", help="build a small model and train it on supervised examples (JSONL)")
     warm.add_argument("examples", help='JSONL of {"messages", "completion", "role"}')
