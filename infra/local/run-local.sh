@@ -88,7 +88,8 @@ else
   if [ -z "$MODEL" ]; then
     echo "== MODEL: the TOY WORLD (infra/toy-world): tallies of sums and differences the Challenger turns into"
     echo "   questions and the Reasoner learns to compute, with a small model built here and warm-started by"
-    echo "   supervised training (about 3 minutes on 2 cores the first time, logged as it goes; then cached in"
+    echo "   supervised training to its validation targets (about 3 minutes on 2 cores the first time, up to 7;"
+    echo "   logged as it goes; then cached in"
     echo "   $STATE_DIR/toy-world). Set SELFPLAY_MODEL to a model name (e.g. Qwen/Qwen3-0.6B, on a machine"
     echo "   that can download it) or a local path for a real run."
     WORLD="$("${NODE_TS[@]}" infra/toy-world/prepare.ts --dir "$STATE_DIR/toy-world" --run-config "$STATE_DIR/toy-world-run.json")"

@@ -72,7 +72,9 @@ class WarmStartConfig:
     targets: tuple[tuple[str, float], ...] = ()
     restart_steps: int = 2500
     restart_learning_rate: float = 0.5
-    max_cycles: int = 4
+    # Seed 2 of the toy world needed 4 (12,500 steps) on the development machine; another machine's reduction
+    # order may need one more.
+    max_cycles: int = 6
 
 
 def read_validation(path: Path) -> list[dict]:
@@ -327,6 +329,8 @@ def warm_start(
         if not missed:
             break
         log.info("warm start cycle %d ended below target for %s", len(ran), ", ".join(missed))
+    else:
+        log.warning("warm start: after %d cycles %s stayed below target", len(ran), ", ".join(missed))
     model.eval()
     out_dir.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out_dir)
