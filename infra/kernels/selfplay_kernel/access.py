@@ -3,8 +3,10 @@
 Every route but `GET /health` (left open for liveness and readiness probes; it tells nothing but "up") needs
 `Authorization: Bearer <token>`, the token coming from `SELFPLAY_KERNEL_TOKEN`. Every URI a request names
 (batch, checkpoint, snapshot) must lie under one of the configured storage roots (`--root`, or
-`SELFPLAY_KERNEL_ROOTS`, comma-separated). A kernel without a token or without roots accepts anything, so it
-starts that way only on a loopback address (a developer's machine); `check_exposure` refuses the rest.
+`SELFPLAY_KERNEL_ROOTS`, comma-separated). A kernel without a token accepts anything from every process that
+can reach it, loopback included (any local user, any container sharing the network namespace), so it starts
+that way only when the operator says so (`--insecure-no-token`) and only on a loopback address; a kernel
+without roots starts only on loopback. `check_exposure` refuses the rest.
 """
 
 from __future__ import annotations
@@ -87,15 +89,28 @@ def access_from_env(roots: list[str] | None = None, env: dict[str, str] | None =
     return Access(token=token, roots=confined)
 
 
-def check_exposure(host: str, access: Access, needs_roots: bool) -> None:
-    """Refuses to serve beyond loopback without a token (and, for a kernel that touches storage, roots)."""
-    if _loopback(host):
-        return
-    if access.token is None:
+def check_exposure(host: str, access: Access, needs_roots: bool, insecure_no_token: bool = False) -> None:
+    """Refuses to serve without a token unless `insecure_no_token` (the operator's explicit
+    `--insecure-no-token`) and the host is loopback; refuses no roots beyond loopback."""
+    if access.token is not None and insecure_no_token:
+        raise SystemExit(
+            f"--insecure-no-token: {TOKEN_ENV} is set, so the kernel would check it anyway; drop the flag "
+            f"(or unset {TOKEN_ENV} to run open on loopback)"
+        )
+    if access.token is None and not _loopback(host):
         raise SystemExit(
             f"--host {host}: refusing to listen beyond loopback without a token; set {TOKEN_ENV} "
             "(every client sends it as a bearer token)"
         )
+    if access.token is None and not insecure_no_token:
+        raise SystemExit(
+            f"refusing to start without a token: every process that reaches {host} could train, checkpoint, "
+            f"restore and publish this kernel; set {TOKEN_ENV} (at least {MIN_TOKEN_LENGTH} characters, e.g. "
+            "`openssl rand -hex 24`; clients send it as a bearer token), or on a machine of your own pass "
+            "--insecure-no-token"
+        )
+    if _loopback(host):
+        return
     if needs_roots and access.roots is None:
         raise SystemExit(
             f"--host {host}: refusing to listen beyond loopback without storage roots; pass --root "

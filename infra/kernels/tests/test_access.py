@@ -84,15 +84,21 @@ def test_uris_outside_the_roots_are_refused(make_kernel, tmp_path):
     assert ok.status_code == 200, ok.text
 
 
-def test_no_token_or_no_roots_only_on_loopback():
+def test_no_token_only_on_loopback_and_only_when_asked():
     open_access = Access()
     for host in ("127.0.0.1", "::1", "localhost"):
-        check_exposure(host, open_access, needs_roots=True)
-    with pytest.raises(SystemExit, match="without a token; set SELFPLAY_KERNEL_TOKEN"):
-        check_exposure("0.0.0.0", open_access, needs_roots=False)
+        check_exposure(host, open_access, needs_roots=True, insecure_no_token=True)
+        with pytest.raises(SystemExit, match="refusing to start without a token.*--insecure-no-token"):
+            check_exposure(host, open_access, needs_roots=True)
+    for asked in (False, True):
+        with pytest.raises(SystemExit, match="without a token; set SELFPLAY_KERNEL_TOKEN"):
+            check_exposure("0.0.0.0", open_access, needs_roots=False, insecure_no_token=asked)
+    with pytest.raises(SystemExit, match="--insecure-no-token: SELFPLAY_KERNEL_TOKEN is set"):
+        check_exposure("127.0.0.1", Access(token=TOKEN), needs_roots=False, insecure_no_token=True)
     with pytest.raises(SystemExit, match="without storage roots; pass --root"):
         check_exposure("0.0.0.0", Access(token=TOKEN), needs_roots=True)
     check_exposure("0.0.0.0", Access(token=TOKEN), needs_roots=False)
+    check_exposure("127.0.0.1", Access(token=TOKEN), needs_roots=True)
 
 
 def test_access_from_the_environment():

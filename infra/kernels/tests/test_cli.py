@@ -10,6 +10,7 @@ import threading
 from pathlib import Path
 
 import httpx
+import pytest
 
 from selfplay_kernel import cli
 
@@ -29,11 +30,12 @@ def test_serve_announces_itself_and_stops_on_sigterm(tiny_model):
             "0",
             "--device",
             "cpu",
+            "--insecure-no-token",
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        env={**{k: v for k, v in os.environ.items() if k != "SELFPLAY_KERNEL_TOKEN"}, "PYTHONUNBUFFERED": "1"},
     )
     stderr: list[str] = []
     threading.Thread(target=lambda: stderr.extend(process.stderr), daemon=True).start()
@@ -95,3 +97,12 @@ def test_serve_refuses_a_negative_step_snapshot_limit(capsys):
     assert cli.main(args) == 2
     assert capsys.readouterr().err == "--step-snapshot-max-gib must be >= 0\n"
     assert cli.parser().parse_args(args[:5]).step_snapshot_max_gib == 16.0
+
+
+def test_serve_and_embed_refuse_to_start_without_a_token_unless_told(monkeypatch):
+    monkeypatch.delenv("SELFPLAY_KERNEL_TOKEN", raising=False)
+    for command in (["serve", "--model", "unused", "--policy", "pol"], ["embed"]):
+        with pytest.raises(SystemExit, match="refusing to start without a token.*--insecure-no-token"):
+            cli.main(command)
+        with pytest.raises(SystemExit, match="--host 0.0.0.0: refusing to listen beyond loopback without a token"):
+            cli.main([*command, "--host", "0.0.0.0", "--insecure-no-token"])
