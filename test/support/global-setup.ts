@@ -50,7 +50,11 @@ function setUpSecrets(): void {
  */
 function setUpInputRoots(): void {
   const bucket = process.env.SELFPLAY_TEST_BUCKET;
-  process.env.SELFPLAY_INPUT_ROOTS ??= ['test/fixtures', os.tmpdir(), ...(bucket ? [`s3://${bucket}`] : [])].join(',');
+  process.env.SELFPLAY_INPUT_ROOTS ??= [
+    'test/fixtures',
+    os.tmpdir(),
+    ...(bucket ? [`s3://${bucket}`] : []),
+  ].join(',');
 }
 
 async function setUpTemporal(started: StartedServers): Promise<void> {

@@ -130,7 +130,7 @@ def _embed(args: argparse.Namespace) -> int:
     check_exposure(args.host, access, needs_roots=False, insecure_no_token=args.insecure_no_token)
     path = bundled_model_path() if args.model == BUNDLED_MODEL else args.model
     embedder = Embedder(path, name=args.name or args.model, device=resolve_device(args.device))
-    app = create_embedding_app(embedder, access.token)
+    app = create_embedding_app(embedder, access)
     return _run_server(
         app,
         args.host,

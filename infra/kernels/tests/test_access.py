@@ -4,7 +4,7 @@ listen beyond loopback unprotected."""
 import pytest
 from conftest import TOKEN, row, step_request, write_batch
 
-from selfplay_kernel.access import Access, Roots, access_from_env, check_exposure
+from selfplay_kernel.access import Access, Roots, TokenFile, access_from_env, check_exposure
 
 PROTECTED = [
     ("GET", "/v1/models", None),
@@ -110,3 +110,26 @@ def test_access_from_the_environment():
         access_from_env(env={"SELFPLAY_KERNEL_TOKEN": "short"})
     with pytest.raises(SystemExit, match="is not file:///abs/path"):
         access_from_env(["relative/dir"], env={})
+
+
+def test_a_token_rotates_while_the_kernel_runs(make_kernel, tmp_path):
+    """The token file is re-read when it changes: the new token is added, the clients move, the old is dropped."""
+    old, new = "old-token-0123456789", "new-token-0123456789abcdef"
+    file = tmp_path / "tokens"
+    file.write_text(f"{old}\n")
+    kernel = make_kernel(Access(token_file=TokenFile(file)))
+    status = lambda token: kernel.client.get("/v1/models", headers={"Authorization": f"Bearer {token}"}).status_code
+    assert (status(old), status(new)) == (200, 401)
+    file.write_text(f"{new}\n{old}\n")
+    assert (status(old), status(new)) == (200, 200)
+    file.write_text(f"{new}\n")
+    assert (status(old), status(new)) == (401, 200)
+    file.write_text("short\n")  # a broken edit: ignored, the kernel keeps the tokens it had
+    assert (status(old), status(new)) == (401, 200)
+    file.unlink()
+    assert status(new) == 200
+    with pytest.raises(SystemExit, match="holds no token"):
+        (tmp_path / "empty").write_text("\n")
+        TokenFile(tmp_path / "empty")
+    with pytest.raises(SystemExit, match="both set"):
+        access_from_env(env={"SELFPLAY_KERNEL_TOKEN": TOKEN, "SELFPLAY_KERNEL_TOKEN_FILE": str(file)})
