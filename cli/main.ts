@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
 import { resolveStartConfig } from '../config/temporal-limits';
+import { startRefusal } from '../config/run-access';
 import { temporalConnectionFromEnv } from '../config/temporal-connection';
 import { AesGcmCodec, CODEC_KEYS_ENV, codecKeysFromEnv, dataConverterFromEnv } from '../config/payload-codec';
 import { CODEC_SERVER_USAGE, DEFAULT_UI_ORIGIN, startCodecServer } from './codec-server';
@@ -167,6 +168,8 @@ async function start(flags: Map<string, string[]>, wait: boolean): Promise<void>
   );
   const resolved = resolveStartConfig(config);
   if (!resolved.ok) throw new UsageError(`invalid run config:\n  ${resolved.problems.join('\n  ')}`);
+  const refusal = asUsage(() => startRefusal(resolved.config));
+  if (refusal) throw new UsageError(`run config ${refusal}`);
   const runId = asUsage(() => startRunId(resolved.config, flags.get('--id')?.[0], new Date()));
   const c = await client();
   await c.workflow.start(selfPlayRun, {

@@ -50,7 +50,8 @@ const endpoint = z
     baseUrl: z.url().optional(),
     /**
      * The worker environment variable holding this server's API key (`SELFPLAY_…_API_KEY` or `SELFPLAY_…_TOKEN`,
-     * e.g. SELFPLAY_KERNEL_TOKEN for the kernel's sampler), sent to this `baseUrl` only. Absent: no key.
+     * e.g. SELFPLAY_KERNEL_TOKEN for the kernel's sampler), sent to this `baseUrl` only, and only when the
+     * workers bind it to that URL (SELFPLAY_CREDENTIAL_BINDINGS, docs/security.md). Absent: no key.
      */
     apiKeyEnv: apiKeyEnv.optional(),
     /** The model name to ask for; `{run}`, `{policy}` and `{version}` are filled in per request. Default: SELFPLAY_INFERENCE_MODEL. */
@@ -283,7 +284,8 @@ export const runConfig = z
           model: z.string().min(1).optional(),
           /**
            * The variable holding the embedding server's key (the kernel's `embed`: SELFPLAY_KERNEL_TOKEN), sent to
-           * `baseUrl`, or without one to the server the index was built with (its manifest, in the run's storage).
+           * `baseUrl`, or without one to the server the index was built with (its manifest, in the run's storage),
+           * when the workers bind it to that server (docs/security.md).
            */
           apiKeyEnv: apiKeyEnv.optional(),
         })

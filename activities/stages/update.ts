@@ -9,7 +9,7 @@ import type { RunConfig } from '../../config/schema';
 import type { ActivityDeps } from './deps';
 import { TrainerClient } from '../clients/trainer';
 import { checkpointPrefix, snapshotPrefix } from '../clients/storage/keys';
-import { trainerUrlFor } from '../../config/env';
+import { boundToken, trainerUrlFor } from '../../config/env';
 import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
 import { heartbeatWhile } from '../lib/heartbeat';
 import type { LossSpec, TrainStepMetrics, UpdateSpec } from '../clients/trainer-contract';
@@ -25,12 +25,15 @@ import { recordTrainMetrics } from './stage-metrics';
  * servers need it, a sampler snapshot of the new version is published.
  */
 export function updateActivities(deps: ActivityDeps) {
-  const trainerFor = (config: RunConfig, policy: string): TrainerClient =>
-    new TrainerClient(trainerUrlFor(config, deps.env, policy), {
+  const trainerFor = (config: RunConfig, policy: string): TrainerClient => {
+    const url = trainerUrlFor(config, deps.env, policy);
+    const token = boundToken(deps.env, url);
+    return new TrainerClient(url, {
       timeoutMs: config.timeouts.trainStepMinutes * 60_000,
       maxRetries: config.inference.maxRetries,
-      ...(deps.env.kernelToken ? { token: deps.env.kernelToken } : {}),
+      ...(token ? { token } : {}),
     });
+  };
 
   /** Brings a kernel that is not at the committed version back to it from the committed checkpoint, or fails clearly. */
   const restoreTo = async (

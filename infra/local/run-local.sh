@@ -36,6 +36,8 @@ export TEMPORAL_ADDRESS="${TEMPORAL_ADDRESS:-${TEMPORAL_IP:-127.0.0.1}:${TEMPORA
 export SELFPLAY_STORAGE="${SELFPLAY_STORAGE:-$STATE_DIR/storage}"
 # The Python the worker runs W&B's SDK with, for a run with tracking.wandb (docs/tracking.md).
 export SELFPLAY_PYTHON="${SELFPLAY_PYTHON:-$REPO_ROOT/infra/kernels/.venv/bin/python}"
+# Run configs may read inputs from the toy world and the shipped samples only (docs/security.md).
+export SELFPLAY_INPUT_ROOTS="${SELFPLAY_INPUT_ROOTS:-$STATE_DIR/toy-world,$REPO_ROOT/test/fixtures}"
 mkdir -p "$LOG_DIR"
 
 # The unfinished local run, a new one (--new) or the one named (--resume RUN): infra/local/pick-run.ts.
@@ -102,7 +104,8 @@ else
       --set spice.maxAttempts=4 --set spice.typeSelectionAttempts=1 --set weightSync.engine=kernel
       --set corpus.maxSegmentChars=1500 --set inference.requestTimeoutSeconds=300)
   fi
-  # The kernel and its clients share a token, as in a deployment (docs/deployment.md); one per local run.
+  # The kernel and its clients share a token, as in a deployment (docs/security.md); one per local run. The
+  # worker sends it to SELFPLAY_TRAINER_URL and SELFPLAY_INFERENCE_URL's server (this kernel) and nowhere else.
   export SELFPLAY_KERNEL_TOKEN="${SELFPLAY_KERNEL_TOKEN:-$(node -e 'console.log(require("crypto").randomBytes(24).toString("hex"))')}"
   # Started for the run (--run): another unfinished run that wakes up on this worker cannot take its weights.
   # This checkout's kernel code, even when the environment's editable install is another checkout's.

@@ -18,7 +18,7 @@ import {
 } from '../../activities/clients/storage';
 import { RECIPES } from '../../activities/recipes';
 import { createPoolWorkers, POOLS, queueNames, type Pool } from '../../workers/pools';
-import type { WorkerEnv } from '../../config/env';
+import { loadWorkerEnv, type WorkerEnv } from '../../config/env';
 import { startScriptedLlm, type ScriptedLlm, type ScriptedLlmOptions } from './scripted-llm/server';
 import {
   startRecordingTrainer,
@@ -93,12 +93,14 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
   const client = temporalClient(connection);
   const queuePrefix = options.queuePrefix ?? `it-${suffix}`;
   const env: WorkerEnv = {
-    storageUri,
-    inferenceUrl: llm.url,
-    inferenceModel: 'scripted-policy',
-    inferenceApiKey: 'EMPTY',
-    inferenceConcurrency: 64,
-    trainerUrl: trainer.url,
+    ...loadWorkerEnv({
+      ...process.env,
+      SELFPLAY_STORAGE: storageUri,
+      SELFPLAY_INFERENCE_URL: llm.url,
+      SELFPLAY_INFERENCE_MODEL: 'scripted-policy',
+      SELFPLAY_INFERENCE_CONCURRENCY: '64',
+      SELFPLAY_TRAINER_URL: trainer.url,
+    }),
     ...options.env,
   };
 

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { runEvaluation } from '../../cli/eval-command';
 import { readLearningCurve, type LearningCurve } from '../../infra/toy-world/learning';
 import type { ToyWorld } from '../../infra/toy-world/prepare';
@@ -28,6 +29,7 @@ export function runToyWorld(options: {
       model: options.world.model,
       name: options.name,
       policies: () => [TOY_WORLD_POLICY],
+      inputRoots: [path.dirname(options.world.corpus)],
       ...(options.storageUri ? { storageUri: options.storageUri } : {}),
     },
     async (run) => {

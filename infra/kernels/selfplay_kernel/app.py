@@ -98,7 +98,7 @@ def create_app(policy: Policy, sampler: Sampler, access: Access) -> FastAPI:
     app = FastAPI(title="selfplay-kernel", docs_url=None, redoc_url=None, openapi_url=None)
     name = policy.config.policy
     install_error_handlers(app)
-    install_token_check(app, access.token)
+    install_token_check(app, access)
     add_health_route(app)
 
     def known(policy_name: str) -> None:
@@ -178,11 +178,11 @@ def create_app(policy: Policy, sampler: Sampler, access: Access) -> FastAPI:
     return app
 
 
-def create_embedding_app(embedder: Embedder, token: str | None) -> FastAPI:
+def create_embedding_app(embedder: Embedder, access: Access) -> FastAPI:
     """The embedding server (`embed`): no policy, only `/v1/embeddings` and `/v1/models`, behind `token`."""
     app = FastAPI(title="selfplay-kernel-embeddings", docs_url=None, redoc_url=None, openapi_url=None)
     install_error_handlers(app)
-    install_token_check(app, token)
+    install_token_check(app, access)
     add_health_route(app)
     add_embedding_routes(app, embedder)
     return app

@@ -7,8 +7,8 @@ train one FSDP-sharded policy and rank 0 serves the HTTP API (distributed.py).
 
 `serve` and `embed` print exactly one JSON line to stdout once the server accepts connections (the caller's handshake:
 it learns the URL even with `--port 0`); everything else goes to stderr. SIGTERM and SIGINT shut it down
-cleanly (exit 0). Both take their bearer token from SELFPLAY_KERNEL_TOKEN and refuse a non-loopback `--host`
-without one (access.py).
+cleanly (exit 0). Both take their bearer token from SELFPLAY_KERNEL_TOKEN and refuse to start without one,
+unless `--insecure-no-token` on a loopback `--host` (access.py).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def _serve(args: argparse.Namespace) -> int:
         run=args.run_id,
     )
     access = access_from_env(args.root)
-    check_exposure(args.host, access, needs_roots=True)
+    check_exposure(args.host, access, needs_roots=True, insecure_no_token=args.insecure_no_token)
     world = init_world(args.device)
     policy = Policy.load(config, world)
     if not world.leader:
@@ -127,10 +127,10 @@ def _embed(args: argparse.Namespace) -> int:
 
         torch.set_num_threads(args.threads)
     access = access_from_env()
-    check_exposure(args.host, access, needs_roots=False)
+    check_exposure(args.host, access, needs_roots=False, insecure_no_token=args.insecure_no_token)
     path = bundled_model_path() if args.model == BUNDLED_MODEL else args.model
     embedder = Embedder(path, name=args.name or args.model, device=resolve_device(args.device))
-    app = create_embedding_app(embedder, access.token)
+    app = create_embedding_app(embedder, access)
     return _run_server(
         app,
         args.host,
@@ -230,6 +230,14 @@ def _role_target(text: str) -> tuple[str, float]:
     return role, value
 
 
+def _insecure_no_token_flag(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--insecure-no-token",
+        action="store_true",
+        help="run without SELFPLAY_KERNEL_TOKEN on a loopback --host: every local process can then drive it",
+    )
+
+
 def parser() -> argparse.ArgumentParser:
     from .policy import KernelConfig
     from .warm_start import WarmStartConfig
@@ -251,6 +259,7 @@ def parser() -> argparse.ArgumentParser:
         help="a storage root (s3://bucket/prefix or an absolute directory) the kernel may read and write; "
         "repeatable; default SELFPLAY_KERNEL_ROOTS (comma-separated), else anywhere (loopback only)",
     )
+    _insecure_no_token_flag(serve)
     serve.add_argument("--port", type=int, default=0, help="0 picks a free port")
     serve.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     serve.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"])
@@ -289,6 +298,7 @@ def parser() -> argparse.ArgumentParser:
     embed.add_argument(
         "--host", default="127.0.0.1", help="beyond loopback only with SELFPLAY_KERNEL_TOKEN set"
     )
+    _insecure_no_token_flag(embed)
     embed.add_argument("--port", type=int, default=0, help="0 picks a free port")
     embed.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     embed.add_argument(

@@ -30,11 +30,12 @@ def test_serve_announces_itself_and_stops_on_sigterm(tiny_model):
             "0",
             "--device",
             "cpu",
+            "--insecure-no-token",
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        env={**{k: v for k, v in os.environ.items() if k != "SELFPLAY_KERNEL_TOKEN"}, "PYTHONUNBUFFERED": "1"},
     )
     stderr: list[str] = []
     threading.Thread(target=lambda: stderr.extend(process.stderr), daemon=True).start()
@@ -109,3 +110,12 @@ def test_warm_start_takes_role_targets_and_refuses_bad_ones(capsys):
             cli.parser().parse_args([*base, "--target", bad])
         assert refused.value.code == 2
         assert "expected ROLE=ACCURACY with ACCURACY in [0, 1]" in capsys.readouterr().err
+
+
+def test_serve_and_embed_refuse_to_start_without_a_token_unless_told(monkeypatch):
+    monkeypatch.delenv("SELFPLAY_KERNEL_TOKEN", raising=False)
+    for command in (["serve", "--model", "unused", "--policy", "pol"], ["embed"]):
+        with pytest.raises(SystemExit, match="refusing to start without a token.*--insecure-no-token"):
+            cli.main(command)
+        with pytest.raises(SystemExit, match="--host 0.0.0.0: refusing to listen beyond loopback without a token"):
+            cli.main([*command, "--host", "0.0.0.0", "--insecure-no-token"])

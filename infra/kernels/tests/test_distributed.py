@@ -56,10 +56,10 @@ def torchrun_kernel(
     stops rank 1 (torchrun itself then exits 1, as it does on any signal)."""
     args = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2"]
     args += [*program, "serve", "--model", model, "--policy", POLICY, "--device", "cpu"]
-    args += ["--port", "0", "--micro-batch-size", str(MICRO_BATCH)]
+    args += ["--port", "0", "--micro-batch-size", str(MICRO_BATCH), "--insecure-no-token"]
     if lora:
         args += ["--lora-rank", str(LORA["lora_rank"]), "--lora-alpha", str(LORA["lora_alpha"])]
-    env = {**os.environ, **(env or {}), "OMP_NUM_THREADS": str(threads), "PYTHONPATH": os.pathsep.join(sys.path)}
+    env = {**{k: v for k, v in os.environ.items() if k != "SELFPLAY_KERNEL_TOKEN"}, **(env or {}), "OMP_NUM_THREADS": str(threads), "PYTHONPATH": os.pathsep.join(sys.path)}
     log = (tmp_path / "torchrun.log").open("w")
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=log, text=True, env=env, start_new_session=True)
     try:

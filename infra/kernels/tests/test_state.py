@@ -155,3 +155,20 @@ def test_load_of_a_missing_snapshot(make_kernel, tmp_path):
     response = kernel.client.post("/v1/sampler/load", json={"uri": str(tmp_path / "none"), "version": 1})
     assert response.status_code == 404
     assert response.json()["error"]["type"] == "snapshot_not_found"
+
+
+def test_a_local_location_writes_only_inside_itself(tmp_path):
+    from selfplay_kernel.errors import KernelError
+    from selfplay_kernel.storage import parse
+
+    loc = parse(str(tmp_path / "ckpt"))
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "ckpt").mkdir()
+    (tmp_path / "ckpt" / "link").symlink_to(tmp_path / "outside")
+    for name in ("../x", "/abs", "a//b", "link/x"):
+        with pytest.raises(KernelError) as refused:
+            loc.write(name, b"data")
+        assert refused.value.type == "unsafe_path", name
+    assert list((tmp_path / "outside").iterdir()) == [] and not (tmp_path / "x").exists()
+    loc.write("sub/ok", b"data")
+    assert (tmp_path / "ckpt" / "sub" / "ok").read_bytes() == b"data"
