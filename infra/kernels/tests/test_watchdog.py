@@ -53,10 +53,10 @@ def test_health_answers_while_more_sampling_requests_block_than_the_default_thre
     monkeypatch.setattr(Sampler, "complete", complete)
     body = {"model": POLICY, "messages": [{"role": "user", "content": "hi"}], "max_tokens": 2}
     with served(kernel.client.app) as url:
-        callers = [
-            threading.Thread(target=lambda: httpx.post(f"{url}/v1/chat/completions", json=body, headers=AUTH, timeout=120))
-            for _ in range(50)
-        ]
+        def ask() -> None:
+            httpx.post(f"{url}/v1/chat/completions", json=body, headers=AUTH, timeout=120)
+
+        callers = [threading.Thread(target=ask) for _ in range(50)]
         for caller in callers:
             caller.start()
         try:
