@@ -84,7 +84,8 @@ def _serve(args: argparse.Namespace) -> int:
 def _follow(policy, host: str, port: int) -> int:
     """A rank other than 0 under torchrun: runs rank 0's operations until rank 0 stops it (SIGTERM and SIGINT
     are left to rank 0, which stops the followers on its way out). The first process of each host or pod
-    (LOCAL_RANK 0, or no torchrun) answers `GET /health` on the serving port (what access.py leaves open for probes on rank 0), for probes that ask every pod."""
+    (LOCAL_RANK 0, or no torchrun) answers `GET /health` and `GET /health/live` on the serving port (what access.py
+    leaves open for probes on rank 0), for probes that ask every pod."""
     import os
 
     from .distributed import follow
@@ -99,14 +100,14 @@ def _follow(policy, host: str, port: int) -> int:
 
 
 def _serve_health(host: str, port: int, body: dict) -> None:
-    """`GET /health` answering `body`, from a daemon thread."""
+    """`GET /health` and `GET /health/live` answering `body`, from a daemon thread."""
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     payload = json.dumps(body).encode()
 
     class Health(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802 (the http.server API)
-            found = self.path == "/health"
+            found = self.path in ("/health", "/health/live")
             self.send_response(200 if found else 404)
             self.send_header("Content-Type", "application/json")
             self.end_headers()
@@ -168,7 +169,10 @@ def _run_server(app, host: str, port: int, details, bound=None) -> int:
                 return
             time.sleep(0.05)
         shown = f"[{host}]" if ":" in host else host
-        print(json.dumps({"url": f"http://{shown}:{port}", "port": port, **details()}), flush=True)
+        try:
+            print(json.dumps({"url": f"http://{shown}:{port}", "port": port, **details()}), flush=True)
+        except BrokenPipeError:
+            log.info("announced to nobody: the reader of the first start is gone (a restart in place)")
 
     threading.Thread(target=announce, name="announce", daemon=True).start()
     # uvicorn shuts down gracefully on SIGTERM/SIGINT, then re-raises the signal to the handler it found
