@@ -333,6 +333,11 @@ export const runConfig = z
         retryInitialSeconds: z.number().positive(),
         /** The backoff cap: the longest wait between two attempts, so a healed outage is noticed this soon. */
         retryMaxSeconds: z.number().positive(),
+        /**
+         * An activity failing this long without progress (each attempt failing where the one before it did) stops
+         * retrying: its iteration waits for the operator with the last failure as its cause (activities/lib/stuck.ts).
+         */
+        stuckAfterMinutes: z.number().positive(),
       })
       .refine((t) => t.retryMaxSeconds >= t.retryInitialSeconds, {
         path: ['retryMaxSeconds'],
@@ -437,6 +442,7 @@ export const TIMEOUT_DEFAULTS = {
   heartbeatSeconds: 120,
   retryInitialSeconds: 1,
   retryMaxSeconds: 60,
+  stuckAfterMinutes: 30,
 } as const satisfies RunConfig['timeouts'];
 
 /**

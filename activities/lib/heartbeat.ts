@@ -29,7 +29,8 @@ export const heartbeatClock = (ctx: Context): ActivityInterceptors => ({
 
 /**
  * Runs `work` with `details` as the activity's reported progress: read at every beat of the clock above,
- * so it can change as the work goes on; Temporal throttles what reaches the server.
+ * so it can change as the work goes on; Temporal throttles what reaches the server. The progress stays after
+ * `work` ends: a failed attempt's is what tells the next one whether it got anywhere (activities/lib/stuck.ts).
  */
 export async function heartbeatWhile<T>(
   details: () => unknown,
@@ -37,9 +38,8 @@ export async function heartbeatWhile<T>(
 ): Promise<T> {
   const ctx = Context.current();
   progressOf.set(ctx, details);
-  try {
-    return await work(ctx.cancellationSignal);
-  } finally {
-    progressOf.delete(ctx);
-  }
+  return work(ctx.cancellationSignal);
 }
+
+/** What the activity of `ctx` last said about its progress (undefined: it says nothing). */
+export const progressNow = (ctx: Context): unknown => progressOf.get(ctx)?.();

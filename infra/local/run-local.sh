@@ -108,9 +108,12 @@ else
   # worker sends it to SELFPLAY_TRAINER_URL and SELFPLAY_INFERENCE_URL's server (this kernel) and nowhere else.
   export SELFPLAY_KERNEL_TOKEN="${SELFPLAY_KERNEL_TOKEN:-$(node -e 'console.log(require("crypto").randomBytes(24).toString("hex"))')}"
   # Started for the run (--run): another unfinished run that wakes up on this worker cannot take its weights.
-  # This checkout's kernel code, even when the environment's editable install is another checkout's.
+  # This checkout's kernel code, even when the environment's editable install is another checkout's. Nothing
+  # probes it here, so it restarts itself in place (same pid and port) when a step hangs past its deadline; the
+  # worker then restores the run's last committed checkpoint into it (docs/operations-resilience.md).
   start_json kernel "$LOG_DIR/kernel.log" KERNEL_URL env PYTHONPATH="$REPO_ROOT/infra/kernels" \
-    "$KERNEL_PY" -m selfplay_kernel serve --model "$MODEL" --policy "$POLICY" --run "$LINEAGE" --port 0
+    "$KERNEL_PY" -m selfplay_kernel serve --model "$MODEL" --policy "$POLICY" --run "$LINEAGE" --port 0 \
+    --restart-when-wedged
   echo "   kernel at $KERNEL_URL (log $LOG_DIR/kernel.log)"
   export SELFPLAY_INFERENCE_URL="$KERNEL_URL/v1" SELFPLAY_INFERENCE_MODEL="$POLICY" SELFPLAY_TRAINER_URL="$KERNEL_URL"
   export SELFPLAY_INFERENCE_API_KEY="$SELFPLAY_KERNEL_TOKEN"

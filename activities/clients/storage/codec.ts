@@ -3,12 +3,16 @@ import { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { promisify } from 'node:util';
 import { createGunzip, createGzip, gunzip, gzip } from 'node:zlib';
+import { CorruptObjectError } from '../../lib/errors';
 import type { ObjectStore } from './types';
 
 const gzipAsync = promisify(gzip);
 const gunzipAsync = promisify(gunzip);
 
-/** JSON (or JSON Lines) objects, gzipped when the key ends in `.gz`. Missing objects read as undefined. */
+/**
+ * JSON (or JSON Lines) objects, gzipped when the key ends in `.gz`. Missing objects read as undefined; one that
+ * does not decode (not gzip, truncated, not JSON) is a `CorruptObjectError`, which no retry fixes.
+ */
 export async function putJson(store: ObjectStore, key: string, value: unknown): Promise<void> {
   const text = JSON.stringify(value);
   if (text === undefined)
@@ -22,7 +26,9 @@ export async function getJson<T>(store: ObjectStore, key: string): Promise<T | u
   try {
     return JSON.parse(text) as T;
   } catch (err) {
-    throw new Error(`${store.uri(key)} is not valid JSON: ${(err as Error).message}`, { cause: err });
+    throw new CorruptObjectError(`${store.uri(key)} is not valid JSON: ${(err as Error).message}`, {
+      cause: err,
+    });
   }
 }
 
@@ -94,7 +100,7 @@ export async function* jsonlValues(input: Readable, gzip: boolean, source: strin
     try {
       return JSON.parse(line);
     } catch (err) {
-      throw new Error(`${source} line ${lineNo} is not valid JSON: ${(err as Error).message}`, {
+      throw new CorruptObjectError(`${source} line ${lineNo} is not valid JSON: ${(err as Error).message}`, {
         cause: err,
       });
     }
@@ -124,7 +130,8 @@ export async function* jsonlLines(input: Readable, gzip: boolean, source: string
     }
   } catch (err) {
     const isZlib = String((err as NodeJS.ErrnoException).code).startsWith('Z_');
-    if (isZlib) throw new Error(`${source} is not valid gzip: ${(err as Error).message}`, { cause: err });
+    if (isZlib)
+      throw new CorruptObjectError(`${source} is not valid gzip: ${(err as Error).message}`, { cause: err });
     throw err;
   }
   if (pending.length > 0) yield Buffer.concat(pending).toString('utf8');
@@ -140,7 +147,9 @@ async function readText(store: ObjectStore, key: string): Promise<string | undef
   try {
     return (await gunzipAsync(bytes)).toString('utf8');
   } catch (err) {
-    throw new Error(`${store.uri(key)} is not valid gzip: ${(err as Error).message}`, { cause: err });
+    throw new CorruptObjectError(`${store.uri(key)} is not valid gzip: ${(err as Error).message}`, {
+      cause: err,
+    });
   }
 }
 

@@ -1,6 +1,7 @@
 """Who may drive a kernel and where it may read and write.
 
-Every route but `GET /health` (left open for liveness and readiness probes; it tells nothing but "up") needs
+Every route but `GET /health` and `GET /health/live` (left open for readiness and liveness probes; they tell
+nothing but "up" and, when the kernel is wedged, which operation holds it and for how long: watchdog.py) needs
 `Authorization: Bearer <token>`, the token coming from `SELFPLAY_KERNEL_TOKEN`, or any of the tokens in the
 file `SELFPLAY_KERNEL_TOKEN_FILE` names (one per line, re-read when it changes, so a token rotates while the
 kernel runs: docs/security.md). Every URI a request names
@@ -32,7 +33,7 @@ TOKEN_ENV = "SELFPLAY_KERNEL_TOKEN"
 TOKEN_FILE_ENV = "SELFPLAY_KERNEL_TOKEN_FILE"
 ROOTS_ENV = "SELFPLAY_KERNEL_ROOTS"
 MIN_TOKEN_LENGTH = 16
-OPEN_PATHS = frozenset({"/health"})
+OPEN_PATHS = frozenset({"/health", "/health/live"})
 
 
 class Roots:
@@ -210,7 +211,9 @@ def install_token_check(app: FastAPI, access: Access) -> None:
 
 
 def add_health_route(app: FastAPI) -> None:
+    """`GET /health`, answered on the event loop: it never waits for a worker thread (see app.py)."""
+
     @app.get("/health")
-    def health() -> dict:
+    async def health() -> dict:
         return {"status": "ok"}
 

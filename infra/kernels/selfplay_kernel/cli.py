@@ -22,6 +22,8 @@ import sys
 import threading
 import time
 
+log = logging.getLogger(__name__)
+
 
 def _serve(args: argparse.Namespace) -> int:
     from .access import access_from_env, check_exposure
@@ -29,6 +31,7 @@ def _serve(args: argparse.Namespace) -> int:
     from .distributed import init_world, stop_followers
     from .policy import KernelConfig, Policy
     from .sampler import Sampler
+    from .watchdog import Watchdog
 
     config = KernelConfig(
         model=args.model,
@@ -42,6 +45,7 @@ def _serve(args: argparse.Namespace) -> int:
         seed=args.seed,
         max_batch_rows=args.max_batch_rows,
         step_snapshot_max_gib=args.step_snapshot_max_gib,
+        op_deadline_seconds=args.op_deadline_seconds,
         run=args.run_id,
     )
     access = access_from_env(args.root)
@@ -51,7 +55,11 @@ def _serve(args: argparse.Namespace) -> int:
     if not world.leader:
         return _follow(policy, args.host, args.port)
     sampler = Sampler(policy)
-    app = create_app(policy, sampler, access)
+    watchdog = Watchdog(policy, config.op_deadline_seconds)
+    app = create_app(policy, sampler, access, watchdog)
+    restart = args.restart_when_wedged and not world.distributed
+    if args.restart_when_wedged and world.distributed:
+        log.warning("--restart-when-wedged: ignored under torchrun; a liveness probe on /health/live restarts the pod")
 
     try:
         return _run_server(
@@ -64,8 +72,10 @@ def _serve(args: argparse.Namespace) -> int:
                 "policyVersion": policy.version,
                 "worldSize": world.size,
             },
+            (lambda port: watchdog.restart_when_wedged(sys.orig_argv, port)) if restart else None,
         )
     finally:
+        watchdog.close()
         sampler.close()
         stop_followers(world)
         _leave(world)
@@ -74,7 +84,8 @@ def _serve(args: argparse.Namespace) -> int:
 def _follow(policy, host: str, port: int) -> int:
     """A rank other than 0 under torchrun: runs rank 0's operations until rank 0 stops it (SIGTERM and SIGINT
     are left to rank 0, which stops the followers on its way out). The first process of each host or pod
-    (LOCAL_RANK 0, or no torchrun) answers `GET /health` on the serving port (what access.py leaves open for probes on rank 0), for probes that ask every pod."""
+    (LOCAL_RANK 0, or no torchrun) answers `GET /health` and `GET /health/live` on the serving port (what access.py
+    leaves open for probes on rank 0), for probes that ask every pod."""
     import os
 
     from .distributed import follow
@@ -89,14 +100,14 @@ def _follow(policy, host: str, port: int) -> int:
 
 
 def _serve_health(host: str, port: int, body: dict) -> None:
-    """`GET /health` answering `body`, from a daemon thread."""
+    """`GET /health` and `GET /health/live` answering `body`, from a daemon thread."""
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     payload = json.dumps(body).encode()
 
     class Health(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802 (the http.server API)
-            found = self.path == "/health"
+            found = self.path in ("/health", "/health/live")
             self.send_response(200 if found else 404)
             self.send_header("Content-Type", "application/json")
             self.end_headers()
@@ -139,14 +150,17 @@ def _embed(args: argparse.Namespace) -> int:
     )
 
 
-def _run_server(app, host: str, port: int, details) -> int:
-    """Serves `app` until SIGTERM/SIGINT; announces `{"url", "port", **details()}` once listening."""
+def _run_server(app, host: str, port: int, details, bound=None) -> int:
+    """Serves `app` until SIGTERM/SIGINT; announces `{"url", "port", **details()}` once listening. `bound(port)`,
+    when given, learns the port it bound (a restart must come back on it)."""
     import uvicorn
 
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     port = sock.getsockname()[1]
+    if bound is not None:
+        bound(port)
     server = uvicorn.Server(uvicorn.Config(app, log_config=None, access_log=True, timeout_graceful_shutdown=30))
 
     def announce() -> None:
@@ -155,7 +169,10 @@ def _run_server(app, host: str, port: int, details) -> int:
                 return
             time.sleep(0.05)
         shown = f"[{host}]" if ":" in host else host
-        print(json.dumps({"url": f"http://{shown}:{port}", "port": port, **details()}), flush=True)
+        try:
+            print(json.dumps({"url": f"http://{shown}:{port}", "port": port, **details()}), flush=True)
+        except BrokenPipeError:
+            log.info("announced to nobody: the reader of the first start is gone (a restart in place)")
 
     threading.Thread(target=announce, name="announce", daemon=True).start()
     # uvicorn shuts down gracefully on SIGTERM/SIGINT, then re-raises the signal to the handler it found
@@ -280,6 +297,20 @@ def parser() -> argparse.ArgumentParser:
         "restore; 0 never copies",
     )
     serve.add_argument(
+        "--op-deadline-seconds",
+        type=float,
+        default=KernelConfig.op_deadline_seconds,
+        help="how long one train step, checkpoint, restore, publish or sampler load may hold the policy: past it "
+        "the kernel is wedged and GET /health/live answers 503 (the liveness probe); default 7200, the trainer "
+        "activity's deadline (timeouts.trainStepMinutes)",
+    )
+    serve.add_argument(
+        "--restart-when-wedged",
+        action="store_true",
+        help="once wedged, re-execute this command in place on the same port (one process only; the local stack): "
+        "the restarted kernel's clients restore the run's last committed checkpoint",
+    )
+    serve.add_argument(
         "--run",
         dest="run_id",
         help="the run this kernel serves (the runId its train steps carry: {run}.r{n} once it has rolled back): "
@@ -356,6 +387,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if not getattr(args, "step_snapshot_max_gib", 0) >= 0:
         print("--step-snapshot-max-gib must be >= 0", file=sys.stderr)
+        return 2
+    if not getattr(args, "op_deadline_seconds", 1) > 0:
+        print("--op-deadline-seconds must be > 0", file=sys.stderr)
         return 2
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     from transformers.utils import logging as hf_logging

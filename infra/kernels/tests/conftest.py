@@ -6,6 +6,8 @@ import gzip
 import hashlib
 import json
 import os
+import subprocess
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -133,3 +135,16 @@ def params(policy: Policy) -> dict[str, torch.Tensor]:
 
 def same_params(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> bool:
     return a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
+def read_line(process: subprocess.Popen, timeout: float, stderr: list[str] | None = None) -> str:
+    """The next line a `serve` process prints (its announcement), failing the test after `timeout` seconds (with
+    the `stderr` lines collected so far)."""
+    result: list[str] = []
+    reader = threading.Thread(target=lambda: result.append(process.stdout.readline()), daemon=True)
+    reader.start()
+    reader.join(timeout)
+    assert result and result[0], (
+        f"serve printed nothing in {timeout}s (exit code {process.poll()})" + "".join(stderr or [])[-4000:]
+    )
+    return result[0]

@@ -1,5 +1,5 @@
-"""The kernel's bearer token on every route but /health, its storage roots on every URI, and its refusal to
-listen beyond loopback unprotected."""
+"""The kernel's bearer token on every route but the probes (/health, /health/live), its storage roots on every
+URI, and its refusal to listen beyond loopback unprotected."""
 
 import pytest
 from conftest import TOKEN, row, step_request, write_batch
@@ -18,11 +18,11 @@ PROTECTED = [
 ]
 
 
-def test_every_route_but_health_needs_the_token(make_kernel):
+def test_every_route_but_the_probes_needs_the_token(make_kernel):
     kernel = make_kernel()
     routes = {(m, r.path) for r in kernel.client.app.routes for m in getattr(r, "methods", ()) if m != "HEAD"}
     assert {(m, p.replace("/policies/pol", "/policies/{policy_name}")) for m, p, _ in PROTECTED} == (
-        routes - {("GET", "/health")}
+        routes - {("GET", "/health"), ("GET", "/health/live")}
     )
     for method, path, body in PROTECTED:
         for headers, why in (({"Authorization": ""}, "has no Authorization header"),
@@ -35,6 +35,7 @@ def test_every_route_but_health_needs_the_token(make_kernel):
             assert error["type"] == "unauthorized" and why in error["message"], error
             assert "SELFPLAY_KERNEL_TOKEN" in error["message"]
     assert kernel.client.get("/health", headers={"Authorization": ""}).json() == {"status": "ok"}
+    assert kernel.client.get("/health/live", headers={"Authorization": ""}).json() == {"status": "ok"}
     assert kernel.client.get("/v1/policies/pol").json() == {"policy": "pol", "policyVersion": 0, "lineage": None}
 
 

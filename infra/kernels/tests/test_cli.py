@@ -12,6 +12,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from conftest import read_line
+
 from selfplay_kernel import cli
 
 
@@ -40,7 +42,7 @@ def test_serve_announces_itself_and_stops_on_sigterm(tiny_model):
     stderr: list[str] = []
     threading.Thread(target=lambda: stderr.extend(process.stderr), daemon=True).start()
     try:
-        line = _readline(process, timeout=120)
+        line = read_line(process, timeout=120)
         announced = json.loads(line)
         assert announced["device"] == "cpu" and announced["policyVersion"] == 0 and announced["model"] == tiny_model
         assert announced["url"] == f"http://127.0.0.1:{announced['port']}"
@@ -58,15 +60,6 @@ def test_serve_announces_itself_and_stops_on_sigterm(tiny_model):
     finally:
         if process.poll() is None:
             process.kill()
-
-
-def _readline(process: subprocess.Popen, timeout: float) -> str:
-    result: list[str] = []
-    reader = threading.Thread(target=lambda: result.append(process.stdout.readline()), daemon=True)
-    reader.start()
-    reader.join(timeout)
-    assert result and result[0], f"serve printed nothing in {timeout}s (exit code {process.poll()})"
-    return result[0]
 
 
 def test_tiny_model_is_deterministic(tiny_model, tmp_path, capsys):
