@@ -2,10 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { LearningCurve } from '../infra/toy-world/learning';
+import type { IterationPoint, LearningCurve } from '../infra/toy-world/learning';
 import { applySet } from '../cli/args';
 import { prepareToyWorld } from '../infra/toy-world/prepare';
-import { RUNGS } from '../infra/toy-world/world';
+import { RUNGS, type Rung } from '../infra/toy-world/world';
 import { startTemporalDevServer } from '../test/support/temporal-server';
 import { CONTROLS, runToyWorld, withControl, type Control } from '../test/support/toy-world-run';
 
@@ -118,5 +118,27 @@ function print(curve: LearningCurve, seed: number, secondsPerIteration: number):
   console.log(
     `seed ${seed}: gain ${curve.gainPoints.toFixed(2)} ± ${curve.gainError.toFixed(2)} points, ` +
       `${secondsPerIteration.toFixed(1)} s per iteration`,
+  );
+  console.log(`seed ${seed}: ${runSummary(curve.points)}`);
+}
+
+/**
+ * The Challenger's ladder and the Reasoner's pass rate over the run: each rung's share of the valid tasks in
+ * the first two iterations and in the second half (a rung the Reasoner masters should lose share), and the
+ * mean pass rate per iteration (SPICE's reward is highest at one half), its range and mean.
+ */
+function runSummary(points: readonly IterationPoint[]): string {
+  const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+  const share = (from: number, to: number, rung: Rung): number =>
+    100 *
+    mean(points.filter((p) => p.iteration >= from && p.iteration <= to).map((p) => p.rungShares[rung] ?? 0));
+  const half = Math.floor(points.length / 2) + 1;
+  const shares = RUNGS.map(
+    (rung) => `${rung} ${share(1, 2, rung).toFixed(1)} → ${share(half, points.length, rung).toFixed(1)}%`,
+  );
+  const passRates = points.map((p) => 100 * p.meanPassRate);
+  return (
+    `rung shares, iterations 1-2 → ${half}-${points.length}: ${shares.join(', ')}; pass rate per iteration ` +
+    `${Math.min(...passRates).toFixed(1)} to ${Math.max(...passRates).toFixed(1)}%, mean ${mean(passRates).toFixed(1)}%`
   );
 }
