@@ -29,10 +29,6 @@ export interface ExportResult {
   files: string[];
 }
 
-/** The Python with the kernel package: SELFPLAY_PYTHON, else the clone's kernel environment. */
-export const kernelPython = (env: NodeJS.ProcessEnv = process.env): string =>
-  env.SELFPLAY_PYTHON || path.resolve(__dirname, '../infra/kernels/.venv/bin/python');
-
 /**
  * Exports the checkpoint a kept commit names (along the run's current lineage, as `state` reads) with the
  * kernel's `export`, which rebuilds the policy as the kernel built it and writes it with `save_pretrained`.

@@ -7,7 +7,7 @@ import {
   type CheckResult,
 } from '../activities/scoring/answer-checker-pool';
 import { ANSWER_KINDS, type AnswerKind } from '../activities/scoring/verifiers';
-import { jsonlRows } from '../activities/lib/jsonl-rows';
+import { jsonlRecords } from '../activities/lib/input-records';
 
 export const VERIFY_USAGE = `  verify-answers FILE.jsonl [--kind expression|integer|mcq|string] [--timeout-ms N] [--out FILE.jsonl]
                     grade {"gold", "pred"} lines with exactly the judge stage's answer checker (either side may
@@ -65,11 +65,12 @@ export function parseAnswerPairs(text: string): AnswerPair[] {
   const pairs: AnswerPair[] = [];
   const problems: string[] = [];
   const isText = (v: unknown): v is string | number => typeof v === 'string' || typeof v === 'number';
-  for (const { line, row } of jsonlRows(text, problems)) {
-    const { gold, pred } = row;
-    if (!isText(gold) || !isText(pred))
-      problems.push(`line ${line}: expected {"gold": "...", "pred": "..."}`);
-    else pairs.push({ line, gold: String(gold), pred: String(pred) });
+  for (const record of jsonlRecords(text)) {
+    const { gold, pred } = 'row' in record ? record.row : {};
+    if ('problem' in record) problems.push(`${record.at}: ${record.problem}`);
+    else if (!isText(gold) || !isText(pred))
+      problems.push(`${record.at}: expected {"gold": "...", "pred": "..."}`);
+    else pairs.push({ line: record.n, gold: String(gold), pred: String(pred) });
   }
   if (problems.length > 0) throw new Error(problems.join('; '));
   if (pairs.length === 0) throw new Error('no {"gold", "pred"} lines');

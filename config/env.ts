@@ -18,7 +18,8 @@ import { fillModelName, hasPlaceholders } from './model-name';
  *   SELFPLAY_KERNEL_TOKEN            the kernels' bearer token, sent to trainer URLs and kernel samplers
  *   SELFPLAY_<NAME>_API_KEY/_TOKEN   keys a run config's endpoints name by `apiKeyEnv` (config/credentials.ts)
  *   S3_ENDPOINT, AWS_*               S3-compatible server and credentials
- *   SELFPLAY_PYTHON                  a Python with selfplay_kernel[tracking] installed, for W&B tracking
+ *   SELFPLAY_PYTHON                  a Python with selfplay_kernel[tracking] installed, for W&B tracking (and,
+ *                                    read by activities/lib/input-records.ts, for Parquet inputs)
  *   WANDB_API_KEY, WANDB_BASE_URL    W&B's own, read by its SDK (tracking.wandb)
  */
 export interface WorkerEnv {

@@ -6,7 +6,13 @@ import { loadRecipeState } from './recipe-state';
 import type { ObjectStore } from '../clients/storage';
 import { putJsonl } from '../clients/storage/codec';
 import { shardKey } from '../clients/storage/keys';
-import { corpusError, loadCorpus, type Corpus, type CorpusStats } from '../corpus/corpus';
+import {
+  corpusError,
+  loadCorpus,
+  type Corpus,
+  type CorpusStats,
+  type IndexedCorpusOptions,
+} from '../corpus/corpus';
 import { loadExcludedDocIds, withoutDocuments } from '../corpus/exclude';
 import { segmentIndexFor, type BuildProgress } from '../corpus/segment-index';
 import { indexedSegments, type SegmentSource } from '../corpus/segment-source';
@@ -105,9 +111,10 @@ async function openUsableSegments(
   return source;
 }
 
-const corpusOptions = (spec: RunConfig['corpus']) => ({
+const corpusOptions = (spec: RunConfig['corpus']): IndexedCorpusOptions => ({
   maxSegmentChars: spec.maxSegmentChars,
   maxDocumentChars: spec.maxDocumentChars,
+  ...(spec.columns ? { columns: spec.columns } : {}),
 });
 
 async function excludedDocIds(spec: RunConfig['corpus']): Promise<ReadonlySet<string>> {
