@@ -21,8 +21,11 @@ from typing import IO, Any, Iterator
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-#: Rows decoded at a time within a row group.
-BATCH_ROWS = 1024
+#: Rows decoded at a time within a row group, and the read buffer of a column chunk: pages are read as they are
+#: decoded rather than a row group's column chunks at once (on the corpus benchmark's 10,000-document row groups,
+#: 157 MB peak instead of 239 MB, of which 72 MB is Python with pyarrow loaded).
+BATCH_ROWS = 128
+READ_BUFFER_BYTES = 1 << 20
 BAD_FILE = 2
 
 
@@ -33,7 +36,7 @@ class BadFile(Exception):
 def rows(path: str) -> tuple[list[str], Iterator[dict[str, Any]]]:
     """The file's column names, and its rows one row group at a time."""
     try:
-        parquet = pq.ParquetFile(path)
+        parquet = pq.ParquetFile(path, pre_buffer=False, buffer_size=READ_BUFFER_BYTES)
     except (pa.ArrowInvalid, OSError) as err:
         raise BadFile(f"not a Parquet file ({err})") from err
 
