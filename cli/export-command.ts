@@ -3,13 +3,6 @@ import type { ObjectStore } from '../activities/clients/storage';
 import { runPythonModule } from '../activities/lib/python';
 import { keptManifest } from '../activities/stages/lineage';
 
-export const EXPORT_USAGE = `  export RUN_ID --out DIR|s3://… [--iteration N] [--policy NAME] [--merge-lora] [--model BASE]
-                    the policy committed at the latest (or given) iteration as a Hugging Face model directory:
-                    config, safetensors, tokenizer, generation config; a LoRA policy as a PEFT adapter, or
-                    merged into the base weights with --merge-lora; --model: the base model when not where
-                    the run's kernel loaded it. Runs python -m selfplay_kernel export with SELFPLAY_PYTHON
-                    (default infra/kernels/.venv/bin/python)`;
-
 export interface ExportRequest {
   runId: string;
   out: string;
@@ -28,10 +21,6 @@ export interface ExportResult {
   policyVersion: number;
   files: string[];
 }
-
-/** The Python with the kernel package: SELFPLAY_PYTHON, else the clone's kernel environment. */
-export const kernelPython = (env: NodeJS.ProcessEnv = process.env): string =>
-  env.SELFPLAY_PYTHON || path.resolve(__dirname, '../infra/kernels/.venv/bin/python');
 
 /**
  * Exports the checkpoint a kept commit names (along the run's current lineage, as `state` reads) with the

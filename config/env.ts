@@ -29,7 +29,8 @@ import { fillModelName, hasPlaceholders } from './model-name';
  *   SELFPLAY_CREDENTIAL_BINDINGS     which credential may go to which URL prefix (config/endpoint-bindings.ts)
  *   SELFPLAY_INPUT_ROOTS             where config-named inputs may be read from (config/input-roots.ts)
  *   S3_ENDPOINT, AWS_*               S3-compatible server and credentials
- *   SELFPLAY_PYTHON                  a Python with selfplay_kernel[tracking] installed, for W&B tracking
+ *   SELFPLAY_PYTHON                  a Python with selfplay_kernel[tracking] installed, for W&B tracking (and,
+ *                                    read by activities/lib/input-records.ts, for Parquet inputs)
  *   WANDB_API_KEY, WANDB_BASE_URL    W&B's own, read by its SDK (tracking.wandb)
  */
 export interface WorkerEnv {

@@ -6,6 +6,7 @@ import { SSP_DEFAULTS, sspParams, sspPreset } from './presets/ssp';
 import { SCOPE_DEFAULTS, defaultCandidatesPerRound, scopeParams, scopePreset } from './presets/scope';
 import { EVALUATION_DEFAULTS, evaluationOn, evaluationParams } from './evaluation';
 import { CREDENTIAL_NEEDS_URL, apiKeyEnv } from './credentials';
+import { inputColumns } from './input-columns';
 
 /**
  * The run configuration: ONE plain-JSON object, the only argument of `selfPlayRun`, so a run can be started
@@ -84,8 +85,13 @@ export const runConfig = z
     /** Documents per shard; shards flow through propose → gate → solve → judge independently. */
     shardSize: positiveInt.max(10_000),
     corpus: z.strictObject({
-      /** JSONL documents `{"id","text",...}` per line, a local path or s3://bucket/key (`.gz` read as gzip). */
+      /**
+       * Documents `{"id","text",...}`, a local path or s3://bucket/key: JSONL (`.gz` gzip, `.zst` zstd) or
+       * Parquet (`.parquet`, as Hugging Face datasets are stored).
+       */
       uri: z.string().min(1),
+      /** The file's columns for `id` and `text` when they have other names, e.g. `{"text": "content"}`. */
+      columns: inputColumns(['id', 'text']).optional(),
       /** Documents are cut into segments of at most this many characters (at paragraphs, sentences, then words). */
       maxSegmentChars: positiveInt,
       /** Documents longer than this are skipped as oversized (and counted). */

@@ -59,7 +59,12 @@ export function benchmarkActivities(deps: ActivityDeps) {
       const benchmarks = await Promise.all(
         config.evaluation.benchmarks.map(async (spec) => ({
           spec,
-          benchmark: await loadBenchmark(spec.uri, spec.format, `benchmark "${spec.name}" (${spec.uri})`),
+          benchmark: await loadBenchmark(
+            spec.uri,
+            spec.format,
+            `benchmark "${spec.name}" (${spec.uri})`,
+            spec.columns,
+          ),
         })),
       );
       await heartbeatWhile(

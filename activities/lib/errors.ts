@@ -50,6 +50,7 @@ export function isPermanentReadFailure(err: unknown): boolean {
     const { name, code, cause } = e as { name?: unknown; code?: unknown; cause?: unknown };
     if (
       e instanceof PermanentReadError ||
+      e instanceof CorruptObjectError ||
       name === 'SyntaxError' ||
       name === 'NoSuchBucket' ||
       MISSING_PATH_CODES.has(String(code)) ||

@@ -1,4 +1,9 @@
 import { spawn } from 'node:child_process';
+import path from 'node:path';
+
+/** The Python with the kernel package: SELFPLAY_PYTHON, else the clone's kernel environment. */
+export const kernelPython = (env: NodeJS.ProcessEnv = process.env): string =>
+  env.SELFPLAY_PYTHON || path.resolve(__dirname, '../../infra/kernels/.venv/bin/python');
 
 /**
  * Runs `python -m {module} ...args` (a module of the kernel package, with the Python that has it installed),

@@ -7,7 +7,13 @@ import type { WorkerEnv } from '../../config/env';
 import { requireInput, requireInputs } from '../../config/run-access';
 import { putJsonl } from '../clients/storage/codec';
 import { shardKey } from '../clients/storage/keys';
-import { corpusError, loadCorpus, type Corpus, type CorpusStats } from '../corpus/corpus';
+import {
+  corpusError,
+  loadCorpus,
+  type Corpus,
+  type CorpusStats,
+  type IndexedCorpusOptions,
+} from '../corpus/corpus';
 import { loadExcludedDocIds, withoutDocuments } from '../corpus/exclude';
 import { segmentIndexFor, type BuildProgress } from '../corpus/segment-index';
 import { indexedSegments, type SegmentSource } from '../corpus/segment-source';
@@ -115,9 +121,10 @@ function requireCorpusInputs(spec: RunConfig['corpus'], env: WorkerEnv): void {
   if (spec.excludeDocIds) requireInput(env, spec.excludeDocIds, 'corpus.excludeDocIds');
 }
 
-const corpusOptions = (spec: RunConfig['corpus']) => ({
+const corpusOptions = (spec: RunConfig['corpus']): IndexedCorpusOptions => ({
   maxSegmentChars: spec.maxSegmentChars,
   maxDocumentChars: spec.maxDocumentChars,
+  ...(spec.columns ? { columns: spec.columns } : {}),
 });
 
 async function excludedDocIds(spec: RunConfig['corpus']): Promise<ReadonlySet<string>> {

@@ -100,6 +100,6 @@ describe('selfplay export', () => {
     expect(none.stderr).toMatch(/iteration 2 of exported committed no checkpoint of policy "pol"/);
     const noOut = await cli(['export', runId]);
     expect(noOut.code).toBe(1);
-    expect(noOut.stderr).toMatch(/export: --out DIR or --out s3:\/\/bucket\/prefix is required/);
+    expect(noOut.stderr).toMatch(/^export needs --out DIR\|s3:\/\/…\n\nselfplay export RUN_ID --out /);
   });
 });
