@@ -89,7 +89,8 @@ describe('retry classes', () => {
       new MockActivityEnvironment().run(() =>
         planActivities({
           store: new LocalStore(path.join(dir, 'store')),
-          env: loadWorkerEnv({}),
+          // The corpora this test reads are inside the worker's input roots: what fails is the read.
+          env: loadWorkerEnv({ SELFPLAY_INPUT_ROOTS: `${dir},s3://selfplay-down` }),
           inference: new InferencePool(),
           recipes: RECIPES,
         }).plan({
