@@ -1,8 +1,9 @@
 """HTTP routes. Sampling and the operations on the policy (a train step, checkpoint, restore, publish, sampler
 load) block for seconds to hours, so they run on worker threads of their own (`SAMPLING` and `OPERATIONS`,
 each with its own limit); the routes that only read (health, liveness, the policy's state, the running step's
-progress, models) answer on the event loop. So no number of sampling requests in flight makes a probe or `GET /v1/policies` wait (they
-shared one thread pool: under sampling load the readiness probe timed out and the kernel left its Service).
+progress, models) answer on the event loop. So no number of sampling requests in flight makes a probe or
+`GET /v1/policies` wait (they shared one thread pool: under sampling load the readiness probe timed out and the
+kernel left its Service).
 The policy's locks (see policy.py) order training, state operations and sampling. Every error is JSON
 `{"error": {"type", "message", "code"}}` naming the problem (OpenAI-style on the `/v1/chat` and `/v1/models`
 routes, trainer-contract style elsewhere)."""
