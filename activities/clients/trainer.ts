@@ -5,6 +5,7 @@ import type {
   PublishRequest,
   PublishResponse,
   RestoreRequest,
+  TrainProgress,
   TrainStepRequest,
   TrainStepResponse,
   TrainerError,
@@ -13,9 +14,9 @@ import { backoffMs, delay } from '../lib/backoff';
 import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
 
 /**
- * How long a control route may take: `GET /v1/policies/{policy}` answers from memory, never behind a step
- * (the kernel serves it beside its training and sampling executors), so a kernel that does not answer it
- * this soon is down or wedged, not busy.
+ * How long a control route may take: `GET /v1/policies/{policy}` and `GET /v1/train/progress` answer from
+ * memory, never behind a step (the kernel serves them beside its training and sampling executors), so a
+ * kernel that does not answer this soon is down or wedged, not busy.
  */
 export const CONTROL_TIMEOUT_MS = 30_000;
 
@@ -51,6 +52,12 @@ export class TrainerClient {
     );
   }
 
+  /** One try, no retries: the caller polls it again (activities/stages/step-progress.ts). */
+  trainProgress(signal?: AbortSignal): Promise<TrainProgress> {
+    const timeoutMs = this.options.controlTimeoutMs ?? CONTROL_TIMEOUT_MS;
+    return this.call<TrainProgress>('GET', '/v1/train/progress', undefined, signal, timeoutMs, 0);
+  }
+
   checkpoint(policy: string, request: CheckpointRequest, signal?: AbortSignal): Promise<CheckpointResponse> {
     return this.call<CheckpointResponse>(
       'POST',
@@ -84,6 +91,7 @@ export class TrainerClient {
     body: unknown,
     signal?: AbortSignal,
     timeoutMs = this.options.timeoutMs,
+    maxRetries = this.options.maxRetries,
   ): Promise<T> {
     const url = `${this.baseUrl.replace(/\/+$/, '')}${path}`;
     for (let attempt = 0; ; attempt++) {
@@ -141,7 +149,7 @@ export class TrainerClient {
               ? err.message
               : String(err);
       }
-      if (attempt >= this.options.maxRetries) {
+      if (attempt >= maxRetries) {
         throw new Error(`trainer ${url}: ${failure} (gave up after ${attempt + 1} attempts)`);
       }
       await delay(backoffMs(attempt), signal);

@@ -31,6 +31,8 @@ const API_VERSIONS: Record<string, string> = {
 };
 const DNS_LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 const SECRET_LIKE = /(SECRET|PASSWORD|TOKEN|API_KEY|ACCESS_KEY)/;
+/** A variable naming the file a secret is mounted at (SELFPLAY_KERNEL_TOKEN_FILE): its value is a path. */
+const SECRET_FILE = /_FILE$/;
 
 export function checkManifests(objects: readonly Obj[]): string[] {
   const problems: string[] = [];
@@ -96,7 +98,7 @@ export function checkManifests(objects: readonly Obj[]): string[] {
         if (!volumes.has(m.name)) problems.push(`${at}: mounts undeclared volume ${m.name}`);
       }
       for (const e of c.env ?? []) {
-        if (SECRET_LIKE.test(e.name) && e.value !== undefined) {
+        if (SECRET_LIKE.test(e.name) && !SECRET_FILE.test(e.name) && e.value !== undefined) {
           problems.push(
             `${at}: ${e.name} is given as a value; secrets come from a Secret (valueFrom.secretKeyRef)`,
           );

@@ -56,6 +56,9 @@ refused --set temporal.address=
 refused --set security.kernelToken.existingSecret=
 refused --set 'networkPolicy.inferenceFromPools={gateway}'
 refused --set metrics.host=0.0.0.0:9464
+refused --set inference.apiKey.existingSecret=key
+refused --set-json 'workers.extraCredentialBindings={"AWS_SECRET_ACCESS_KEY":["http://x:1"]}'
+refused --set-json 'workers.inputRoots=["s3://selfplay,/etc"]'
 
 echo "== compose"
 "${NODE_TS[@]}" infra/deploy/check-compose.ts infra/deploy/compose.yaml

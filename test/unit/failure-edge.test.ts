@@ -146,7 +146,11 @@ describe('an activity failing without progress', () => {
     expect(stuckAfterMs([])).toBe(30 * 60_000);
   });
 
-  const attempt = (previous: unknown, stuckAfterMinutes: number) => {
+  const attempt = (
+    previous: unknown,
+    stuckAfterMinutes: number,
+    report: Parameters<typeof heartbeatWhile>[0] = () => ({ rowsTrained: 0 }),
+  ) => {
     const env = new MockActivityEnvironment(
       { activityType: 'update', heartbeatTimeoutMs: 60_000, heartbeatDetails: previous },
       { interceptors: [failureEdge] },
@@ -155,9 +159,8 @@ describe('an activity failing without progress', () => {
     env.on('heartbeat', (d: unknown) => beats.push(d));
     const run = env.run(
       async (_input: unknown) =>
-        heartbeatWhile(
-          () => ({ rowsTrained: 0 }),
-          () => Promise.reject(new Error('trainer http://k/v1/train/step: HTTP 500: internal: CUDA error')),
+        heartbeatWhile(report, () =>
+          Promise.reject(new Error('trainer http://k/v1/train/step: HTTP 500: internal: CUDA error')),
         ),
       { config: { timeouts: { stuckAfterMinutes } } },
     );
@@ -170,6 +173,17 @@ describe('an activity failing without progress', () => {
     const err = await failure;
     expect(isNonRetryable(err)).toBe(false);
     expect(beats.at(-1)).toEqual({ progress: { rowsTrained: 0 }, failing: { since, attempts: 5 } });
+  });
+
+  test('what an attempt does now (rows the kernel trained) is shown in its beats, never compared', async () => {
+    const since = Date.now() - 60_000;
+    const { failure, beats } = attempt(beat(since, 2, { waiting: 'train_step' }), 30, {
+      progress: () => ({ waiting: 'train_step' }),
+      // The failed step is rolled back whole: the rows it got through are no progress a retry keeps.
+      live: () => ({ rowsTrained: 37 }),
+    });
+    await failure;
+    expect(beats.at(-1)).toEqual({ progress: { waiting: 'train_step' }, failing: { since, attempts: 3 } });
   });
 
   test('past stuckAfterMinutes the failure is StuckActivity, non-retryable, naming the last failure', async () => {

@@ -1,8 +1,9 @@
 """HTTP routes. Sampling and the operations on the policy (a train step, checkpoint, restore, publish, sampler
 load) block for seconds to hours, so they run on worker threads of their own (`SAMPLING` and `OPERATIONS`,
-each with its own limit); the routes that only read (health, liveness, the policy's state, models) answer on
-the event loop. So no number of sampling requests in flight makes a probe or `GET /v1/policies` wait (they
-shared one thread pool: under sampling load the readiness probe timed out and the kernel left its Service).
+each with its own limit); the routes that only read (health, liveness, the policy's state, the running step's
+progress, models) answer on the event loop. So no number of sampling requests in flight makes a probe or
+`GET /v1/policies` wait (they shared one thread pool: under sampling load the readiness probe timed out and the
+kernel left its Service).
 The policy's locks (see policy.py) order training, state operations and sampling. Every error is JSON
 `{"error": {"type", "message", "code"}}` naming the problem (OpenAI-style on the `/v1/chat` and `/v1/models`
 routes, trainer-contract style elsewhere)."""
@@ -190,6 +191,11 @@ def create_app(policy: Policy, sampler: Sampler, access: Access, watchdog: Watch
     async def step(body: TrainStepRequest) -> dict:
         access.check_uri(body.batch.uri, "batch.uri")
         return await blocking(operations, "POST /v1/train/step", lambda: train_step(policy, body))
+
+    @app.get("/v1/train/progress")
+    async def train_progress() -> dict:
+        # On the event loop, beside the step it reports on (which holds an operations thread and the policy).
+        return {"object": "train.progress", "policy": name, "step": policy.progress.snapshot()}
 
     @app.get("/v1/policies/{policy_name}")
     async def policy_state(policy_name: str) -> dict:

@@ -24,6 +24,7 @@ from pathlib import Path
 import torch
 
 from .distributed import World, device_of, full, shard
+from .progress import StepProgress
 
 log = logging.getLogger(__name__)
 
@@ -156,7 +157,8 @@ class Policy:
     """Live training state. `version` counts applied steps (it is also the optimizer's step count, which
     the warm-up schedule reads); `responses` maps each applied idempotency key to its first response;
     `lineage` is the run whose weights these are (None: the base weights, nobody's yet; see lineage.py);
-    `dirty` says why the weights are a failed step's that could not be undone (None: they are not; atomic.py)."""
+    `dirty` says why the weights are a failed step's that could not be undone (None: they are not; atomic.py);
+    `progress` how far the running step has got (progress.py)."""
 
     config: KernelConfig
     device: torch.device
@@ -171,6 +173,7 @@ class Policy:
     ops: OpsLock = field(default_factory=OpsLock)
     weights: RWLock = field(default_factory=RWLock)
     world: World = field(default_factory=World)
+    progress: StepProgress = field(default_factory=StepProgress)
     replica: torch.nn.Module | None = None  # rank 0's unsharded copy under FSDP
     _reference: torch.nn.Module | None = None
 

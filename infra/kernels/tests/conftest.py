@@ -9,11 +9,13 @@ import os
 import subprocess
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import torch
+import uvicorn
 from fastapi.testclient import TestClient
 
 from selfplay_kernel.access import Access, Roots
@@ -148,3 +150,20 @@ def read_line(process: subprocess.Popen, timeout: float, stderr: list[str] | Non
         f"serve printed nothing in {timeout}s (exit code {process.poll()})" + "".join(stderr or [])[-4000:]
     )
     return result[0]
+
+
+@contextmanager
+def served(app) -> Iterator[str]:
+    """`app` on a real uvicorn server (a thread pool as in production, unlike the in-process TestClient)."""
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_config=None))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        assert thread.is_alive(), "uvicorn did not start"
+        thread.join(0.01)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(30)

@@ -113,6 +113,27 @@ def test_access_from_the_environment():
         access_from_env(["relative/dir"], env={})
 
 
+def test_a_token_file_in_a_secret_volume_follows_the_kubelets_swap(make_kernel, tmp_path):
+    """The chart mounts the Secret as a volume: `tokens` is a link through `..data` to a directory of the
+    Secret's files, and the kubelet updates it by writing a new directory and renaming a new `..data` over the
+    old one. The kernel reads through the links, so it sees the new tokens."""
+    old, new = "old-token-0123456789", "new-token-0123456789abcdef"
+
+    def publish(version: str, text: str) -> None:
+        (tmp_path / version).mkdir()
+        (tmp_path / version / "tokens").write_text(text)
+        (tmp_path / "..data_tmp").symlink_to(version)
+        (tmp_path / "..data_tmp").rename(tmp_path / "..data")
+
+    publish("..v1", f"{old}\n")
+    (tmp_path / "tokens").symlink_to("..data/tokens")
+    kernel = make_kernel(Access(token_file=TokenFile(tmp_path / "tokens")))
+    status = lambda token: kernel.client.get("/v1/models", headers={"Authorization": f"Bearer {token}"}).status_code
+    assert (status(old), status(new)) == (200, 401)
+    publish("..v2", f"{new}\n{old}\n")
+    assert (status(old), status(new)) == (200, 200)
+
+
 def test_a_token_rotates_while_the_kernel_runs(make_kernel, tmp_path):
     """The token file is re-read when it changes: the new token is added, the clients move, the old is dropped."""
     old, new = "old-token-0123456789", "new-token-0123456789abcdef"

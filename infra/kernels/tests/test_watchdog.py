@@ -5,35 +5,15 @@ import os
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
-import uvicorn
-from conftest import AUTH, POLICY, read_line, row, step_request, write_batch
+from conftest import AUTH, POLICY, read_line, row, served, step_request, write_batch
 
 from selfplay_kernel.sampler import Sampler
 from selfplay_kernel.watchdog import restart_args
 
 KERNELS = Path(__file__).resolve().parent.parent
-
-
-@contextmanager
-def served(app) -> Iterator[str]:
-    """`app` on a real uvicorn server (a thread pool as in production, unlike the in-process TestClient)."""
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_config=None))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    while not server.started:
-        assert thread.is_alive(), "uvicorn did not start"
-        thread.join(0.01)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(30)
 
 
 def test_health_answers_while_more_sampling_requests_block_than_the_default_thread_pool_has(make_kernel, monkeypatch):
@@ -122,6 +102,8 @@ def test_a_wedged_kernel_restarts_in_place_on_its_port_and_trains_again(tiny_mod
             "--op-deadline-seconds",
             "1",
             "--restart-when-wedged",
+            # Loopback only, and the re-executed command keeps the flag.
+            "--insecure-no-token",
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

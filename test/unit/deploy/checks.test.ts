@@ -115,6 +115,24 @@ describe('check-manifests: NetworkPolicies', () => {
     ).toEqual([]);
   });
 
+  test("a secret given as a value is a problem; a secret file's path is not", () => {
+    const withEnv = (env: object[]) => {
+      const copy = structuredClone(workload);
+      Object.assign(copy.spec.template.spec.containers[0] as object, { env });
+      return copy;
+    };
+    expect(
+      checkManifests([
+        withEnv([
+          { name: 'SELFPLAY_KERNEL_TOKEN', value: 'abc' },
+          { name: 'SELFPLAY_KERNEL_TOKEN_FILE', value: '/etc/selfplay/kernel-token/tokens' },
+        ]),
+      ]),
+    ).toEqual([
+      'Deployment/kernel container kernel: SELFPLAY_KERNEL_TOKEN is given as a value; secrets come from a Secret (valueFrom.secretKeyRef)',
+    ]);
+  });
+
   test('a selector that selects nothing, a peer that matches no pod and an undeclared port are problems', () => {
     expect(
       checkManifests([
