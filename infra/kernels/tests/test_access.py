@@ -11,6 +11,7 @@ PROTECTED = [
     ("POST", "/v1/chat/completions", {"model": "pol", "messages": [{"role": "user", "content": "hi"}]}),
     ("POST", "/v1/sampler/load", {"uri": "/tmp/x", "version": 1}),
     ("POST", "/v1/train/step", {}),
+    ("GET", "/v1/train/progress", None),
     ("GET", "/v1/policies/pol", None),
     ("POST", "/v1/policies/pol/checkpoint", {"uri": "/tmp/x"}),
     ("POST", "/v1/policies/pol/restore", {"uri": "/tmp/x"}),

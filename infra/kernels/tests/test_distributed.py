@@ -235,7 +235,8 @@ def test_a_two_rank_checkpoint_restores_on_one_and_on_two(make_kernel, tiny_mode
         assert missing.status_code == 404 and missing.json()["error"]["type"] == "checkpoint_not_found"
         assert two.get(f"/v1/policies/{POLICY}").json()["policyVersion"] == 2
         bad_batch = {**second, "idempotencyKey": "k3", "baseVersion": 2, "batch": {**batch, "sha256": "0" * 64}}
-        assert two.post("/v1/train/step", json=bad_batch).status_code == 400
+        refused = two.post("/v1/train/step", json=bad_batch)  # a batch whose bytes do not match: corrupt
+        assert refused.status_code == 422 and refused.json()["error"]["type"] == "corrupt_object"
         assert post(two, "/v1/train/step", {**second, "idempotencyKey": "k4", "baseVersion": 2})["applied"]
 
 
