@@ -61,7 +61,9 @@ export function inputProblem(roots: InputRoots, uri: string, field: string): str
  * another such field must be listed here; the corpus is checked again where it is read (activities/stages/plan.ts).
  */
 export function configInputs(config: RunConfig): Array<{ field: string; uri: string }> {
-  const { recipe, corpus, retrieval, evaluation } = config;
+  const { recipe, corpus, retrieval } = config;
+  // An iteration's config leaves out an `evaluation` that names no benchmark (iterationConfig, workflows/run-params.ts).
+  const benchmarks = (config.evaluation as RunConfig['evaluation'] | undefined)?.benchmarks ?? [];
   const inputs: Array<{ field: string; uri: string | undefined }> = [
     ...(READS_CORPUS[recipe]
       ? [
@@ -72,7 +74,7 @@ export function configInputs(config: RunConfig): Array<{ field: string; uri: str
     ...(recipe === 'mae' ? [{ field: 'mae.seedQuestions', uri: config.mae.seedQuestions }] : []),
     ...(recipe === 'ssp' ? [{ field: 'ssp.answers', uri: config.ssp.answers }] : []),
     ...(recipe === 'ssp' || recipe === 'scope' ? [{ field: 'retrieval.index', uri: retrieval.index }] : []),
-    ...evaluation.benchmarks.map((b, i) => ({ field: `evaluation.benchmarks.${i}.uri`, uri: b.uri })),
+    ...benchmarks.map((b, i) => ({ field: `evaluation.benchmarks.${i}.uri`, uri: b.uri })),
   ];
   return inputs.filter((i): i is { field: string; uri: string } => i.uri !== undefined);
 }

@@ -10,6 +10,7 @@ import { loadWorkerEnv } from '../../config/env';
 import { configInputs, inputProblem, inputRootsFromEnv } from '../../config/input-roots';
 import { startRefusal } from '../../config/run-access';
 import { resolveRunConfig, type RunConfig } from '../../config/schema';
+import { iterationConfig } from '../../workflows/run-params';
 
 const resolved = (input: object): RunConfig => {
   const r = resolveRunConfig({ recipe: 'spice', ...input });
@@ -67,6 +68,8 @@ describe('input roots', () => {
     expect(
       fields({ evaluation: { atStart: true, benchmarks: [{ name: 'h', uri: '/data/h.jsonl' }] } }),
     ).toEqual(['corpus.uri', 'evaluation.benchmarks.0.uri']);
+    // An iteration's config, which leaves out an evaluation without benchmarks.
+    expect(configInputs(iterationConfig(resolved({}), 'run')).map((i) => i.field)).toEqual(['corpus.uri']);
   });
 
   test('a config reading /proc/self/environ is refused by the CLI, at the run start and by the plan', async () => {

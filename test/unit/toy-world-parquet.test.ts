@@ -50,7 +50,7 @@ async function plan(files: { corpus: string; heldOut: string }, storage: string)
   const store = new LocalStore(path.join(dir, storage));
   const activities = planActivities({
     store,
-    env: loadWorkerEnv({}),
+    env: loadWorkerEnv({ SELFPLAY_INPUT_ROOTS: dir }),
     inference: new InferencePool(),
     recipes: RECIPES,
   });
