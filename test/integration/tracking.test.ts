@@ -185,7 +185,7 @@ describe('tracking committed iterations', () => {
     });
     expect(readTensorBoard(logDir)[`${runId}.r1`]?.scalars['selfplay/iteration']).toEqual([[3, 3]]);
     expect(readWandbOffline(wandbDir, `${runId}.r1`).steps).toEqual([3]);
-  });
+  }, 600_000);
 });
 
 /** The run workflow tracks after each commit, on the real stack, and a tracker that is down never holds it. */
@@ -236,5 +236,5 @@ describe('a run with tracking', () => {
     expect(readTensorBoard(logDir)[runId]?.scalars['tasks/valid_rate']?.map(([step]) => step)).toEqual([
       1, 2, 3,
     ]);
-  });
+  }, 600_000);
 });
