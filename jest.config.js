@@ -8,6 +8,7 @@ const transform = { '^.+\\.ts$': ['@swc/jest'] };
 module.exports = {
   testTimeout: 180000,
   maxWorkers: 2,
+  testSequencer: '<rootDir>/test/support/sequencer.mjs',
   projects: [
     {
       displayName: 'unit',
