@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { NON_RETRYABLE, nonRetryable } from '../activities/lib/errors';
+import { NON_RETRYABLE, nonRetryable } from '../contracts/errors';
 
 /**
  * Per-endpoint credentials. A run config never holds a secret; an endpoint that needs one names the worker

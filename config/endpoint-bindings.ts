@@ -1,5 +1,5 @@
-import { NON_RETRYABLE, nonRetryable } from '../activities/lib/errors';
-import { engineRoot } from '../activities/clients/weight-sync/http';
+import { NON_RETRYABLE, nonRetryable } from '../contracts/errors';
+import { engineRoot } from './server-url';
 import { CREDENTIAL_ENV } from './credentials';
 
 /**

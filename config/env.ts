@@ -1,6 +1,6 @@
 import type { RunConfig } from './schema';
 import type { EndpointSettings } from '../activities/clients/inference';
-import { NON_RETRYABLE, nonRetryable } from '../activities/lib/errors';
+import { NON_RETRYABLE, nonRetryable } from '../contracts/errors';
 import { policyForRole, policySpec } from './policies';
 import { apiKeyFrom, credentialsFromEnv, NO_API_KEY } from './credentials';
 import {

@@ -1,4 +1,4 @@
-import { NON_RETRYABLE, nonRetryable } from '../activities/lib/errors';
+import { NON_RETRYABLE, nonRetryable } from '../contracts/errors';
 
 /**
  * Model names with placeholders: `{run}`, `{policy}` and `{version}` in an endpoint's model name are filled in

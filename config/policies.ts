@@ -1,5 +1,5 @@
 import type { RunConfig } from './schema';
-import { NON_RETRYABLE, nonRetryable } from '../activities/lib/errors';
+import { NON_RETRYABLE, nonRetryable } from '../contracts/errors';
 
 /**
  * Which policies a run trains and which roles each one plays. Most recipes train one policy in every role

@@ -4,7 +4,7 @@ import { loadWorkerEnv, syncServersFor } from './env';
 import { credentialProblem, unboundProblem } from './endpoint-bindings';
 import { inputProblem, inputProblems } from './input-roots';
 import { policyNames } from './policies';
-import { NON_RETRYABLE, nonRetryable } from '../activities/lib/errors';
+import { NON_RETRYABLE, nonRetryable } from '../contracts/errors';
 
 /**
  * What a run config may reach on this worker (docs/security.md): every credential it names bound to its

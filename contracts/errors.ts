@@ -1,5 +1,7 @@
+import { ApplicationFailure } from '@temporalio/common';
+
 /**
- * The deterministic failure types (version 1): an activity raises them non-retryably (activities/lib/errors.ts)
+ * The deterministic failure types (version 1): an activity raises them non-retryably (`nonRetryable` below)
  * and every activity's retry policy lists them (workflows/activity-options.ts), so both sides share one list.
  */
 export const NON_RETRYABLE = {
@@ -24,3 +26,27 @@ export const NON_RETRYABLE_TYPES: readonly NonRetryableType[] = Object.values(NO
  * non-retryably (activities/lib/stuck.ts) so its iteration waits for the operator with the last failure.
  */
 export const STUCK_ACTIVITY = 'StuckActivity';
+
+/**
+ * Every failure an activity raises is one of two classes.
+ * - **Deterministic**: a retry would fail the same way, so it fails the stage at once, non-retryably, with a
+ *   message a person can act on. Exactly these types: a bad run config (`InvalidConfig`), a bad batch or
+ *   request (`InvalidInput`), a model the server does not know (`UnknownModel`), a server answering outside
+ *   its contract (`ContractViolation`), a trainer at another version than the run committed (`VersionConflict`),
+ *   a stored object that does not decode (`CorruptData`), a TypeError or RangeError of the code on its data
+ *   (`ProgrammingError`). The last two are found by `classifyFailure` at the activity's edge.
+ * - **Transient**: everything else (storage or network down, 5xx, timeouts, a kernel restarting). It is
+ *   thrown as a plain Error and retried by Temporal with capped backoff and, by default, no attempt limit
+ *   (workflows/activity-options.ts), so an outage of any length delays a run but never fails it.
+ */
+export function nonRetryable(type: NonRetryableType, message: string): ApplicationFailure {
+  return ApplicationFailure.nonRetryable(message, type);
+}
+
+/** Whether `err` is a deterministic failure (above): no retry can fix it. */
+export function isNonRetryable(err: unknown): boolean {
+  return (
+    err instanceof ApplicationFailure &&
+    (err.nonRetryable || (NON_RETRYABLE_TYPES as readonly string[]).includes(err.type ?? ''))
+  );
+}

@@ -1,31 +1,13 @@
-import { ApplicationFailure, TemporalFailure } from '@temporalio/common';
-import { NON_RETRYABLE, NON_RETRYABLE_TYPES, type NonRetryableType } from '../../contracts/errors';
+import { TemporalFailure } from '@temporalio/common';
+import { NON_RETRYABLE, nonRetryable } from '../../contracts/errors';
 
-export { NON_RETRYABLE, NON_RETRYABLE_TYPES, type NonRetryableType };
-
-/**
- * Every failure an activity raises is one of two classes.
- * - **Deterministic**: a retry would fail the same way, so it fails the stage at once, non-retryably, with a
- *   message a person can act on. Exactly these types: a bad run config (`InvalidConfig`), a bad batch or
- *   request (`InvalidInput`), a model the server does not know (`UnknownModel`), a server answering outside
- *   its contract (`ContractViolation`), a trainer at another version than the run committed (`VersionConflict`),
- *   a stored object that does not decode (`CorruptData`), a TypeError or RangeError of the code on its data
- *   (`ProgrammingError`). The last two are found by `classifyFailure` at the activity's edge.
- * - **Transient**: everything else (storage or network down, 5xx, timeouts, a kernel restarting). It is
- *   thrown as a plain Error and retried by Temporal with capped backoff and, by default, no attempt limit
- *   (workflows/activity-options.ts), so an outage of any length delays a run but never fails it.
- */
-export function nonRetryable(type: NonRetryableType, message: string): ApplicationFailure {
-  return ApplicationFailure.nonRetryable(message, type);
-}
-
-/** Whether `err` is a deterministic failure (above): no retry can fix it. */
-export function isNonRetryable(err: unknown): boolean {
-  return (
-    err instanceof ApplicationFailure &&
-    (err.nonRetryable || (NON_RETRYABLE_TYPES as readonly string[]).includes(err.type ?? ''))
-  );
-}
+export {
+  isNonRetryable,
+  NON_RETRYABLE,
+  NON_RETRYABLE_TYPES,
+  nonRetryable,
+  type NonRetryableType,
+} from '../../contracts/errors';
 
 /**
  * A read that no retry can fix: the object does not exist, or its URI names nothing readable. Storage reads

@@ -4,7 +4,7 @@ import type { WorkerEnv } from '../../config/env';
 import { endpointFor, syncServersFor } from '../../config/env';
 import { policyForRole } from '../../config/policies';
 import type { InferencePool, LlmCaller } from '../clients/inference';
-import { engineRoot } from '../clients/weight-sync/http';
+import { engineRoot } from '../../config/server-url';
 import type { RunConfig } from '../../config/schema';
 import type { AnyRecipe, RecipeContext } from '../recipes/types';
 import { NON_RETRYABLE, nonRetryable } from '../lib/errors';

@@ -2,8 +2,9 @@
 # Runs every test on a fresh clone: runs on Node.js 22 (fetched into .tools/node when the node on PATH is
 # older), installs the npm packages with `npm ci` (when the lockfile changed), installs the tools (Temporal CLI,
 # MinIO, Helm, checkov) into .tools/ once, creates the kernel's Python environment, installs Chromium (apt) when
-# missing, type-checks, lints, then runs pytest (the kernel) and jest. The integration tests start their own Temporal dev
-# server and MinIO unless TEMPORAL_ADDRESS / S3_ENDPOINT name running ones.
+# missing, type-checks, lints (ESLint, Prettier, the layering of import chains), then runs pytest (the kernel)
+# and jest. The integration tests start their own Temporal dev server and MinIO unless TEMPORAL_ADDRESS /
+# S3_ENDPOINT name running ones.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$REPO_ROOT"
@@ -22,6 +23,7 @@ command -v chromium >/dev/null || {
 echo "== typecheck"; npx tsc --noEmit -p .
 echo "== lint"; npx eslint .
 echo "== format"; npx prettier --check . >/dev/null || { npx prettier --check .; exit 1; }
+echo "== layers"; npx tsx infra/lint/layers.ts
 echo "== deployment (helm lint and template, compose)"; bash infra/deploy/check.sh
 echo "== image install steps (without docker)"; bash infra/deploy/check-install.sh worker kernel
 

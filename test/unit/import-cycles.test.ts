@@ -1,41 +1,17 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import ts from 'typescript';
+import { importGraph, typeScriptFiles, type ImportGraph } from '../../infra/lint/import-graph';
 
 /**
  * No two files of the project import each other, directly or around a longer loop: a cycle means neither
  * file can be understood (or moved) without the other, and it hides which of them is the lower layer.
- * Type-only imports count too. The folders' layering itself is kept by ESLint's no-restricted-imports.
+ * Type-only imports count too. The folders' layering itself is kept by infra/lint/layers.ts.
  */
 
 const ROOT = path.resolve(__dirname, '../..');
-const SKIPPED = new Set(['node_modules', '.tools', '.selfplay', '.venv', '.git', 'coverage']);
 
-function typeScriptFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    if (SKIPPED.has(entry.name)) return [];
-    const full = path.join(dir, entry.name);
-    if (entry.isDirectory()) return typeScriptFiles(full);
-    return entry.name.endsWith('.ts') ? [full] : [];
-  });
-}
-
-/** The project file a relative specifier names; package imports are no part of the graph. */
-function resolveImport(from: string, specifier: string): string | undefined {
-  if (!specifier.startsWith('.')) return undefined;
-  const base = path.resolve(path.dirname(from), specifier);
-  return [`${base}.ts`, path.join(base, 'index.ts')].find((candidate) => existsSync(candidate));
-}
-
-function importGraph(files: string[]): Map<string, string[]> {
-  return new Map(
-    files.map((file) => {
-      const { importedFiles } = ts.preProcessFile(readFileSync(file, 'utf8'), true, true);
-      const targets = importedFiles.flatMap((i) => resolveImport(file, i.fileName) ?? []);
-      return [file, targets];
-    }),
-  );
-}
+/** Each file's imports of project files, type-only ones included. */
+const fileGraph = (graph: ImportGraph): Map<string, string[]> =>
+  new Map([...graph].map(([file, edges]) => [file, edges.flatMap((e) => e.file ?? [])]));
 
 /** The graph's strongly connected components of more than one file (Tarjan), plus files importing themselves. */
 function importCycles(graph: Map<string, string[]>): string[][] {
@@ -85,7 +61,9 @@ describe('import graph', () => {
   it('has no cycle among the project files', () => {
     const files = typeScriptFiles(ROOT);
     expect(files.length).toBeGreaterThan(100);
-    const cycles = importCycles(importGraph(files)).map((c) => c.map((f) => path.relative(ROOT, f)));
+    const cycles = importCycles(fileGraph(importGraph(files))).map((c) =>
+      c.map((f) => path.relative(ROOT, f)),
+    );
     expect(cycles).toEqual([]);
   });
 });

@@ -37,11 +37,6 @@ export class EngineRefusal extends Error {
   }
 }
 
-/** The server's base URL without a trailing `/v1` (what samplers use as the OpenAI base URL). */
-export function engineRoot(server: string): string {
-  return server.replace(/\/+$/, '').replace(/\/v1$/, '');
-}
-
 /** A bearer token for the server (the kernel's), sent as `Authorization`; none for servers that need none. */
 export type BearerToken = string | undefined;
 

@@ -1,7 +1,7 @@
+import { engineRoot } from '../../../config/server-url';
 import {
   DEFAULT_HTTP_POLICY,
   EngineRefusal,
-  engineRoot,
   listModels,
   NO_TOKEN,
   postJson,
