@@ -3,7 +3,7 @@
 # worker.Dockerfile and kernel.Dockerfile run) into a clean temporary directory, from a copy of the checkout,
 # then smoke-tests what they installed:
 #   worker: the worker's whole module graph loads (it refuses an unknown pool by name), the prebuilt workflow
-#           bundle is there, the CLI prints its usage;
+#           bundle is there, the CLI prints its usage, its Python reads Parquet and has W&B;
 #   kernel: a tiny model is built, `serve` answers /v1/models with weight_version 0, SIGTERM stops it.
 # Needs the npm registry (or npm's cache) and PyPI (or pip's cache). The kernel takes PyTorch from where
 # infra/kernels/torch-index.sh says (TORCH_INDEX_URL; unset, the CPU-only index when it answers on a machine
@@ -42,6 +42,17 @@ check_worker() {
   grep -q "unknown pool(s) no-such-pool" <<< "$out" || { echo "check-install: worker failed: $out" >&2; exit 1; }
   node --import tsx cli/main.ts --help 2>&1 | grep -q "selfplay" || { echo "check-install: the CLI did not start" >&2; exit 1; }
   [ ! -e node_modules/jest ] || { echo "check-install: dev dependencies were installed" >&2; exit 1; }
+  # SELFPLAY_PYTHON's modules, from outside any checkout: a Parquet file written and read back, W&B importable,
+  # and no PyTorch (the worker image does not carry the kernel's).
+  (
+    cd "$work"
+    printf '{"question": "What is 2 + 3?", "answer": "5"}\n' |
+      worker/python/bin/python -m selfplay_kernel.parquet_rows write "$work/smoke.parquet"
+    worker/python/bin/python -m selfplay_kernel.parquet_rows read "$work/smoke.parquet" | grep -q '"answer": "5"' ||
+      { echo "check-install: the worker's Python did not read Parquet back" >&2; exit 1; }
+    worker/python/bin/python -c 'import importlib.util as u, wandb; assert u.find_spec("torch") is None' ||
+      { echo "check-install: the worker's Python lacks wandb or carries torch" >&2; exit 1; }
+  )
   echo "check-install: worker OK ($(du -sh "$work/worker" | cut -f1))"
   cd "$REPO_ROOT"
 }
