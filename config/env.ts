@@ -16,22 +16,8 @@ import { fillModelName, hasPlaceholders } from './model-name';
 
 /**
  * What a worker takes from its environment: where storage lives, default inference and trainer endpoints,
- * and every secret. None of it travels through Temporal.
- *
- *   SELFPLAY_STORAGE                 s3://bucket/prefix or a local directory (default .selfplay/storage)
- *   SELFPLAY_INFERENCE_URL           default OpenAI-compatible base URL, e.g. http://vllm:8000/v1
- *   SELFPLAY_INFERENCE_MODEL         default model name
- *   SELFPLAY_INFERENCE_API_KEY       the key of SELFPLAY_INFERENCE_URL's server (or OPENAI_API_KEY); none when unset
- *   SELFPLAY_INFERENCE_CONCURRENCY   completions in flight per endpoint from this worker (default 64)
- *   SELFPLAY_TRAINER_URL             the training kernel
- *   SELFPLAY_KERNEL_TOKEN            the kernels' bearer token, sent to the servers bound to it
- *   SELFPLAY_<NAME>_API_KEY/_TOKEN   keys a run config's endpoints name by `apiKeyEnv` (config/credentials.ts)
- *   SELFPLAY_CREDENTIAL_BINDINGS     which credential may go to which URL prefix (config/endpoint-bindings.ts)
- *   SELFPLAY_INPUT_ROOTS             where config-named inputs may be read from (config/input-roots.ts)
- *   S3_ENDPOINT, AWS_*               S3-compatible server and credentials
- *   SELFPLAY_PYTHON                  a Python with selfplay_kernel[tracking] installed, for W&B tracking (and,
- *                                    read by activities/lib/input-records.ts, for Parquet inputs)
- *   WANDB_API_KEY, WANDB_BASE_URL    W&B's own, read by its SDK (tracking.wandb)
+ * and every secret. None of it travels through Temporal. What each variable means is listed in
+ * config/env-vars.ts (and the configuration reference generated from it).
  */
 export interface WorkerEnv {
   storageUri: string;
