@@ -10,7 +10,7 @@ import { lineageActivities } from './stages/lineage';
 import { retentionActivities } from './stages/retention';
 import { trackingActivities } from './tracking/track';
 import { lineageJobActivities } from './continual/jobs';
-import { evaluationActivities } from './continual/evaluate';
+import { evaluationActivities } from './continual/evaluate-policy';
 import { benchmarkActivities } from './evaluation/evaluate';
 import { checkpointActivities } from './evaluation/checkpoint';
 

@@ -12,7 +12,7 @@
  *   inequality, after turning `>` into `<`), so scaled and rearranged forms match.
  */
 import * as Q from './exact';
-import { exactValue, numericValueAt, type Complex } from './evaluate';
+import { exactValue, numericValueAt, type Complex } from './expression-value';
 import { freeVariables, mentionsImaginaryUnit, type Expr } from './expression';
 import type { Answer, Endpoint, RelationOp } from './answer-structure';
 import { seededRng } from '../lib/rng';

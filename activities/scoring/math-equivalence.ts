@@ -9,7 +9,7 @@
  * exact.ts, but a check still runs in the answer-checker pool (answer-checker-pool.ts) under a hard time
  * limit; only the gate's quick type checks (isParsableMath, numericValue) run inline.
  */
-import { numericValueAt } from './evaluate';
+import { numericValueAt } from './expression-value';
 import { freeVariables } from './expression';
 import { hasPercent, normalizeAnswer, plainText, withoutPercent } from './answer-text';
 import { readAnswer, type Answer } from './answer-structure';

@@ -9,7 +9,7 @@ import {
   promotedKey,
   usedDocsKey,
 } from '../../activities/continual/keys';
-import type { EvalVerdict } from '../../activities/continual/evaluate';
+import type { EvalVerdict } from '../../activities/continual/evaluate-policy';
 import {
   controlSchedule,
   createSchedule,
