@@ -5,7 +5,8 @@
  * template still shows), bold markers are restored where the extraction kept them, and typographic quotes
  * are plain ASCII. The with-history templates are the without-history ones with another opening paragraph,
  * an "Escalate Question Difficulty" principle and the `## Previous Examples`; principles are numbered as
- * they are built, which gives the paper's numbering for every template.
+ * they are built, which gives the paper's numbering for every template. Each template as the model reads it,
+ * assembled, is in test/fixtures/prompts/spell/ (test/unit/prompt-goldens.test.ts compares them byte for byte).
  */
 import type { ChatMessage } from '../../clients/trainer-contract';
 import { LETTERS, type Example, type Letter, type SpellQuestion, type SpellTask } from './records';
