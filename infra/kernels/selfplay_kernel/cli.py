@@ -21,6 +21,9 @@ import socket
 import sys
 import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from .errors import KernelError
 
 log = logging.getLogger(__name__)
 
@@ -85,39 +88,48 @@ def _follow(policy, host: str, port: int) -> int:
     """A rank other than 0 under torchrun: runs rank 0's operations until rank 0 stops it (SIGTERM and SIGINT
     are left to rank 0, which stops the followers on its way out). The first process of each host or pod
     (LOCAL_RANK 0, or no torchrun) answers `GET /health` and `GET /health/live` on the serving port (what access.py
-    leaves open for probes on rank 0), for probes that ask every pod."""
+    leaves open for probes on rank 0), for probes that ask every pod: liveness fails, as on rank 0, while one of
+    rank 0's operations has run here past `--op-deadline-seconds`."""
     import os
 
     from .distributed import follow
+    from .watchdog import Watchdog
 
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: None)
+    watchdog = Watchdog(policy, policy.config.op_deadline_seconds)
     if os.environ.get("LOCAL_RANK", "0") == "0":
-        _serve_health(host, port, {"status": "ok", "rank": policy.world.rank, "worldSize": policy.world.size})
-    follow(policy)
+        serve_follower_health(host, port, {"rank": policy.world.rank, "worldSize": policy.world.size}, watchdog)
+    follow(policy, watchdog.serving)
     _leave(policy.world)
     return 0
 
 
-def _serve_health(host: str, port: int, body: dict) -> None:
-    """`GET /health` and `GET /health/live` answering `body`, from a daemon thread."""
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-    payload = json.dumps(body).encode()
+def serve_follower_health(host: str, port: int, about: dict, watchdog) -> ThreadingHTTPServer:
+    """`GET /health` (200 with `about`) and `GET /health/live` (503 `wedged` while `watchdog` says so), from a
+    daemon thread; returns the server (its `server_address` holds the port bound)."""
 
     class Health(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802 (the http.server API)
-            found = self.path in ("/health", "/health/live")
-            self.send_response(200 if found else 404)
+            reason = watchdog.wedged() if self.path == "/health/live" else None
+            if self.path not in ("/health", "/health/live"):
+                status, body = 404, {"error": {"type": "not_found"}}
+            elif reason is not None:
+                log.error("liveness: %s", reason)
+                status, body = 503, KernelError(503, "wedged", reason).body()
+            else:
+                status, body = 200, {"status": "ok", **about}
+            self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.end_headers()
-            self.wfile.write(payload if found else b'{"error": {"type": "not_found"}}')
+            self.wfile.write(json.dumps(body).encode())
 
         def log_message(self, *_) -> None:
             pass
 
     server = ThreadingHTTPServer((host, port), Health)
     threading.Thread(target=server.serve_forever, name="health", daemon=True).start()
+    return server
 
 
 def _leave(world) -> None:
@@ -192,7 +204,6 @@ def _tiny_model(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from .errors import KernelError
     from .export import ExportError, export
 
     meta = json.loads(args.meta) if args.meta else None

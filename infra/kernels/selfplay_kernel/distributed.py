@@ -27,6 +27,8 @@ import logging
 import math
 import os
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager as ContextManager
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -197,9 +199,11 @@ def everywhere(policy: Policy, fn: Callable[[Policy, Any], T], payload: Any) -> 
     return fn(policy, payload)
 
 
-def follow(policy: Policy) -> None:
+def follow(policy: Policy, serving: Callable[[str], ContextManager[None]] = lambda _: nullcontext()) -> None:
     """A rank other than 0: runs rank 0's operations until it says STOP. A failed operation failed on every
-    rank alike (`agree`), and rank 0 answers it; this rank logs it and waits for the next."""
+    rank alike (`agree`), and rank 0 answers it; this rank logs it and waits for the next. Each runs holding
+    this rank's `policy.ops` inside `serving(name)`, as rank 0's do, so this rank's watchdog sees one that
+    hangs here (a NCCL call stuck on this rank) and its liveness probe fails."""
     while True:
         message: list[Any] = [None, None]
         torch.distributed.broadcast_object_list(message, src=0, group=policy.world.control)
@@ -208,7 +212,8 @@ def follow(policy: Policy) -> None:
             log.info("rank %d: stopped by rank 0", policy.world.rank)
             return
         try:
-            _OPERATIONS[name](policy, payload)
+            with serving(name), policy.ops:
+                _OPERATIONS[name](policy, payload)
         except KernelError as err:
             log.warning("rank %d: %s failed: %s", policy.world.rank, name, err.message)
 

@@ -141,3 +141,30 @@ def _ignore(call) -> None:
         call()
     except httpx.HTTPError:
         pass  # the connection dies with the process that held it
+
+
+def test_a_follower_rank_fails_liveness_while_an_operation_hangs_on_it():
+    """Under torchrun a follower's pod answers the probes itself: an operation of rank 0's stuck on this rank
+    (a NCCL call that never returns here) must fail its liveness, not only rank 0's."""
+    from types import SimpleNamespace
+
+    from selfplay_kernel.cli import serve_follower_health
+    from selfplay_kernel.policy import OpsLock
+    from selfplay_kernel.watchdog import Watchdog
+
+    policy = SimpleNamespace(ops=OpsLock())
+    watchdog = Watchdog(policy, deadline_s=1e-9)
+    server = serve_follower_health("127.0.0.1", 0, {"rank": 1, "worldSize": 2}, watchdog)
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        assert httpx.get(f"{url}/health/live").json() == {"status": "ok", "rank": 1, "worldSize": 2}
+        with watchdog.serving("selfplay_kernel.trainer.apply_step"), policy.ops:  # as follow() runs one
+            live = httpx.get(f"{url}/health/live")
+            assert live.status_code == 503
+            assert live.json()["error"]["type"] == "wedged"
+            assert live.json()["error"]["message"].startswith("selfplay_kernel.trainer.apply_step has held")
+            assert httpx.get(f"{url}/health").status_code == 200
+        assert httpx.get(f"{url}/health/live").status_code == 200
+        assert httpx.get(f"{url}/v1/models").status_code == 404
+    finally:
+        server.shutdown()
