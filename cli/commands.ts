@@ -1,4 +1,4 @@
-import { BENCHMARK_FORMATS, EVAL_TEMPLATES } from '../config/evaluation';
+import { BENCHMARK_FORMATS, EVAL_ROLLOUTS, EVAL_TEMPLATES } from '../config/evaluation';
 import { RECIPES } from '../config/schema';
 import { ANSWER_KINDS } from '../activities/scoring/verifiers';
 import type { CommandSpec, FlagSpec } from './command-line';
@@ -166,6 +166,12 @@ export const COMMANDS: readonly CommandSpec[] = [
       limit: { value: 'N', description: 'the first N items of each benchmark' },
       'subset-seed': { value: 'S', description: 'with --limit: a seeded random N instead' },
       template: { value: 'NAME', choices: EVAL_TEMPLATES, description: 'the prompt form' },
+      rollout: {
+        value: 'MODE',
+        choices: EVAL_ROLLOUTS,
+        description:
+          "search: answer each item with the recipe's search agent (SSP, SCOPE) on its retrieval.index, counting searches",
+      },
       recipe: { ...recipe, description: 'for a model with no run: the preset its config comes from' },
       config: { ...configFile, description: 'for a model with no run: its run config' },
       set,

@@ -19,6 +19,7 @@ export interface EvalFlags {
   limit?: string | undefined;
   subsetSeed?: string | undefined;
   template?: string | undefined;
+  rollout?: string | undefined;
   set: readonly string[];
 }
 
@@ -75,6 +76,7 @@ export function evalRequest(
     topP: optionalNumber('--top-p', flags.topP),
     maxTokens: optionalNumber('--max-tokens', flags.maxTokens),
     template: flags.template,
+    rollout: flags.rollout,
   };
   config.evaluation = {
     ...own,
@@ -149,6 +151,7 @@ export function renderEvalOutcome(outcome: EvaluateCheckpointOutcome): string {
     .filter((k) => k > 1)
     .sort((a, b) => a - b);
   const pct = (v: number | undefined): string => (v === undefined ? '-' : `${(100 * v).toFixed(1)}%`);
+  const searched = benchmarks.some(([, b]) => b.searchesPerAnswer !== undefined);
   const header = [
     'BENCHMARK',
     'FORMAT',
@@ -158,6 +161,7 @@ export function renderEvalOutcome(outcome: EvaluateCheckpointOutcome): string {
     ...ks.map((k) => `PASS@${k}`),
     ...ks.map((k) => `MAJ@${k}`),
     'NO ANSWER',
+    ...(searched ? ['SEARCHES/ANSWER'] : []),
     'REUSED',
   ];
   const rows = benchmarks.map(([name, b]) => [
@@ -169,6 +173,7 @@ export function renderEvalOutcome(outcome: EvaluateCheckpointOutcome): string {
     ...ks.map((k) => pct(b.passAtK[String(k)])),
     ...ks.map((k) => pct(b.majAtK[String(k)])),
     pct(b.noAnswer),
+    ...(searched ? [b.searchesPerAnswer === undefined ? '-' : b.searchesPerAnswer.toFixed(2)] : []),
     String(b.reusedItems),
   ]);
   const numeric = header.map((_, i) => i).filter((i) => i >= 2);

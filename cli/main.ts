@@ -252,6 +252,7 @@ async function evaluate(runId: string, flags: Map<string, string[]>): Promise<vo
         limit: flag('--limit'),
         subsetSeed: flag('--subset-seed'),
         template: flag('--template'),
+        rollout: flag('--rollout'),
         set: flags.get('--set') ?? [],
       },
       base,

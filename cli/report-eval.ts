@@ -23,13 +23,29 @@ function evaluations(manifests: readonly Manifest[]): Map<string, Array<[number,
   return out;
 }
 
-/** One accuracy line per benchmark. */
-export function evalAccuracySeries(manifests: readonly Manifest[]): LineSeries[] {
-  return [...evaluations(manifests)].map(([name, points]) => ({
-    name,
-    points: points.map(([iteration, r]) => [iteration, r.accuracy]),
-  }));
+/** One line per benchmark of `value` of its results, for the benchmarks that have it. */
+function evalSeries(
+  manifests: readonly Manifest[],
+  value: (r: BenchmarkResult) => number | undefined,
+): LineSeries[] {
+  return [...evaluations(manifests)]
+    .map(([name, points]) => ({
+      name,
+      points: points.flatMap(([iteration, r]): Array<[number, number]> => {
+        const v = value(r);
+        return v === undefined ? [] : [[iteration, v]];
+      }),
+    }))
+    .filter((s) => s.points.length > 0);
 }
+
+/** One accuracy line per benchmark. */
+export const evalAccuracySeries = (manifests: readonly Manifest[]): LineSeries[] =>
+  evalSeries(manifests, (r) => r.accuracy);
+
+/** Searches per answer, for the benchmarks an agentic evaluation scored (`evaluation.rollout: "search"`). */
+export const evalSearchSeries = (manifests: readonly Manifest[]): LineSeries[] =>
+  evalSeries(manifests, (r) => r.searchesPerAnswer);
 
 export interface EvalColumn {
   header: string;
@@ -37,7 +53,10 @@ export interface EvalColumn {
   value: (m: Manifest) => number | undefined;
 }
 
-/** The table's columns: accuracy per benchmark, plus pass@n and maj@n where a benchmark sampled n > 1. */
+/**
+ * The table's columns: accuracy per benchmark, plus pass@n and maj@n where a benchmark sampled n > 1, and
+ * searches per answer where an agent searched.
+ */
 export function evalColumns(manifests: readonly Manifest[]): EvalColumn[] {
   const own = (m: Manifest, name: string): BenchmarkResult | undefined => m.metrics?.eval?.benchmarks?.[name];
   return [...evaluations(manifests)].flatMap(([name, points]) => {
@@ -50,6 +69,9 @@ export function evalColumns(manifests: readonly Manifest[]): EvalColumn[] {
             { header: `pass@${n}: ${name}`, value: (m: Manifest) => own(m, name)?.passAtK?.[at] },
             { header: `maj@${n}: ${name}`, value: (m: Manifest) => own(m, name)?.majAtK?.[at] },
           ]
+        : []),
+      ...(points.some(([, r]) => r.searchesPerAnswer !== undefined)
+        ? [{ header: `searches/answer: ${name}`, value: (m: Manifest) => own(m, name)?.searchesPerAnswer }]
         : []),
     ];
   });

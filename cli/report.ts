@@ -9,7 +9,7 @@ import {
 } from '../contracts/selfplay';
 import { escapeXml, lineChart, stackedBarChart } from './report-svg';
 import { keptManifests } from './lineage';
-import { evalAccuracySeries, evalColumns } from './report-eval';
+import { evalAccuracySeries, evalColumns, evalSearchSeries } from './report-eval';
 import { readManifest } from '../activities/stages/manifest';
 
 /** The ids of the report's plots (tests and readers look them up). */
@@ -21,6 +21,9 @@ export const PLOT_IDS = {
   stages: 'plot-stage-time',
   eval: 'plot-eval-accuracy',
 } as const;
+
+/** The plot of searches per answer, drawn only for a run whose evaluations searched (`evaluation.rollout: "search"`). */
+export const SEARCH_PLOT_ID = 'plot-eval-searches';
 
 const STAGE_ORDER: StageName[] = [
   'sync',
@@ -154,6 +157,16 @@ export function renderReport(
     yLabel: 'accuracy',
     series: evalAccuracySeries(manifests),
   });
+  const searchSeries = evalSearchSeries(manifests);
+  const searches = searchSeries.length
+    ? lineChart({
+        id: SEARCH_PLOT_ID,
+        title: 'Searches per answer (agentic evaluation)',
+        xLabel: 'iteration',
+        yLabel: 'searches',
+        series: searchSeries,
+      })
+    : '';
   const evals = evalColumns(manifests);
 
   const cell = (v: unknown, digits = 3): string =>
@@ -229,6 +242,7 @@ ${validTasks}
 ${entropy}
 ${stages}
 ${heldOut}
+${searches}
 </div>
 ${table}
 </body>

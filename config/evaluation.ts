@@ -20,6 +20,12 @@ export const BENCHMARK_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 /** The prompt forms: the recipe's Reasoner (SPICE's template as configured, Qwen's for the others), or one named. */
 export const EVAL_TEMPLATES = ['recipe', 'qwen', 'octothinker'] as const;
 
+/** How an item is answered: one completion, or the recipe's search agent with its tool (`search`). */
+export const EVAL_ROLLOUTS = ['answer', 'search'] as const;
+
+/** The recipes whose solver is a search agent (`evaluation.rollout: "search"`). */
+export const SEARCH_AGENT_RECIPES = ['ssp', 'scope'] as const;
+
 export const benchmarkSpec = z
   .strictObject({
     name: z.string().regex(BENCHMARK_NAME, 'letters, digits, ".", "_" or "-" (max 64)'),
@@ -62,6 +68,13 @@ export const evaluationParams = z
       .int()
       .min(0)
       .max(2 ** 31 - 1),
+    /**
+     * `answer`: one completion per sample in the `template`'s format, its last `\boxed{}` the answer.
+     * `search`: the recipe's solver search rollout, as its solve stage runs it (SSP's or SCOPE's prompt,
+     * tool-call syntax, turn and token budgets), with the run's `retrieval` index as the search tool; the
+     * answer is its final `<answer>`, and the results count the searches per answer. `template` is unused.
+     */
+    rollout: z.enum(EVAL_ROLLOUTS),
     /** The prompt: a Reasoner form, or `{system?, user}` with `{question}` in `user`. */
     template: z.union([
       z.enum(EVAL_TEMPLATES),
@@ -94,6 +107,7 @@ export const EVALUATION_DEFAULTS = {
   temperature: 0,
   topP: 1,
   seed: 0,
+  rollout: 'answer',
   template: 'recipe',
 } as const;
 

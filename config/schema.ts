@@ -4,7 +4,7 @@ import { SPELL_DEFAULTS, spellParams, spellPreset } from './presets/spell';
 import { MAE_DEFAULTS, maeParams, maePreset } from './presets/mae';
 import { SSP_DEFAULTS, sspParams, sspPreset } from './presets/ssp';
 import { SCOPE_DEFAULTS, defaultCandidatesPerRound, scopeParams, scopePreset } from './presets/scope';
-import { EVALUATION_DEFAULTS, evaluationOn, evaluationParams } from './evaluation';
+import { EVALUATION_DEFAULTS, evaluationOn, evaluationParams, SEARCH_AGENT_RECIPES } from './evaluation';
 import { CREDENTIAL_NEEDS_URL, apiKeyEnv } from './credentials';
 import { inputColumns } from './input-columns';
 
@@ -417,6 +417,14 @@ export const runConfig = z
       message:
         'evaluation.every loads each evaluated commit onto the inference servers, which would change the weights under the next ' +
         'iteration\'s rollouts; with pipeline.maxStaleness ≥ 1 evaluate from a server of its own (weightSync.engine "none") or set maxStaleness 0',
+    },
+  )
+  .refine(
+    (c) =>
+      c.evaluation.rollout !== 'search' || (SEARCH_AGENT_RECIPES as readonly string[]).includes(c.recipe),
+    {
+      path: ['evaluation', 'rollout'],
+      message: `"search" runs the recipe's search-agent solver: ${SEARCH_AGENT_RECIPES.join(' or ')} only`,
     },
   )
   .refine((c) => Math.ceil(c.batchSize / c.shardSize) <= MAX_SHARDS, {

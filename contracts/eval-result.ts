@@ -21,8 +21,10 @@ export interface BenchmarkResult {
   passAtK: Record<string, number>;
   /** Majority vote of the first k samples is correct, by k (the same k). */
   majAtK: Record<string, number>;
-  /** Share of samples without a `\boxed{}` answer. */
+  /** Share of samples without a `\boxed{}` answer (an agentic evaluation's: without a final `<answer>`). */
   noAnswer: number;
+  /** Agentic evaluation (`evaluation.rollout: "search"`): the mean number of searches a sample made. */
+  searchesPerAnswer?: number;
   /** Items whose verdicts were read back from storage instead of sampled (a retried or repeated evaluation). */
   reusedItems: number;
   /** The per-item verdicts, JSONL: `runs/{runId}/eval/{policy}/v{N}/{benchmark}-{settings}/results-….jsonl.gz`. */

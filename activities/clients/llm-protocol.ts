@@ -47,6 +47,8 @@ export const SSP_CALLS = {
 /** Held-out evaluation (benchmarks, in a run or by `selfplay eval`; a lineage's checkpoints): n answers per question. */
 export const EVAL_CALLS = {
   answer: 'eval.answer',
+  /** A turn of a search agent's trajectory (`evaluation.rollout: "search"`). */
+  search: 'eval.search',
 } as const;
 
 /**

@@ -35,13 +35,21 @@ export function answerKindOf(gold: string): AnswerKind {
   return 'string';
 }
 
-/** One sample's verdict; a check that times out counts as wrong. */
-export async function judgeSample(
+/** One sample's verdict, on its last `\boxed{}`; a check that times out counts as wrong. */
+export function judgeSample(
   gold: GoldAnswer,
   completion: string,
   check: AnswerChecker,
 ): Promise<SampleVerdict> {
-  const extracted = extractLastBoxed(completion) ?? null;
+  return judgeAnswer(gold, extractLastBoxed(completion) ?? null, check);
+}
+
+/** The verdict on an answer already taken from its sample (null: the sample gave none, which is wrong). */
+export async function judgeAnswer(
+  gold: GoldAnswer,
+  extracted: string | null,
+  check: AnswerChecker,
+): Promise<SampleVerdict> {
   if (extracted === null) return { extracted, correct: false };
   const { verdict } = await check({ kind: gold.kind, predicted: extracted, gold: gold.answer });
   return { extracted, correct: verdict === 'equivalent' };

@@ -4,7 +4,7 @@ import type { TrainingRow } from '../clients/trainer-contract';
 import type { Accumulation, RecipeMetrics, ScheduleStep } from '../../contracts/selfplay';
 import type { SegmentSource } from '../corpus/segment-source';
 import type { Corpus } from '../corpus/corpus';
-import type { Retriever } from '../tools/types';
+import type { Retriever, SolverSearch } from '../tools/types';
 import type { StoredValue } from '../clients/storage/codec';
 
 /**
@@ -127,6 +127,8 @@ export interface Recipe<
   accumulation?(config: RunConfig, iteration: number): Accumulation | undefined;
   /** The iteration's step of a staged schedule, which its manifest records; none: every iteration alike. */
   schedule?(config: RunConfig, iteration: number): ScheduleStep | undefined;
+  /** A search agent's solver, as its solve stage runs it on one question (SSP, SCOPE); none: one answer. */
+  solverSearch?(config: RunConfig, question: string): SolverSearch;
 }
 
 // The registry stores recipes with their record types erased; each recipe is type-checked where it is defined.

@@ -115,3 +115,10 @@ export interface SearchLoopSpec {
   checkpoint?: TrajectoryCheckpoint;
   signal?: AbortSignal;
 }
+
+/**
+ * How a recipe's solver searches for one question: its prompt, tool-call syntax, final tags and turn budget.
+ * The solve stage and agentic evaluation (`evaluation.rollout: "search"`) both run it, so a benchmark measures
+ * the search agent the run trains.
+ */
+export type SolverSearch = Pick<SearchLoopSpec, 'messages' | 'syntax' | 'finalTags' | 'maxTurns'>;

@@ -1,10 +1,11 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { getJson, getJsonl } from '../../activities/clients/storage/codec';
 import { batchKey, manifestKey, shardKey } from '../../activities/clients/storage/keys';
 import type { TrainingRow } from '../../activities/clients/trainer-contract';
-import { SSP_CALLS } from '../../activities/clients/llm-protocol';
+import { EVAL_CALLS, SSP_CALLS } from '../../activities/clients/llm-protocol';
+import type { ItemVerdicts } from '../../activities/evaluation/evaluate';
 import { seedOf } from '../../activities/lib/rng';
 import { buildIndex } from '../../activities/retrieval/build';
 import { EMPTY_STATE, nextState } from '../../activities/recipes/ssp/pool';
@@ -26,7 +27,9 @@ import type { Trajectory } from '../../activities/tools/types';
 import type { Manifest } from '../../contracts/selfplay';
 import { selfPlayRun } from '../../workflows';
 import { fingerprintOf } from '../support/scripted-llm/chat-request';
+import { selfplay } from '../support/cli';
 import { startStack, uniqueId, type TestStack } from '../support/stack';
+import { BORN_IN, FOUNDED_BY, bridgeQuestion } from '../fixtures/ssp/world';
 import { spawnWorker } from '../support/worker-process';
 import { waitFor } from '../support/wait';
 import { SSP_DEFAULTS } from '../../config/presets/ssp';
@@ -272,6 +275,59 @@ describe('SSP run on the real stack', () => {
     },
     8 * 60_000,
   );
+
+  test("selfplay eval --rollout search: each benchmark item answered by the solver's search rollout, scored by what the tool found", async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'ssp-agentic-eval-'));
+    // Held-out two-search questions of the fixture world (town ← founder ← birthplace and year), as a user's
+    // own JSONL of questions and answers.
+    const corpus = readFileSync('test/fixtures/ssp/corpus.jsonl', 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { id: string; title: string; text: string });
+    const items = corpus
+      .filter((d) => d.id.startsWith('town-'))
+      .slice(0, 6)
+      .map((town) => {
+        const [, profession, founder] = FOUNDED_BY.exec(town.text)!;
+        const born = corpus.map((d) => BORN_IN.exec(d.text)).find((m) => m?.[1] === founder)!;
+        return { question: bridgeQuestion(profession!, born[3]!, born[4]!), answer: town.title };
+      });
+    const bench = path.join(dir, 'towns.jsonl');
+    writeFileSync(bench, items.map((i) => JSON.stringify(i)).join('\n') + '\n');
+    // A tool over another corpus: the same agent, nothing to find.
+    const unrelated = path.join(dir, 'unrelated');
+    await buildIndex({ corpus: 'test/fixtures/corpus/small.jsonl', out: unrelated, kind: 'bm25' });
+
+    // A model with no run: its config from a file (the stack's queues, the index as its search tool).
+    const evaluate = async (tool: string) => {
+      const runId = uniqueId('ssp-eval');
+      const config = path.join(dir, `${runId}.json`);
+      writeFileSync(config, JSON.stringify(sspConfig(runId, { retrieval: { index: tool } })));
+      const args = ['eval', runId, '--config', config, '--iteration', '0', '--rollout', 'search'];
+      return stack.withWorkers(() => selfplay([...args, '--bench', `towns=${bench}`], stack.cliEnv));
+    };
+    stack.llm.reset();
+    const found = await evaluate(index);
+    expect(found.stderr).toBe('');
+    expect(found.code).toBe(0);
+    // Every answer right, after the chain's two searches; no single-answer call was made.
+    expect(found.stdout).toMatch(/towns +simple +6 +1 +100\.0% +0\.0% +2\.00 +0\n/);
+    expect(stack.llm.stats().byCall[EVAL_CALLS.search]?.requests).toBe(6 * 3);
+    expect(stack.llm.stats().byCall[EVAL_CALLS.answer]).toBeUndefined();
+    const key = /towns: (\S+)/.exec(found.stdout)![1]!;
+    const verdicts = (await getJsonl<ItemVerdicts>(stack.store, key))!;
+    expect(verdicts).toHaveLength(6);
+    for (const [i, v] of verdicts.entries()) {
+      const [sample] = v.samples;
+      expect(sample).toMatchObject({ correct: true, extracted: items[i]!.answer, turns: 3, stop: 'final' });
+      expect(sample!.searches).toHaveLength(2);
+      expect(sample!.completion).toContain('<information>');
+    }
+
+    const blind = await evaluate(unrelated);
+    expect(blind.code).toBe(0);
+    expect(blind.stdout).toMatch(/towns +simple +6 +1 +0\.0% +0\.0% +2\.00 +0\n/);
+  });
 });
 
 /** The fingerprints of every solver turn request of a unit, grouped by trajectory. */

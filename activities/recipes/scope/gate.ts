@@ -1,5 +1,5 @@
 import type { RunConfig } from '../../../config/schema';
-import { solverMessages } from './prompts';
+import { scopeSolverSearch } from './search';
 import type {
   Candidate,
   CandidateStatus,
@@ -24,11 +24,10 @@ export function gateScope(config: RunConfig, plan: ScopeUnit[], proposals: Scope
       candidates: p.candidates.map((c): GatedCandidate => {
         const status = candidateStatus(c);
         if (status !== 'valid' || c.task === undefined) return { status };
-        const { solverMaxSearches, searchSyntax } = config.scope;
         return {
           status,
           question: c.task,
-          solverMessages: solverMessages(c.task, solverMaxSearches, searchSyntax),
+          solverMessages: scopeSolverSearch(config, c.task).messages,
           rubrics: c.rubrics?.items ?? [],
         };
       }),

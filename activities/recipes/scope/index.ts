@@ -5,6 +5,7 @@ import { gateScope } from './gate';
 import { solveScope } from './solve';
 import { judgeScope } from './judge';
 import { filterScope } from './filter';
+import { scopeSolverSearch } from './search';
 import { scopeAccumulation, scopeStep } from './schedule';
 import type { ScopeGated, ScopeJudged, ScopeProposal, ScopeSolved, ScopeUnit } from './records';
 
@@ -26,6 +27,7 @@ export const scopeRecipe: Recipe<ScopeProposal, ScopeGated, ScopeSolved, ScopeJu
   solve: solveScope,
   judge: judgeScope,
   filter: filterScope,
+  solverSearch: scopeSolverSearch,
   accumulation: scopeAccumulation,
   schedule: scopeStep,
   summarize(stage, records): Record<string, number> {

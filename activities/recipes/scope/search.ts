@@ -2,7 +2,23 @@ import type { RecipeContext } from '../types';
 import type { ChatMessage } from '../../clients/trainer-contract';
 import { seedOf } from '../../lib/rng';
 import { searchInStage } from '../search-rollout';
-import type { SearchLoopSpec, Trajectory } from '../../tools/types';
+import type { SearchLoopSpec, SolverSearch, Trajectory } from '../../tools/types';
+import type { RunConfig } from '../../../config/schema';
+import { solverMessages } from './prompts';
+
+/** The Solver's turns: up to `solverMaxSearches` searches, and one more for its answer. */
+export const solverTurns = (config: RunConfig): number => config.scope.solverMaxSearches + 1;
+
+/**
+ * The Solver's search for one task (scope.md §1, App. H): the question alone, its searches in the configured
+ * syntax, then a final `<answer>`.
+ */
+export const scopeSolverSearch = (config: RunConfig, question: string): SolverSearch => ({
+  messages: solverMessages(question, config.scope.solverMaxSearches, config.scope.searchSyntax),
+  syntax: config.scope.searchSyntax,
+  finalTags: ['answer'],
+  maxTurns: solverTurns(config),
+});
 
 /**
  * One search trajectory of a SCOPE role (scope.md §3): the run's sampling settings, the configured

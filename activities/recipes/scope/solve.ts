@@ -1,7 +1,7 @@
 import type { RecipeContext } from '../types';
 import type { Trajectory } from '../../tools/types';
 import { SCOPE_CALLS } from '../../clients/llm-protocol';
-import { searchTrajectory } from './search';
+import { searchTrajectory, solverTurns } from './search';
 import { isSolverStep, scheduleOf } from './schedule';
 import { SOLVER, type ScopeGated, type ScopeSolved } from './records';
 
@@ -42,7 +42,7 @@ export function solverTrajectory(
     call: SCOPE_CALLS.solver,
     messages,
     finalTags: ['answer'],
-    maxTurns: ctx.config.scope.solverMaxSearches + 1,
+    maxTurns: solverTurns(ctx.config),
     checkpoint: { unit: gated.unit, name },
     seedParts: ['scope-solver', gated.docIndex, ...parts],
   });

@@ -5,6 +5,7 @@ import { gateSsp } from './gate';
 import { solveSsp } from './solve';
 import { judgeSsp } from './judge';
 import { filterSsp } from './filter';
+import { sspSolverSearch } from './rollout';
 import type { SspGated, SspJudged, SspProposal, SspSolved, SspState, SspUnit } from './records';
 
 /**
@@ -22,6 +23,7 @@ export const sspRecipe: Recipe<SspProposal, SspGated, SspSolved, SspJudged, SspU
   solve: solveSsp,
   judge: judgeSsp,
   filter: filterSsp,
+  solverSearch: sspSolverSearch,
   summarize(stage, records): Record<string, number> {
     switch (stage) {
       case 'propose': {

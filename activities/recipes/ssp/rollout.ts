@@ -1,10 +1,25 @@
+import type { RunConfig } from '../../../config/schema';
 import { searchInStage } from '../search-rollout';
 import type { RecipeContext } from '../types';
 import type { ChatMessage } from '../../clients/trainer-contract';
-import type { Trajectory } from '../../tools/types';
+import type { SolverSearch, Trajectory } from '../../tools/types';
 import { trajectoryTokenFields } from '../../tools/search-loop';
 import { tagContents } from '../../scoring/tags';
+import { solverMessages } from './prompts';
 import type { StoredTrajectory } from './records';
+
+/** How SSP's roles search (ssp.md §1.2, §4): Search-R1 tags, at most `ssp.maxTurns` assistant turns. */
+const searchSettings = (config: RunConfig) => ({
+  syntax: 'search_tags' as const,
+  maxTurns: config.ssp.maxTurns,
+});
+
+/** The solver's search for one question (ssp.md §1.7): its prompt, then a final `<answer>`. */
+export const sspSolverSearch = (config: RunConfig, question: string): SolverSearch => ({
+  ...searchSettings(config),
+  messages: solverMessages(question),
+  finalTags: ['answer'],
+});
 
 /**
  * One multi-turn search trajectory of either role (ssp.md §1.2, §1.7, §4): Search-R1 tags, top-k passages
@@ -28,9 +43,8 @@ export async function searchRollout(
   const { finalTag, ...rest } = spec;
   const trajectory = await searchInStage(ctx, {
     ...rest,
-    syntax: 'search_tags',
+    ...searchSettings(ctx.config),
     finalTags: [finalTag],
-    maxTurns: ctx.config.ssp.maxTurns,
   });
   return storedTrajectory(trajectory);
 }

@@ -1,8 +1,7 @@
 import type { RecipeContext } from '../types';
 import { SSP_CALLS } from '../../clients/llm-protocol';
 import { seedOf } from '../../lib/rng';
-import { solverMessages } from './prompts';
-import { searchRollout } from './rollout';
+import { searchRollout, sspSolverSearch } from './rollout';
 import { verifyQuestion } from './verification';
 import {
   JUDGE,
@@ -66,7 +65,7 @@ export async function solveSsp(ctx: RecipeContext, gated: SspGated): Promise<Ssp
   if (!problem) return { ...head, ...withVerification, source: 'none', trajectories: [] };
 
   const source = valid ? 'own' : 'replay';
-  const messages = solverMessages(problem.question);
+  const { messages } = sspSolverSearch(config, problem.question);
   const trajectories = await Promise.all(
     Array.from({ length: config.groupSize }, (_, j) =>
       searchRollout(ctx, {

@@ -1,4 +1,4 @@
-import { SSP_CALLS } from '../../../activities/clients/llm-protocol';
+import { EVAL_CALLS, SSP_CALLS } from '../../../activities/clients/llm-protocol';
 import { squadNormalize } from '../../../activities/scoring/cover-exact-match';
 import { BORN_IN, FOUNDED_BY, bridgeQuestion } from '../../fixtures/ssp/world';
 import { sampleRng, userText, type CallBehaviour } from './completion';
@@ -17,7 +17,8 @@ import { searchAgentBehaviour, type SearchAgentStep } from './search-agent';
  * - solver: the same chain by search, right with probability passRate(question), sometimes worded "the
  *   town of X" (exact match misses it, the judge does not);
  * - judge: "Correct" when the reference is in the model answer, else "Incorrect" or "Wrong" (the former is
- *   the word a substring test would misread).
+ *   the word a substring test would misread);
+ * - agentic evaluation (`eval.search`): the solver's chain, answering whatever town it found.
  */
 
 /** `Doc i (Title: "X") text` lines of observations or materials. */
@@ -71,32 +72,52 @@ const proposer = searchAgentBehaviour(({ prompt, rng, request, observations }) =
   return { syntax: 'search_tags', steps, final: { tag: 'question', text: question } };
 });
 
-const solver = searchAgentBehaviour(({ prompt, rng, request, observations }) => {
-  const question = /Question: (.*)$/s.exec(prompt)?.[1]?.trim() ?? prompt;
+/**
+ * The solver's chain for a question: search the clue (birthplace and year) for the founder, then the founder
+ * for the town; `town` is what those searches' results hold, undefined when the chain breaks (or there is no
+ * clue: one search of the question itself).
+ */
+function solverChain(
+  question: string,
+  observations: string[],
+): { steps: SearchAgentStep[]; town: string | undefined; wrong: string | undefined } {
   const clue = clueOf(question);
-  if (!clue) {
-    return {
-      syntax: 'search_tags',
-      steps: [{ search: question }],
-      final: { tag: 'answer', text: 'unknown' },
-    };
-  }
+  if (!clue) return { steps: [{ search: question }], town: undefined, wrong: undefined };
   const founder = docs(observations[0] ?? '')
     .map((d) => BORN_IN.exec(d.text))
     .find((m) => m?.[3] === clue.birthplace && m[4] === clue.born)?.[1];
   const town = townFor(clue, observations.join('\n'));
+  const wrong = docs(observations.join('\n')).find((d) => d.title !== town && FOUNDED_BY.test(d.text))?.title;
+  const steps = [
+    { search: `${clue.profession} born in ${clue.birthplace} in ${clue.born}` },
+    { search: `founded by the ${clue.profession} ${founder ?? ''}`.trim() },
+  ];
+  return { steps, town, wrong };
+}
+
+const questionOf = (prompt: string): string => /Question: (.*)$/s.exec(prompt)?.[1]?.trim() ?? prompt;
+
+const solver = searchAgentBehaviour(({ prompt, rng, request, observations }) => {
+  const question = questionOf(prompt);
+  const { steps, town, wrong } = solverChain(question, observations);
   const right = rng.next() < passRateOf(question, request.settings.passRate);
   const paraphrase = rng.next() < 0.2;
-  const wrong = docs(observations.join('\n')).find((d) => d.title !== town && FOUNDED_BY.test(d.text))?.title;
   const text = right && town ? (paraphrase ? `the town of ${town}` : town) : (wrong ?? 'Unknown Town');
   return {
     syntax: 'search_tags',
-    steps: [
-      { search: `${clue.profession} born in ${clue.birthplace} in ${clue.born}` },
-      { search: `founded by the ${clue.profession} ${founder ?? ''}`.trim() },
-    ],
-    final: { tag: 'answer', text },
+    steps,
+    final: { tag: 'answer', text: clueOf(question) ? text : 'unknown' },
   };
+});
+
+/**
+ * Agentic held-out evaluation (`evaluation.rollout: "search"`) over the same world: the solver's chain,
+ * answering the town its searches found, so its accuracy is the share of questions the search tool lets it
+ * answer (a tool returning the wrong passages gives "unknown").
+ */
+const searchEval = searchAgentBehaviour(({ prompt, observations }) => {
+  const { steps, town } = solverChain(questionOf(prompt), observations);
+  return { syntax: 'search_tags', steps, final: { tag: 'answer', text: town ?? 'unknown' } };
 });
 
 const ragVerifier: CallBehaviour = {
@@ -129,4 +150,5 @@ export const SSP_BEHAVIOURS: Readonly<Record<string, CallBehaviour>> = {
   [SSP_CALLS.verificationJudge]: judge,
   [SSP_CALLS.solver]: solver,
   [SSP_CALLS.judge]: judge,
+  [EVAL_CALLS.search]: searchEval,
 };

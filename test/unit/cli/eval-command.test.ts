@@ -92,6 +92,14 @@ describe('selfplay eval', () => {
     expect(() => evalRequest('r', flags({ subsetSeed: '3' }), spice)).toThrow(
       'evaluation.benchmarks.0.subsetSeed: a subset needs its size: set limit too',
     );
+    expect(() => evalRequest('r', flags({ rollout: 'search' }), spice)).toThrow(
+      `evaluation.rollout: "search" runs the recipe's search-agent solver: ssp or scope only`,
+    );
+    expect(() => evalRequest('r', flags({ rollout: 'tools' }), { recipe: 'ssp' })).toThrow(
+      'evaluation.rollout',
+    );
+    const search = evalRequest('r', flags({ rollout: 'search' }), { recipe: 'ssp' });
+    expect((search.config.evaluation as { rollout: string }).rollout).toBe('search');
   });
 
   test('the config comes from --recipe/--config, else from the run, whose absence says what to do', async () => {

@@ -6,7 +6,7 @@ import { pathToFileURL } from 'node:url';
 import { LocalStore } from '../../../activities/clients/storage';
 import { putJson } from '../../../activities/clients/storage/codec';
 import { manifestKey, metricsKey } from '../../../activities/clients/storage/keys';
-import { loadManifests, PLOT_IDS, renderReport } from '../../../cli/report';
+import { loadManifests, PLOT_IDS, renderReport, SEARCH_PLOT_ID } from '../../../cli/report';
 import type { Manifest } from '../../../contracts/selfplay';
 import type { BenchmarkResult } from '../../../contracts/evaluation';
 
@@ -165,6 +165,35 @@ describe('selfplay report', () => {
     expect(html).toMatch(
       /<tr><td>1<\/td>(<td>[^<]*<\/td>)*<td>–<\/td><td>–<\/td><td>–<\/td><td>–<\/td><td>[\d.]+<\/td><\/tr>/,
     );
+  });
+
+  test('an agentic evaluation adds a plot and a column of searches per answer; others have neither', async () => {
+    const manifests = await loadManifests(store, runId);
+    expect(renderReport(runId, manifests, 'now')).not.toContain(SEARCH_PLOT_ID);
+    const searched = (accuracy: number, searchesPerAnswer: number): BenchmarkResult => ({
+      format: 'simple',
+      items: 8,
+      n: 1,
+      accuracy,
+      passAtK: {},
+      majAtK: {},
+      noAnswer: 0,
+      searchesPerAnswer,
+      reusedItems: 0,
+      resultsKey: 'runs/r/eval/policy/v1/towns.jsonl.gz',
+    });
+    manifests[0]!.metrics.eval = { policy: 'policy', version: 1, benchmarks: { towns: searched(0.5, 1.25) } };
+    manifests[2]!.metrics.eval = { policy: 'policy', version: 3, benchmarks: { towns: searched(0.75, 2) } };
+    const html = renderReport(runId, manifests, 'now');
+    const plot = html.slice(html.indexOf(`<svg id="${SEARCH_PLOT_ID}"`));
+    const svg = plot.slice(0, plot.indexOf('</svg>'));
+    expect([...svg.matchAll(/<title>([^<]+)<\/title>/g)].map((m) => m[1])).toEqual([
+      'Searches per answer (agentic evaluation)',
+      'towns @ 1: 1.25',
+      'towns @ 3: 2',
+    ]);
+    expect(html).toContain('<th>accuracy: towns</th><th>searches/answer: towns</th>');
+    expect(html).toMatch(/<td>0\.750<\/td><td>2<\/td>/);
   });
 
   test('an empty run still renders (every plot says "no data")', () => {

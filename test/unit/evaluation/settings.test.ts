@@ -27,6 +27,7 @@ describe('the evaluation config section', () => {
       temperature: 0,
       topP: 1,
       seed: 0,
+      rollout: 'answer',
       template: 'recipe',
     });
     expect(evaluationOn(evaluation)).toBe(false);
