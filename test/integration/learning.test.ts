@@ -1,12 +1,20 @@
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { prepareToyWorld, TOY_WORLD_DEFAULTS, type ToyWorld } from '../../infra/toy-world/prepare';
 import type { IterationPoint, LearningCurve } from '../../infra/toy-world/learning';
-import { EVALUATION_SAMPLES } from '../../infra/toy-world/run-config';
+import { EVALUATION_SAMPLES, TOY_WORLD_BENCHMARK } from '../../infra/toy-world/run-config';
+import { KERNEL_PYTHON } from '../support/kernel-process';
+import { startMlflow } from '../support/mlflow-server';
+import { jsonlToParquet, KERNELS } from '../support/parquet';
+import { mlflowClient, readTensorBoard, readWandbOffline } from '../support/trackers';
 import { runToyWorld, withControl } from '../support/toy-world-run';
 
 /**
  * The toy world end to end (infra/toy-world, docs/learning.md): the warm-started model plays SPICE through the
  * real workflows, kernel, weight sync, storage and held-out evaluation, and the learning curve is read back
- * from the manifests and batches. That the held-out set shares no fact with anything trained on is asserted
+ * from the manifests and batches. The learning-rate-0 run reads its corpus and held-out set from Parquet and
+ * logs to W&B, MLflow and TensorBoard, whose points are read back with their own readers. That the held-out set shares no fact with anything trained on is asserted
  * by test/unit/toy-world.test.ts.
  *
  * At learning rate 0 every step leaves the weights as they were, so every committed version must score the
@@ -56,17 +64,64 @@ describe('the toy world', () => {
   }, 30 * 60_000); // a fresh machine trains the warm start first (minutes on two cores)
 
   test(
-    'runs SPICE with held-out evaluation; at learning rate 0 every version scores the start',
+    'runs SPICE from Parquet files with held-out evaluation and every tracker; at learning rate 0 every version scores the start',
     async () => {
-      const curve = await runToyWorld({
-        world,
-        name: 'toy-lr0',
-        overrides: (c) =>
-          withControl(
-            { ...c, iterations: 3, evaluation: { ...(c['evaluation'] as object), every: 1 } },
-            'lr0',
-          ),
-      });
+      // The world's corpus and held-out set as Parquet (a Hugging Face dataset's format), and the run's curves
+      // sent to W&B (offline files), MLflow (a server of the test's) and TensorBoard (event files).
+      const dir = mkdtempSync(path.join(os.tmpdir(), 'toy-world-tracked-'));
+      const parquet = {
+        corpus: path.join(dir, 'corpus.parquet'),
+        heldOut: path.join(dir, 'heldout.parquet'),
+      };
+      await jsonlToParquet(world.corpus, parquet.corpus, 1_000);
+      await jsonlToParquet(world.heldOut, parquet.heldOut, 100);
+      const mlflow = await startMlflow();
+      const tracking = {
+        wandb: { project: 'toy-world', mode: 'offline', dir: path.join(dir, 'wandb') },
+        mlflow: { trackingUri: mlflow.url, experiment: 'toy-world' },
+        tensorboard: { logDir: path.join(dir, 'tensorboard') },
+      };
+      const fromParquet = (c: Record<string, unknown>): Record<string, unknown> => {
+        const evaluation = c['evaluation'] as { benchmarks: object[] };
+        return {
+          ...c,
+          iterations: 3,
+          corpus: { ...(c['corpus'] as object), uri: parquet.corpus },
+          evaluation: {
+            ...evaluation,
+            every: 1,
+            benchmarks: evaluation.benchmarks.map((b) => ({ ...b, uri: parquet.heldOut })),
+          },
+          tracking,
+        };
+      };
+      let curve: LearningCurve;
+      try {
+        curve = await runToyWorld({
+          world,
+          name: 'toy-lr0',
+          inputRoots: [dir],
+          workerEnv: { SELFPLAY_PYTHON: KERNEL_PYTHON, PYTHONPATH: KERNELS },
+          overrides: (c) => withControl(fromParquet(c), 'lr0'),
+        });
+        // Each tracker holds the held-out accuracy of the start (step 0) and of every iteration, once each.
+        const accuracy = `eval/${TOY_WORLD_BENCHMARK}/accuracy`;
+        const expected = [curve.start.accuracy, ...curve.points.map((p) => p.heldOut?.accuracy ?? NaN)];
+        const tensorBoard =
+          readTensorBoard(tracking.tensorboard.logDir)[curve.runId]?.scalars[accuracy] ?? [];
+        expect(tensorBoard.map(([step]) => step)).toEqual([0, 1, 2, 3]);
+        tensorBoard.forEach(([, value], i) => expect(value).toBeCloseTo(expected[i]!, 6));
+        expect(readWandbOffline(tracking.wandb.dir, curve.runId).steps).toEqual([0, 1, 2, 3]);
+        const client = mlflowClient(mlflow.url);
+        const [tracked] = (await client.runs('toy-world')).filter((r) => r.info.run_name === curve.runId);
+        const history = (await client.history(tracked!.info.run_id, accuracy)).sort(
+          (a, b) => a.step - b.step,
+        );
+        expect(history.map((m) => m.step)).toEqual([0, 1, 2, 3]);
+        history.forEach((m, i) => expect(m.value).toBeCloseTo(expected[i]!, 12));
+      } finally {
+        await mlflow.stop();
+      }
       expect(curve.points.map((p) => p.iteration)).toEqual([1, 2, 3]);
       expect(curve.start.accuracy).toBeGreaterThan(0);
       // The evaluation's own noise is under a point (320 items × 8 samples).

@@ -46,6 +46,8 @@ export async function withKernelRun<T>(
     storageUri?: (runId: string) => string;
     /** Directories the run's inputs lie in besides the session's input roots (config/input-roots.ts). */
     inputRoots?: string[];
+    /** More of the worker's environment (e.g. SELFPLAY_PYTHON for W&B tracking). */
+    workerEnv?: Record<string, string>;
   },
   body: (run: KernelRun) => Promise<T>,
 ): Promise<T> {
@@ -91,6 +93,7 @@ export async function withKernelRun<T>(
     SELFPLAY_CREDENTIAL_BINDINGS: `SELFPLAY_KERNEL_TOKEN=${Object.values(kernels)
       .map((k) => k.url)
       .join(',')}`,
+    ...options.workerEnv,
   });
   const connection = await Connection.connect({ address });
   const store = openStore(storageUri);

@@ -23,14 +23,18 @@ export function runToyWorld(options: {
   seed?: number;
   overrides?: (config: Record<string, unknown>) => Record<string, unknown>;
   storageUri?: (runId: string) => string;
+  /** Directories of inputs other than the world's (e.g. its files converted to Parquet). */
+  inputRoots?: string[];
+  workerEnv?: Record<string, string>;
 }): Promise<LearningCurve> {
   return withKernelRun(
     {
       model: options.world.model,
       name: options.name,
       policies: () => [TOY_WORLD_POLICY],
-      inputRoots: [path.dirname(options.world.corpus)],
+      inputRoots: [path.dirname(options.world.corpus), ...(options.inputRoots ?? [])],
       ...(options.storageUri ? { storageUri: options.storageUri } : {}),
+      ...(options.workerEnv ? { workerEnv: options.workerEnv } : {}),
     },
     async (run) => {
       const base = { ...toyWorldRunConfig(options.world, options.seed), pools: run.baseConfig['pools'] };
