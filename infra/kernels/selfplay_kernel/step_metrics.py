@@ -160,11 +160,8 @@ class TrainStepMetrics(TypedDict):
 def combine_steps(applied: list[StepMetrics], skipped: int, seqs: list[Trajectory]) -> TrainStepMetrics:
     """The response's metrics of a request's optimizer steps on `seqs`: the `applied` ones, and `skipped` more
     whose loss or gradient was not finite. Loss and gradNorm are the applied steps' means, the other means
-    weighed as `WEIGHED_BY` says, the largest importance weight the largest; optimizerSteps their count, and per
-    role the steps that held its rows and the first of them (1-based), which show the order the roles were
-    updated in (`update.roleOrder`), its loss tokens, and the mean gradient norm of the steps that held its rows
-    (what shows a role's rows moved the weights, not only that they were sent). `seconds` is 0: the caller
-    times the whole step."""
+    weighed as `WEIGHED_BY` says, the largest importance weight the largest; optimizerSteps their count, the
+    per-role metrics `by_role`'s. `seconds` is 0: the caller times the whole step."""
 
     def mean(name: str) -> float:
         weight = WEIGHED_BY[name]
@@ -173,18 +170,7 @@ def combine_steps(applied: list[StepMetrics], skipped: int, seqs: list[Trajector
             return EMPTY_MEAN.get(name, 0.0)
         return sum(getattr(s, name) * getattr(s, weight) for s in applied) / total
 
-    role_sum: dict[str, float] = {}
-    role_tokens: dict[str, int] = {}
-    steps_by_role: dict[str, int] = {}
-    first_step_by_role: dict[str, int] = {}
-    grad_norm_by_role: dict[str, float] = {}
-    for number, s in enumerate(applied, start=1):
-        for role, n in s.tokensByRole.items():
-            role_tokens[role] = role_tokens.get(role, 0) + n
-            role_sum[role] = role_sum.get(role, 0.0) + s.entropyByRole.get(role, 0.0) * n
-            steps_by_role[role] = steps_by_role.get(role, 0) + 1
-            first_step_by_role.setdefault(role, number)
-            grad_norm_by_role[role] = grad_norm_by_role.get(role, 0.0) + s.gradNorm
+    roles = by_role(applied)
     exact = sum(s.exact for s in seqs)
     return {
         "loss": sum(s.loss for s in applied) / len(applied),
@@ -195,16 +181,45 @@ def combine_steps(applied: list[StepMetrics], skipped: int, seqs: list[Trajector
         "importanceWeightMax": max(s.importanceWeightMax for s in applied),
         "importanceWeightTruncatedFraction": mean("importanceWeightTruncatedFraction"),
         "entropy": mean("entropy"),
-        "entropyByRole": {role: role_sum[role] / n for role, n in role_tokens.items() if n},
+        "entropyByRole": roles.entropy,
         "gradNorm": sum(s.gradNorm for s in applied) / len(applied),
         "optimizerSteps": len(applied),
-        "stepsByRole": steps_by_role,
-        "firstStepByRole": first_step_by_role,
-        "tokensByRole": role_tokens,
-        "gradNormByRole": {role: total / steps_by_role[role] for role, total in grad_norm_by_role.items()},
+        "stepsByRole": roles.steps,
+        "firstStepByRole": roles.first_step,
+        "tokensByRole": roles.tokens,
+        "gradNormByRole": roles.grad_norm,
         "tokens": sum(sum(s.in_loss) for s in seqs),
         "skippedSteps": skipped,
         "rowsRetokenized": len(seqs) - exact,
         "tokenExactFraction": exact / len(seqs),
         "seconds": 0.0,
     }
+
+
+@dataclass
+class RoleMetrics:
+    """Per role, over the steps that held its rows: their count and the first of them (1-based), which show the
+    order the roles were updated in (`update.roleOrder`); its loss tokens and their mean entropy; the steps' mean
+    gradient norm (what shows a role's rows moved the weights, not only that they were sent)."""
+
+    steps: dict[str, int] = field(default_factory=dict)
+    first_step: dict[str, int] = field(default_factory=dict)
+    tokens: dict[str, int] = field(default_factory=dict)
+    entropy: dict[str, float] = field(default_factory=dict)
+    grad_norm: dict[str, float] = field(default_factory=dict)
+
+
+def by_role(applied: list[StepMetrics]) -> RoleMetrics:
+    out = RoleMetrics()
+    entropy_sum: dict[str, float] = {}
+    grad_norm_sum: dict[str, float] = {}
+    for number, s in enumerate(applied, start=1):
+        for role, n in s.tokensByRole.items():
+            out.tokens[role] = out.tokens.get(role, 0) + n
+            entropy_sum[role] = entropy_sum.get(role, 0.0) + s.entropyByRole.get(role, 0.0) * n
+            out.steps[role] = out.steps.get(role, 0) + 1
+            out.first_step.setdefault(role, number)
+            grad_norm_sum[role] = grad_norm_sum.get(role, 0.0) + s.gradNorm
+    out.entropy = {role: entropy_sum[role] / n for role, n in out.tokens.items() if n}
+    out.grad_norm = {role: total / out.steps[role] for role, total in grad_norm_sum.items()}
+    return out

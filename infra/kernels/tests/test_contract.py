@@ -6,15 +6,8 @@ from pathlib import Path
 
 from conftest import POLICY, row, step_request, write_batch
 
+from selfplay_kernel import responses
 from selfplay_kernel.contract import contract_json, contract_schema
-from selfplay_kernel.responses import (
-    CheckpointResponse,
-    PolicyState,
-    PublishResponse,
-    TrainerError,
-    TrainProgress,
-    TrainStepResponse,
-)
 
 COMMITTED = Path(__file__).resolve().parents[3] / "contracts" / "kernel-api.schema.json"
 
@@ -60,20 +53,21 @@ def test_the_schema_carries_the_fields_docstrings_and_defaults():
 def test_the_kernels_answers_are_what_the_response_models_say(make_kernel, tmp_path):
     kernel = make_kernel()
     client = kernel.client
-    assert TrainProgress.model_validate(client.get("/v1/train/progress").json()).step is None
+    assert responses.TrainProgress.model_validate(client.get("/v1/train/progress").json()).step is None
     batch = write_batch(tmp_path / "b.jsonl", [row("four", 1.0), row("five", -1.0, role="proposer")])
     request = step_request(batch, key="run/iter-0/pol")
     stepped = client.post("/v1/train/step", json=request).json()
-    TrainStepResponse.model_validate(stepped)
+    responses.TrainStepResponse.model_validate(stepped)
     assert list(stepped["metrics"]) == METRICS
     again = client.post("/v1/train/step", json=request).json()
-    assert TrainStepResponse.model_validate(again).applied is False
-    assert PolicyState.model_validate(client.get(f"/v1/policies/{POLICY}").json()).lineage == "run"
+    assert responses.TrainStepResponse.model_validate(again).applied is False
+    assert responses.PolicyState.model_validate(client.get(f"/v1/policies/{POLICY}").json()).lineage == "run"
     uri = str(tmp_path / "ckpt")
-    CheckpointResponse.model_validate(client.post(f"/v1/policies/{POLICY}/checkpoint", json={"uri": uri}).json())
-    PolicyState.model_validate(client.post(f"/v1/policies/{POLICY}/restore", json={"uri": uri}).json())
+    saved = client.post(f"/v1/policies/{POLICY}/checkpoint", json={"uri": uri}).json()
+    responses.CheckpointResponse.model_validate(saved)
+    responses.PolicyState.model_validate(client.post(f"/v1/policies/{POLICY}/restore", json={"uri": uri}).json())
     snapshot = {"uri": str(tmp_path / "snap"), "version": 1}
-    PublishResponse.model_validate(client.post(f"/v1/policies/{POLICY}/publish", json=snapshot).json())
+    responses.PublishResponse.model_validate(client.post(f"/v1/policies/{POLICY}/publish", json=snapshot).json())
     refused = client.post("/v1/policies/other/checkpoint", json={"uri": uri})
     assert refused.status_code == 404
-    assert TrainerError.model_validate(refused.json()).error.type == "policy_not_found"
+    assert responses.TrainerError.model_validate(refused.json()).error.type == "policy_not_found"

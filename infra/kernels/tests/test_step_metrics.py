@@ -45,34 +45,14 @@ def test_over_ranks_unpacks_the_all_reduce_by_field_name_with_every_role_of_the_
     world = TwoRanks(other, other_largest=3.0)
     total = mine.over_ranks(world, ["a", "b"])
     assert len(world.calls) == 1  # one collective for every sum
-    assert total == sums(
-        loss=11.0,
-        kl=22.0,
-        clipped=33,
-        dual_clipped=44,
-        weight_total=55.0,
-        weight_count=66,
-        weight_truncated=77,
-        weight_largest=3.0,
-        entropy_by_role={"a": 100.5, "b": 200.0},
-    )
+    assert {name: getattr(total, name) for name in SUMMED} == dict(zip(SUMMED, [11, 22, 33, 44, 55, 66, 77]))
+    assert (total.weight_largest, total.entropy_by_role) == (3.0, {"a": 100.5, "b": 200.0})
 
 
 def test_a_steps_means_are_over_its_loss_tokens_and_its_weighed_tokens():
-    step = StepMetrics.of(
-        sums(
-            loss=0.5,
-            kl=1.0,
-            clipped=2,
-            dual_clipped=1,
-            weight_total=6.0,
-            weight_count=4,
-            weight_truncated=1,
-            weight_largest=3.0,
-            entropy_by_role={"a": 4.0, "b": 0.0},
-        ),
-        {"a": 8, "b": 0},
-    )
+    totals = sums(loss=0.5, kl=1.0, clipped=2, dual_clipped=1, weight_total=6.0, weight_count=4, weight_truncated=1)
+    totals.weight_largest, totals.entropy_by_role = 3.0, {"a": 4.0, "b": 0.0}
+    step = StepMetrics.of(totals, {"a": 8, "b": 0})
     assert step.kl == 1.0 / 8 and step.clipFraction == 2 / 8 and step.dualClipFraction == 1 / 8
     assert step.importanceWeightMean == 1.5 and step.importanceWeightMax == 3.0
     assert step.importanceWeightTruncatedFraction == 0.25
