@@ -34,7 +34,6 @@ export type {
   ChatMessage,
   CheckpointRequest,
   CheckpointResponse,
-  /** Text the environment wrote between sampled turns (a tool's observation): tokenized by the kernel, out of the loss. */
   InsertedText as InsertedSegment,
   LossSpec,
   OptimizerSpec,
@@ -42,7 +41,6 @@ export type {
   PublishRequest,
   PublishResponse,
   RestoreRequest,
-  /** Token ids the model sampled, as the engine returned them: the kernel trains on them as they are. */
   SampledTokens as SampledSegment,
   StepProgress,
   TrainerError,
