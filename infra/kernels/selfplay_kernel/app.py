@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Annotated, TypeVar
+from typing import TypeVar
 
 import anyio
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 
 from . import state
@@ -28,8 +27,9 @@ from .embeddings import Embedder, add_embedding_routes
 from .errors import KernelError
 from .lineage import check_sampler_load
 from .policy import Policy
+from .requests import CheckpointRequest, PublishRequest, RestoreRequest, SamplerLoadRequest, TrainStepRequest
 from .sampler import ChatCompletionRequest, Sampler
-from .trainer import TrainStepRequest, train_step
+from .trainer import train_step
 from .watchdog import Watchdog
 
 log = logging.getLogger(__name__)
@@ -40,36 +40,6 @@ T = TypeVar("T")
 SAMPLING_THREADS = 256
 # Operations run one at a time under `Policy.ops`; a few more may wait for it.
 OPERATION_THREADS = 8
-
-NonEmpty = Annotated[str, Field(min_length=1)]
-
-
-class UriRequest(BaseModel):
-    model_config = ConfigDict(strict=True, extra="forbid")
-    uri: NonEmpty
-
-
-class VersionedUriRequest(UriRequest):
-    version: Annotated[int, Field(ge=0)]
-
-
-class SamplerLoadRequest(VersionedUriRequest):
-    # Serve a copy of the snapshot even when the live policy is at its version: the live weights change with the
-    # next train step, and a run sampling while it trains (pipeline.maxStaleness >= 1) must keep this version.
-    pin: bool = False
-    # The run loading (lineage.py): refused while the sampler serves another run's weights. Absent: older clients.
-    lineage: NonEmpty | None = None
-
-
-class RestoreRequest(UriRequest):
-    # The run taking the weights (lineage.py); absent (clients before lineages): the checkpoint's own run.
-    lineage: NonEmpty | None = None
-
-
-class CheckpointRequest(UriRequest):
-    # The version the caller expects to save; absent (clients before it): whatever the kernel holds.
-    version: Annotated[int, Field(ge=0)] | None = None
-
 
 def _openai_route(path: str) -> bool:
     return path.startswith(("/v1/chat", "/v1/models", "/v1/embeddings"))
@@ -217,7 +187,7 @@ def create_app(policy: Policy, sampler: Sampler, access: Access, watchdog: Watch
         return await blocking(operations, route, lambda: state.restore(policy, body.uri, body.lineage))
 
     @app.post("/v1/policies/{policy_name}/publish")
-    async def publish(policy_name: str, body: VersionedUriRequest) -> dict:
+    async def publish(policy_name: str, body: PublishRequest) -> dict:
         known(policy_name)
         access.check_uri(body.uri)
         route = "POST /v1/policies/{policy}/publish"

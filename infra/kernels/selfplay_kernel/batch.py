@@ -2,8 +2,8 @@
 
 The batch is untrusted: its bytes must hash to the sha256 the request names, it must decode (gzip when the
 URI ends in `.gz`, with a cap on the decompressed size), and every JSONL line must be a valid TrainingRow
-(trainer-contract.ts): its sampled ids, when it carries them, non-negative integers with one behaviour log-prob
-each (whether they are in the model's vocabulary is checked against the tokenizer, trainer.encode_exact); for a
+(contract.py): its sampled ids, when it carries them, non-negative integers with one behaviour log-prob
+each (whether they are in the model's vocabulary is checked against the tokenizer, encoding.encode_exact); for a
 `tis` loss, every row with behaviour log-probs. Every refusal names what is wrong: `batch line N: field: problem`;
 bytes that do not decode (or hash to another sha256) are a corrupt object (422), rows that decode but break the
 contract a refused request (400).
@@ -15,10 +15,11 @@ import hashlib
 import zlib
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from .errors import KernelError, corrupt_object
 from .storage import ObjectNotFound, read_object
+from .strict import STRICT
 
 MAX_BATCH_BYTES = 1 << 30
 
@@ -26,7 +27,7 @@ Finite = Annotated[float, Field(allow_inf_nan=False)]
 
 
 class ChatMessage(BaseModel):
-    model_config = ConfigDict(strict=True, extra="forbid")
+    model_config = STRICT
     role: Literal["system", "user", "assistant"]
     content: str
 
@@ -34,7 +35,7 @@ class ChatMessage(BaseModel):
 class SampledTokens(BaseModel):
     """Token ids the model sampled, exactly as the engine returned them: trained on as they are."""
 
-    model_config = ConfigDict(strict=True, extra="forbid")
+    model_config = STRICT
     ids: Annotated[list[Annotated[int, Field(ge=0)]], Field(min_length=1)]
 
 
@@ -42,31 +43,53 @@ class InsertedText(BaseModel):
     """Text the environment wrote between sampled turns (a tool's observation): tokenized by the kernel and
     left out of the loss."""
 
-    model_config = ConfigDict(strict=True, extra="forbid")
+    model_config = STRICT
     text: Annotated[str, Field(min_length=1)]
 
 
 class TrainingRow(BaseModel):
-    """One trajectory: a JSONL line of the batch object. With `completionTokens` the kernel trains on those ids
-    (token in, token out); without, it tokenizes `completion` (the fallback for engines that return no ids)."""
+    """One trajectory of a training batch: a JSONL line of the batch object.
 
-    model_config = ConfigDict(strict=True, extra="forbid")
+    Token in, token out: when the engine returned the sampled token ids, `completionTokens` carries them and
+    the kernel trains on exactly those tokens (the prompt is the chat template's rendering of `messages`, as the
+    engine's was); `completion` is then for people and logs. Without it the kernel tokenizes `completion` (the
+    fallback for engines that return no ids), which can give other tokens than were sampled (merges across
+    the prompt boundary, non-canonical splits), and the step's `rowsRetokenized` counts it."""
+
+    model_config = STRICT
     messages: Annotated[list[ChatMessage], Field(min_length=1)]
     completion: str
     role: Annotated[str, Field(min_length=1)]
+    """The recipe role that produced the completion, e.g. `challenger` or `reasoner`."""
     group: Annotated[str, Field(min_length=1)]
+    """The advantage group, e.g. `challenger/doc-0017`."""
     reward: Finite
     advantage: Finite
     behaviourLogprobs: list[Annotated[float, Field(allow_inf_nan=False, le=0)]] | None = None
+    """Behaviour-policy log-probabilities of the completion's tokens, when the sampler returned them. With
+    `completionTokens`: exactly one per sampled id, in order; without: one per token of the kernel's
+    tokenization of `completion`, with or without the EOS token's."""
     lossMaskSpans: list[tuple[Annotated[int, Field(ge=0)], Annotated[int, Field(ge=0)]]] | None = None
+    """Spans of the completion excluded from the loss (e.g. retrieved text), [start, end), counted in Unicode
+    code points (Python string indices, not JavaScript's UTF-16 units: use `[...text]` to count). Used only
+    without `completionTokens`, whose inserted segments are the masked part."""
     completionTokens: Annotated[list[SampledTokens | InsertedText], Field(min_length=1)] | None = None
-    # The temperature and top-p the completion was sampled with; its log-probs are taken at that temperature
-    # (losses.token_scores). Default 1: a batch written before the fields trained at temperature 1, against
-    # behaviour log-probs the samplers of that time reported at temperature 1, and still does; and a writer
-    # leaves them out at 1 (and for greedy samples, whose log-probs every engine reports at 1), so a kernel
-    # from before the fields still takes those batches. top-p is recorded, not applied (sampler.py says why).
+    """The completion as sampled, in order: the model's turns as token ids (in the loss), the environment's text
+    between them (out of the loss). The kernel appends EOS unless the last sampled id is an end-of-sequence
+    id. Ids must be of the kernel's tokenizer: one outside its vocabulary is refused (400)."""
+    # Default 1: a batch written before the fields trained at temperature 1, against behaviour log-probs the
+    # samplers of that time reported at temperature 1, and still does.
     temperature: Annotated[float, Field(gt=0, allow_inf_nan=False)] = 1.0
+    """The temperature (> 0) the completion was sampled at. The kernel takes every log-prob of the row of
+    softmax(logits / temperature), the distribution it was drawn from, as verl does and as the samplers report
+    `behaviourLogprobs` (the kernel's and SGLang's by default, vLLM's with `--logprobs-mode processed_logprobs`),
+    so the PPO ratio is 1 on policy. Absent: 1, which is also how a greedy sample (temperature 0) is scored,
+    since every engine reports its log-probs at 1. Sent only when not 1, so a kernel from before the field still
+    takes the batches of runs sampled at 1."""
     topP: Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)] = 1.0
+    """The top-p (0 < topP ≤ 1) it was sampled with; absent: 1, and sent only when not 1. Recorded, not
+    applied: the log-probs are of the tempered distribution before the nucleus truncation, as verl's are
+    (sampler.py)."""
 
     @property
     def sampled_ids(self) -> int:
@@ -93,7 +116,9 @@ class TrainingRow(BaseModel):
 
 
 class BatchRef(BaseModel):
-    model_config = ConfigDict(strict=True, extra="forbid")
+    """The batch object: its URI, its number of rows (JSONL lines) and the sha256 of its bytes."""
+
+    model_config = STRICT
     uri: Annotated[str, Field(min_length=1)]
     rows: Annotated[int, Field(ge=1)]
     sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]

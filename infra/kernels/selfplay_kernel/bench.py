@@ -25,10 +25,12 @@ import torch
 
 from .batch import TrainingRow
 from .chat import encode_prompt
+from .encoding import encode_rows
 from .policy import KernelConfig, Policy, resolve_device
+from .requests import TrainStepRequest
 from .sampler import ChatCompletionRequest, Sampler
 from .tiny import build_tiny_model
-from .trainer import TrainStepRequest, encode_rows, train_step
+from .trainer import train_step
 
 CONFIGS = {
     "tiny": {

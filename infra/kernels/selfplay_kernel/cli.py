@@ -1,6 +1,7 @@
 """Command line: `serve` runs the kernel, `embed` serves sentence embeddings for dense search, `tiny-model`
 writes a tiny local model for tests and benchmarks, `warm-start` builds a small model and teaches it a world's
-roles by supervised training (see warm_start.py).
+roles by supervised training (see warm_start.py), `contract-schema` prints the HTTP API's JSON Schema
+(contract.py).
 
 `serve` also runs under `torchrun` (`torchrun --nproc-per-node N -m selfplay_kernel serve ...`): the ranks
 train one FSDP-sharded policy and rank 0 serves the HTTP API (distributed.py).
@@ -203,6 +204,18 @@ def _tiny_model(args: argparse.Namespace) -> int:
     return 0
 
 
+def _contract_schema(args: argparse.Namespace) -> int:
+    from .contract import contract_json
+
+    text = contract_json()  # built before the file is opened: a failure leaves the committed one as it was
+    if args.out is None:
+        sys.stdout.write(text)
+    else:
+        with open(args.out, "w", encoding="utf-8") as f:
+            f.write(text)
+    return 0
+
+
 def _export(args: argparse.Namespace) -> int:
     from .export import ExportError, export
 
@@ -388,6 +401,12 @@ def parser() -> argparse.ArgumentParser:
     warm.add_argument("--max-cycles", type=int, default=defaults.max_cycles, help="cycles at most, the first included")
     warm.add_argument("--threads", type=int, help="CPU threads for PyTorch (default: one per core)")
     warm.set_defaults(run=_warm_start)
+
+    contract = sub.add_parser(
+        "contract-schema", help="print the HTTP API's JSON Schema (contracts/kernel-api.schema.json is its output)"
+    )
+    contract.add_argument("--out", help="write it to this file instead of stdout")
+    contract.set_defaults(run=_contract_schema)
     return top
 
 

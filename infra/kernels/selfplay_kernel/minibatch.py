@@ -14,15 +14,22 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, Field, field_validator
+
+from .strict import STRICT
 
 
 class UpdateSpec(BaseModel):
-    model_config = ConfigDict(strict=True, extra="forbid")
-    # Prompts per optimizer step; None: every prompt of a role phase in one step.
+    """How the batch becomes optimizer steps, all of one policy version. Absent: one step over the whole
+    batch."""
+
+    model_config = STRICT
     miniBatchPrompts: Annotated[int, Field(ge=1)] | None = None
+    """Prompts per optimizer step, each with all its rows; absent: every prompt (of a role phase) in one step."""
     epochs: Annotated[int, Field(ge=1, le=100)] = 1
+    """Passes over the batch."""
     roleOrder: list[Annotated[str, Field(min_length=1)]] = []
+    """Roles updated in turn, each its own steps; the unlisted roles' rows last, together."""
 
     @field_validator("roleOrder")
     @classmethod

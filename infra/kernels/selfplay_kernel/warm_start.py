@@ -28,9 +28,10 @@ from pathlib import Path
 import torch
 
 from .chat import encode_completion, encode_prompt
+from .encoding import Trajectory
 from .sampler import Row, generate
+from .scoring import completion_scores
 from .tiny import SPECIAL_TOKENS, build_model, chat_tokenizer
-from .trainer import Trajectory, completion_scores
 
 log = logging.getLogger(__name__)
 

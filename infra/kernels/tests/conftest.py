@@ -24,7 +24,8 @@ from selfplay_kernel.batch import TrainingRow
 from selfplay_kernel.policy import KernelConfig, Policy
 from selfplay_kernel.sampler import Sampler
 from selfplay_kernel.tiny import build_tiny_model
-from selfplay_kernel.trainer import completion_logprobs, encode_rows
+from selfplay_kernel.encoding import encode_rows
+from selfplay_kernel.scoring import completion_logprobs
 
 POLICY = "pol"
 # Where the tests' kernels run: `cpu` by default; SELFPLAY_KERNEL_TEST_DEVICE=cuda runs the suite on a GPU.

@@ -6,7 +6,8 @@ import pytest
 import torch
 
 from selfplay_kernel import losses
-from selfplay_kernel.trainer import OptimizerSpec, learning_rate
+from selfplay_kernel.requests import OptimizerSpec
+from selfplay_kernel.trainer import learning_rate
 
 
 def _ppo(ratio: float, advantage: float, clip: float = 0.2):

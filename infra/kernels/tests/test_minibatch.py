@@ -5,14 +5,9 @@ import pytest
 from conftest import row, step_request, token_logprobs, training_rows, write_batch
 
 from selfplay_kernel.minibatch import UpdateSpec, plan_steps
-from selfplay_kernel.trainer import (
-    LossSpec,
-    OptimizerSpec,
-    TrainStepRequest,
-    encode_rows,
-    fill_behaviour,
-    optimizer_step,
-)
+from selfplay_kernel.encoding import encode_rows
+from selfplay_kernel.requests import LossSpec, OptimizerSpec, TrainStepRequest
+from selfplay_kernel.trainer import fill_behaviour, optimizer_step
 
 
 def prompt_row(question: str, completion: str, advantage: float, **extra) -> dict:
@@ -77,9 +72,9 @@ def test_the_clip_engages_on_the_second_step(make_kernel, behaviour):
     assert plan == [[0, 1], [2, 3]]
     fill_behaviour(policy, seqs, plan)
     first, second = (optimizer_step(policy, [seqs[i] for i in rows], request) for rows in plan)
-    assert first["applied"] and second["applied"]
-    assert first["clipFraction"] == 0.0
-    assert second["clipFraction"] > 0.5
+    assert first.applied and second.applied
+    assert first.clipFraction == 0.0
+    assert second.clipFraction > 0.5
 
 
 def two_role_rows() -> list[dict]:

@@ -11,7 +11,8 @@ from conftest import PROMPT
 
 from selfplay_kernel.chat import encode_prompt
 from selfplay_kernel.sampler import Row, generate
-from selfplay_kernel.trainer import Trajectory, completion_logprobs
+from selfplay_kernel.encoding import Trajectory
+from selfplay_kernel.scoring import completion_logprobs
 
 
 @pytest.fixture

@@ -7,7 +7,9 @@ from pathlib import Path
 import torch
 from conftest import training_rows
 
-from selfplay_kernel.trainer import LossSpec, encode_rows, micro_batch_loss
+from selfplay_kernel.encoding import encode_rows
+from selfplay_kernel.micro_batch import micro_batch_loss
+from selfplay_kernel.requests import LossSpec
 
 FIXTURE = Path(__file__).resolve().parents[3] / "test" / "fixtures" / "search-loop" / "trajectory.json"
 

@@ -6,7 +6,8 @@ import torch
 from conftest import PROMPT, row, step_request, training_rows, write_batch
 
 from selfplay_kernel.chat import encode_prompt
-from selfplay_kernel.trainer import completion_logprobs, encode_rows
+from selfplay_kernel.encoding import encode_rows
+from selfplay_kernel.scoring import completion_logprobs
 
 
 def tempered(policy, ids: list[int], temperature: float) -> list[float]:

@@ -6,7 +6,10 @@ import torch
 from conftest import PROMPT, row, step_request, training_rows, write_batch
 
 from selfplay_kernel.chat import encode_prompt
-from selfplay_kernel.trainer import LossSpec, Trajectory, accumulate_gradients, completion_logprobs, encode_rows
+from selfplay_kernel.encoding import Trajectory, encode_rows
+from selfplay_kernel.requests import LossSpec
+from selfplay_kernel.scoring import completion_logprobs
+from selfplay_kernel.trainer import accumulate_gradients
 
 SPEC = LossSpec(type="ppo_clip", normalization="token_mean", normalizerConstant=1, clipLow=0.2, clipHigh=0.2, klCoef=0)
 
@@ -51,9 +54,9 @@ def test_the_kernel_trains_on_the_sampled_ids_where_retokenizing_would_differ(ma
     # The kernel's log-probs of the row are those of the sampled ids: the importance weight to the behaviour
     # log-probs is 1 on every token. Had it scored the re-tokenized completion, the two would not even line up.
     metrics = accumulate_gradients(policy, [exact], SPEC)
-    assert metrics["importanceWeightMean"] == pytest.approx(1.0, abs=1e-4)
-    assert metrics["importanceWeightMax"] == pytest.approx(1.0, abs=1e-4)
-    assert metrics["tokens"] == len(sampled) + 1
+    assert metrics.importanceWeightMean == pytest.approx(1.0, abs=1e-4)
+    assert metrics.importanceWeightMax == pytest.approx(1.0, abs=1e-4)
+    assert metrics.tokens == len(sampled) + 1
     assert float(scores(policy, sampled + [eos]).sum()) != pytest.approx(
         float(scores(policy, retokenized + [eos]).sum()), abs=1e-3
     )

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
+import type { z } from 'zod';
 import type {
   CheckpointResponse,
   PublishResponse,
@@ -13,7 +14,13 @@ import type {
 } from '../../../activities/clients/trainer-contract';
 import { BodyError, closer, fieldPath, listen, readJson, sendJson } from '../http-json';
 import { loadBatch, TrainerRefusal } from './batch';
-import { checkpointSchema, trainStepRequestSchema } from './schemas';
+import {
+  checkpointRequestSchema,
+  checkpointSchema,
+  publishRequestSchema,
+  restoreRequestSchema,
+  trainStepRequestSchema,
+} from './schemas';
 import { emptyState, loadState, saveState, type StepRecord, type TrainerState } from './state';
 
 /**
@@ -82,6 +89,21 @@ export type StateAction = 'checkpoint' | 'restore' | 'publish';
 
 const BODY_LIMIT_BYTES = 1024 * 1024;
 
+const ACTION_BODIES = {
+  checkpoint: checkpointRequestSchema,
+  restore: restoreRequestSchema,
+  publish: publishRequestSchema,
+} satisfies Record<StateAction, z.ZodType>;
+
+/** The body as the contract's `schema` has it, or a 400 naming the first bad field, as the kernel answers. */
+function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
+  const parsed = schema.safeParse(body);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const message = `${fieldPath(issue?.path ?? [])}: ${issue?.message ?? 'invalid request'}`;
+  throw new TrainerRefusal(400, 'invalid_request', message);
+}
+
 function metricsOf(rows: readonly TrainingRow[], startedMs: number): TrainStepMetrics {
   const mean = (values: number[]): number => values.reduce((sum, v) => sum + v, 0) / values.length;
   const advantages = rows.map((r) => r.advantage);
@@ -130,13 +152,7 @@ export async function startRecordingTrainer(options: RecordingTrainerOptions): P
   let running: TrainProgress | null = null;
 
   const step = async (body: unknown): Promise<TrainStepResponse> => {
-    const parsed = trainStepRequestSchema.safeParse(body);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      const message = `${fieldPath(issue?.path ?? [])}: ${issue?.message ?? 'invalid request'}`;
-      throw new TrainerRefusal(400, 'invalid_request', message);
-    }
-    const request = parsed.data;
+    const request = parseBody(trainStepRequestSchema, body);
     const first = state.responses[request.idempotencyKey];
     if (first) {
       duplicates++;
@@ -157,7 +173,7 @@ export async function startRecordingTrainer(options: RecordingTrainerOptions): P
     if (duringStep) {
       const { idempotencyKey, policy } = request;
       const step = { idempotencyKey, miniBatches: 1, miniBatchesDone: 0, rows: rows.length, rowsTrained: 0 };
-      running = { policy, step };
+      running = { object: 'train.progress', policy, step };
       await duringStep({ policy, rows: rows.length }, (trained) => {
         step.rowsTrained = trained;
       }).finally(() => (running = null));
@@ -186,12 +202,10 @@ export async function startRecordingTrainer(options: RecordingTrainerOptions): P
   const stateAction = async (
     kind: StateAction,
     policy: string,
-    body: { uri?: unknown; version?: unknown },
+    body: { uri: string; version?: number | null },
   ) => {
     await beforeAction?.(kind, policy, state.versions[policy] ?? 0);
     if (!writeObject) throw new TrainerRefusal(501, 'not_implemented', `${kind} needs a writeObject option`);
-    if (typeof body.uri !== 'string' || body.uri === '')
-      throw new TrainerRefusal(400, 'invalid_request', 'uri: expected a non-empty string');
     const current = state.versions[policy] ?? 0;
     const base = body.uri.replace(/\/+$/, '');
     if (kind === 'restore') {
@@ -270,9 +284,10 @@ export async function startRecordingTrainer(options: RecordingTrainerOptions): P
     }
     const action = /^\/v1\/policies\/([^/]+)\/(checkpoint|restore|publish)$/.exec(path);
     if (method === 'POST' && action) {
-      const body = (await readJson(req, BODY_LIMIT_BYTES)) as { uri?: unknown; version?: unknown };
+      const kind = action[2] as StateAction;
+      const body = parseBody(ACTION_BODIES[kind], await readJson(req, BODY_LIMIT_BYTES));
       const name = decodeURIComponent(action[1] as string);
-      return sendJson(res, 200, await serially(() => stateAction(action[2] as StateAction, name, body)));
+      return sendJson(res, 200, await serially(() => stateAction(kind, name, body)));
     }
     const policy = /^\/v1\/policies\/([^/]+)$/.exec(path)?.[1];
     if (method === 'GET' && policy !== undefined) {
@@ -283,7 +298,11 @@ export async function startRecordingTrainer(options: RecordingTrainerOptions): P
       } satisfies PolicyState);
     }
     if (method === 'GET' && path === '/v1/train/progress') {
-      return sendJson(res, 200, running ?? ({ policy: '', step: null } satisfies TrainProgress));
+      return sendJson(
+        res,
+        200,
+        running ?? ({ object: 'train.progress', policy: '', step: null } satisfies TrainProgress),
+      );
     }
     if (method === 'GET' && path === '/admin/stats') return sendJson(res, 200, stats());
     return sendError(res, 404, 'not_found', `no route for ${method} ${path}`);

@@ -9,6 +9,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import type {
   TrainingRow,
+  TrainProgress,
   TrainStepRequest,
   TrainStepResponse,
 } from '../../../activities/clients/trainer-contract';
@@ -201,6 +202,23 @@ describe('recording trainer', () => {
     expect((await post(stepRequest(batch, 1, 0))).json).toMatchObject({ applied: false, policyVersion: 1 });
     expect((await post(second)).json).toMatchObject({ applied: true, policyVersion: 2 });
     expect(trainer.stats().appliedByKey).toEqual({ 'run-1/iter-1/policy': 1, 'run-1/iter-2/policy': 2 });
+  });
+
+  test("checks requests against the kernel's generated contract: what the kernel takes, the fake takes", async () => {
+    trainer = await start();
+    const batch = await writeBatch('batch.jsonl', ROWS);
+    const negativeControl = stepRequest(batch, 0, 0);
+    negativeControl.optimizer.learningRate = 0; // the kernel's negative control: a run that must not learn
+    expect((await post(negativeControl)).json).toMatchObject({ applied: true, policyVersion: 1 });
+    const progress = (await (await fetch(`${baseUrl}/v1/train/progress`)).json()) as TrainProgress;
+    expect(progress).toEqual({ object: 'train.progress', policy: '', step: null });
+    const checkpoint = await fetch(`${baseUrl}/v1/policies/policy/checkpoint`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ uri: pathToFileURL(path.join(dir, 'ckpt')).href, versoin: 1 }),
+    });
+    expect(checkpoint.status).toBe(400);
+    expect(((await checkpoint.json()) as StepReply).error?.message).toMatch(/versoin/);
   });
 
   test('answers 400 naming the bad field for malformed requests and batches', async () => {
