@@ -19,6 +19,7 @@ const UPDATE_SHARE = 0.5;
 const MODES = [
   ['synchronous', { maxStaleness: 0 }],
   ['one-step-off', { maxStaleness: 1 }],
+  ['streaming', { maxStaleness: 1, streaming: true }],
 ] as const;
 
 export async function main(argv: string[]): Promise<void> {
