@@ -29,7 +29,7 @@ export async function main(argv: string[]): Promise<void> {
       sigma: { type: 'string', default: '1.0' },
       lengths: { type: 'string' },
       capacity: { type: 'string', default: '64' },
-      iterations: { type: 'string', default: '5' },
+      iterations: { type: 'string', default: '4' },
     },
   });
   const sigma = Number(values.sigma);
@@ -93,7 +93,9 @@ function readLengths(file: string): LengthBin[] {
   if (!parsed.success || !parsed.data)
     throw new Error(
       `--lengths ${file}: expected [{"tokens": <positive>, "count": <integer ≥ 0>}, ...] with a positive count: ` +
-        (parsed.error?.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') ?? 'empty'),
+        (parsed.error?.issues
+          .map((i) => (i.path.length ? `${i.path.join('.')}: ` : '') + i.message)
+          .join('; ') ?? 'empty'),
     );
   return parsed.data;
 }
