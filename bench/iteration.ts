@@ -17,6 +17,7 @@ import type { Manifest } from '../contracts/selfplay';
 import { selfPlayRun } from '../workflows';
 import { createPoolWorkers, POOLS, queueNames } from '../workers/pools';
 import { startScriptedLlm, type ScriptedLlm } from '../test/support/scripted-llm/server';
+import type { LengthBin } from '../test/support/scripted-llm/config';
 import {
   startRecordingTrainer,
   type RecordingTrainer,
@@ -34,6 +35,8 @@ export interface BenchStackOptions {
   latencyMs: number;
   /** σ of the long tail of completion latencies (scripted server `latencyTail`); 0 by default. */
   latencyTail?: number;
+  /** A recorded generation-length histogram replayed in place of the log-normal (scripted server `lengths`). */
+  lengths?: LengthBin[];
   /** Awaited before each training step: a simulated update and weight-sync time. */
   beforeStep?: RecordingTrainerOptions['beforeStep'];
 }
@@ -71,6 +74,7 @@ export async function startBenchStack(options: BenchStackOptions): Promise<Bench
     capacity: options.capacity,
     latencyMs: options.latencyMs,
     latencyTail: options.latencyTail ?? 0,
+    ...(options.lengths ? { lengths: options.lengths } : {}),
   });
   const trainer = await startRecordingTrainer({
     readBatch: readObjectAtUri,

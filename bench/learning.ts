@@ -11,12 +11,13 @@ import { CONTROLS, runToyWorld, withControl, type Control } from '../test/suppor
 
 /**
  * `npm run bench -- learning [--warm-start-seeds 0,1,2] [--iterations K] [--control C] [--max-staleness K]
- * [--warm-start-steps N] [--warm-start-threads N] [--set key=value ...]`:
+ * [--streaming] [--warm-start-steps N] [--warm-start-threads N] [--set key=value ...]`:
  * for each warm-start seed, the toy world's warm start with that seed (cached after its first run), then one
  * SPICE run of K iterations (run seed = warm-start seed) on a local stack (a Temporal dev server, storage in a
  * temporary directory, the kernel, a worker process). `--control` is one of lr0, flipped (must not learn),
  * reasoner-only, challenger-only (ablations: one role's rows trained). `--max-staleness 1` runs one-step-off
- * (its last version evaluated after the run, test/support/toy-world-run.ts). `--warm-start-threads` runs the
+ * (its last version evaluated after the run, test/support/toy-world-run.ts); `--streaming` with it starts each
+ * iteration once the previous one's requests are sent (`pipeline.streaming`). `--warm-start-threads` runs the
  * warm start on that many PyTorch threads (another reduction order, so another model). `--set` edits the run config as
  * `selfplay start --set` does (e.g. `training.optimizer.learningRate=6e-4`), after the control.
  *
@@ -36,6 +37,11 @@ export async function main(args: string[]): Promise<void> {
   const control = option('--control') as Control | undefined;
   const maxStaleness = Number(option('--max-staleness') ?? 0);
   if (!Number.isInteger(maxStaleness) || maxStaleness < 0) throw new Error('--max-staleness: 0, 1, 2, ...');
+  const streaming = args.includes('--streaming');
+  if (streaming && maxStaleness < 1)
+    throw new Error(
+      '--streaming starts an iteration before the previous one commits: add --max-staleness 1 (or more)',
+    );
   if (control !== undefined && !CONTROLS.includes(control))
     throw new Error(`--control: one of ${CONTROLS.join(', ')}, not ${String(control)}`);
   if (!Number.isInteger(iterations) || iterations < 1) throw new Error('--iterations: a positive integer');
@@ -70,7 +76,7 @@ export async function main(args: string[]): Promise<void> {
         seed,
         storageUri: (runId) => path.join(scratch, 'storage', runId),
         overrides: (c) => {
-          const run = { ...c, iterations, pipeline: { maxStaleness } };
+          const run = { ...c, iterations, pipeline: { maxStaleness, ...(streaming ? { streaming } : {}) } };
           const edited = control ? withControl(run, control) : run;
           for (const assignment of sets) applySet(edited, assignment);
           return edited;

@@ -1,6 +1,7 @@
 /** `npm run bench -- <name>`: runs one benchmark; each prints its figures and a final `name value` line. */
 const BENCHES: Record<string, () => Promise<void>> = {
   pipeline: async () => (await import('./pipeline')).main(),
+  tails: async () => (await import('./tails')).main(process.argv.slice(3)),
   kernel: async () => (await import('./kernel')).main(process.argv.slice(3)),
   retriever: async () => (await import('./retriever')).main(),
   learning: async () => (await import('./learning')).main(process.argv.slice(3)),

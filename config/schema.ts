@@ -394,7 +394,17 @@ export const runConfig = z
      * With k ≥ 1 the loss corrects for the staleness (`training.loss.offPolicy` defaults to `tis`), so every
      * trained role must be sampled by an engine that returns log-probs.
      */
-    pipeline: z.strictObject({ maxStaleness: z.number().int().min(0).max(8) }),
+    pipeline: z.strictObject({
+      maxStaleness: z.number().int().min(0).max(8),
+      /**
+       * With maxStaleness ≥ 1, iteration n+1 starts once n has sent its rollouts' requests (every shard of its
+       * first round has passed its gate), not once they are all answered: n+1's requests queue behind n's long
+       * tail and take the slots it frees (docs/architecture.md, "Streaming"). Only while the engine serves the
+       * versions sampled at once side by side: `kernel` and `sglang` hold one, so there n+1 starts early only
+       * when it samples n's versions.
+       */
+      streaming: z.boolean(),
+    }),
     /** Continue a run from its last (or a given) committed iteration: `"runId"` or `{runId, iteration}`. */
     resumeFrom: z
       .union([id, z.strictObject({ runId: id, iteration: z.number().int().min(0).optional() })])
@@ -409,6 +419,11 @@ export const runConfig = z
     path: ['evaluation'],
     message:
       'with several training.policies, add "eval" to the roles of the policy to evaluate (its endpoint and versions answer the benchmarks)',
+  })
+  .refine((c) => !c.pipeline.streaming || c.pipeline.maxStaleness >= 1, {
+    path: ['pipeline', 'streaming'],
+    message:
+      'streaming starts the next iteration while this one samples, so it needs pipeline.maxStaleness ≥ 1; set both or neither',
   })
   .refine(
     (c) => c.pipeline.maxStaleness === 0 || c.evaluation.every === 0 || c.weightSync.engine === 'none',
@@ -501,7 +516,7 @@ const commonDefaults = {
   pools: { orchestrator: 'selfplay-orchestrator', rollout: 'selfplay-rollout', trainer: 'selfplay-trainer' },
   timeouts: TIMEOUT_DEFAULTS,
   continueAsNewEvery: 10,
-  pipeline: { maxStaleness: 0 },
+  pipeline: { maxStaleness: 0, streaming: false },
   judgePool: 'rollout',
   spice: SPICE_DEFAULTS,
   spell: SPELL_DEFAULTS,

@@ -136,6 +136,13 @@ export const iterationPausedSignal = defineSignal<[boolean]>('iterationPaused');
  */
 export const iterationSampledSignal = defineSignal<[{ id: string; policies: PolicySet }]>('iterationSampled');
 
+/**
+ * With `pipeline.streaming`, an iteration child tells its parent that every request of its rollouts is sent
+ * (each shard of its first round has passed its gate): the parent may start the next iteration, whose requests
+ * queue behind this one's tail, within the same bounds (workflows/pipeline.ts).
+ */
+export const iterationIssuedSignal = defineSignal<[{ id: string; policies: PolicySet }]>('iterationIssued');
+
 /** The parent sends an overlapping iteration (`IterationInput.overlaps`) the commit it trains from. */
 export const baseCommittedSignal = defineSignal<[BaseCommit]>('baseCommitted');
 

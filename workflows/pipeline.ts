@@ -1,5 +1,5 @@
 import { CancellationScope, getExternalWorkflowHandle } from '@temporalio/workflow';
-import type { IterationResult, PolicySet } from '../contracts/selfplay';
+import { versionsOf, type IterationResult, type PolicySet } from '../contracts/selfplay';
 import { iterationPausedSignal } from './messages';
 
 /**
@@ -8,6 +8,9 @@ import { iterationPausedSignal } from './messages';
  * iteration's start never changes weights under another's requests) and only while n+1 − 1 − lastCommitted
  * ≤ k, so the commit it trains from is at most k iterations (and so k versions) newer than the one it sampled
  * with. Iterations commit in order: the run waits for each in turn and sends the next one its base.
+ * Streaming (`pipeline.streaming`): n+1 may start once n has sent every rollout request (`issued`), its
+ * requests queueing behind n's tail, while the engine can serve the versions of every iteration then
+ * sampling at once; the staleness bound is the same.
  */
 
 /** One iteration child in flight. */
@@ -20,6 +23,8 @@ export interface Flight {
   childStarted: boolean;
   /** Its rollouts are done (the child said so), with the policies they sampled. */
   sampled?: PolicySet;
+  /** Streaming: every rollout request is sent (the child said so), with the policies they sample. */
+  issued?: PolicySet;
   /** Settles once the child has ended and `outcome` is set. */
   ended?: Promise<void>;
   outcome?: { result: IterationResult } | { err: unknown };
@@ -31,6 +36,11 @@ export interface OverlapBounds {
   iterations: number;
   /** Iterations the run may still commit before it continues as new. */
   untilContinueAsNew: number;
+  /**
+   * `pipeline.streaming`: the versions the next iteration would sample, and how many versions the engine
+   * serves at once without loading weights under a request.
+   */
+  streaming?: { versions: Record<string, number>; versionsAtOnce: number };
 }
 
 /** The newest flight when the next iteration may start beside it, else undefined. */
@@ -39,10 +49,30 @@ export function nextOverlap(flights: Map<number, Flight>, bounds: OverlapBounds)
   const newest = flights.get(Math.max(...flights.keys())) as Flight;
   const next = newest.n + 1;
   const failed = newest.outcome !== undefined && 'err' in newest.outcome;
-  if (!newest.sampled || failed || next > bounds.iterations) return undefined;
+  const ready =
+    newest.sampled !== undefined || (newest.issued !== undefined && streamsBeside(flights, bounds));
+  if (!ready || failed || next > bounds.iterations) return undefined;
   if (flights.size >= bounds.untilContinueAsNew) return undefined;
   return next - 1 - bounds.lastCommitted <= bounds.maxStaleness ? newest : undefined;
 }
+
+/**
+ * Whether the next iteration may sample beside every iteration still sampling: the distinct versions they
+ * and it sample must fit what the engine serves at once (one for an engine that replaces its weights).
+ */
+function streamsBeside(flights: Map<number, Flight>, bounds: OverlapBounds): boolean {
+  if (!bounds.streaming) return false;
+  const sampling = running(flights).filter((f) => f.sampled === undefined);
+  if (sampling.some((f) => f.issued === undefined)) return false;
+  const versions = [bounds.streaming.versions, ...sampling.map((f) => versionsOf(f.issued as PolicySet))];
+  return new Set(versions.map(versionKey)).size <= bounds.streaming.versionsAtOnce;
+}
+
+const versionKey = (versions: Record<string, number>): string =>
+  JSON.stringify(Object.entries(versions).sort(([a], [b]) => a.localeCompare(b)));
+
+/** The policies an iteration samples with, once it has said: when done or (streaming) all requests are sent. */
+export const behaviourOf = (flight: Flight): PolicySet | undefined => flight.sampled ?? flight.issued;
 
 /** The flights whose child has not ended. */
 export const running = (flights: Map<number, Flight>): Flight[] =>

@@ -28,6 +28,7 @@ import type { EvalResult } from '../contracts/evaluation';
 import {
   CONTROL_DESCRIPTIONS,
   baseCommittedSignal,
+  iterationIssuedSignal,
   iterationPausedSignal,
   iterationSampledSignal,
   iterationProgressQuery,
@@ -35,6 +36,11 @@ import {
   type StageCount,
 } from './messages';
 
+/**
+ * Streaming (`pipeline.streaming`): the iteration tells the parent once its first round's requests are all
+ * sent. Only runs configured to stream send it; the marker keeps any recorded before replaying as they ran.
+ */
+const STREAMING_ANNOUNCES_ISSUED = 'streaming-announces-issued';
 /** The first step waits for the start evaluation (below); iterations recorded before did not. */
 const START_EVALUATION_BEFORE_STEP = 'start-evaluation-before-step';
 
@@ -49,6 +55,8 @@ const START_EVALUATION_BEFORE_STEP = 'start-evaluation-before-step';
  * With `pipeline.maxStaleness` ≥ 1 the iteration tells the parent when its rollouts are done, so the next
  * one can start sampling while this one trains; an iteration started that way (`input.overlaps`) leaves the
  * trainer alone until the parent sends the previous iteration's commit, then filters and trains from it.
+ * With `pipeline.streaming` it also tells the parent once every shard of its first round has passed its gate
+ * (only solving and judging remain, their requests sent), so the next one's requests queue behind its tail.
  */
 export async function selfPlayIteration(input: IterationInput): Promise<IterationResult> {
   const { config, runId, iteration } = input;
@@ -111,13 +119,27 @@ export async function selfPlayIteration(input: IterationInput): Promise<Iteratio
         ...(round ? { round } : {}),
       }),
     );
+  const maxStaleness = config.pipeline?.maxStaleness ?? 0;
+  const parent = workflowInfo().parent;
+  /** Tells the parent (best effort: without it the run starts the next iteration later, as it would anyway). */
+  const tellParent = (signal: typeof iterationSampledSignal): Promise<void> =>
+    parent
+      ? getExternalWorkflowHandle(parent.workflowId)
+          .signal(signal, { id: workflowInfo().workflowId, policies: prepared })
+          .catch(() => undefined)
+      : Promise.resolve();
+  const streaming = maxStaleness > 0 && config.pipeline?.streaming === true && parent !== undefined;
+  /** Shards of the first round yet to pass their gate, while the parent is to be told when none is left. */
+  let ungated = streaming && patched(STREAMING_ANNOUNCES_ISSUED) ? undefined : 0;
   const runRound = (plan: PlanResult): Promise<ShardStageResult[][]> => {
     timer.shards = (timer.shards ?? 0) + plan.shards.length;
+    ungated ??= plan.shards.length;
     return Promise.all(
       plan.shards.map(async ({ shard }) => {
         const stageInput = { runId, iteration, shard, config, versions, ...recipeState(input), ...sampling };
         const propose = await timer.time('propose', () => pools.rollout.propose(stageInput));
         const gate = await timer.time('gate', () => pools.orchestrator.gate(stageInput));
+        if (ungated && --ungated === 0) void tellParent(iterationIssuedSignal);
         const solve = await timer.time('solve', () => pools.rollout.solve(stageInput));
         const judge = await timer.time('judge', () => pools.judge.judge(stageInput));
         return [propose, gate, solve, judge];
@@ -145,14 +167,7 @@ export async function selfPlayIteration(input: IterationInput): Promise<Iteratio
 
   // Rollouts are done. Overlapping, the iteration trains from the previous iteration's commit once it comes
   // (the trainer brought to it, restored after a crash; no weight sync, the next iteration may be sampling).
-  const maxStaleness = config.pipeline?.maxStaleness ?? 0;
-  const parent = workflowInfo().parent;
-  if (maxStaleness > 0 && parent) {
-    // Best effort: without it the run starts the next iteration after this commit, as when synchronous.
-    await getExternalWorkflowHandle(parent.workflowId)
-      .signal(iterationSampledSignal, { id: workflowInfo().workflowId, policies: prepared })
-      .catch(() => undefined);
-  }
+  if (maxStaleness > 0 && parent) await tellParent(iterationSampledSignal);
   const sampled = Date.now();
   if (input.overlaps) await condition(() => base !== undefined);
   const trainFrom: BaseCommit = base

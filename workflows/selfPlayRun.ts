@@ -17,7 +17,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import { resolveRunConfig, runIdRuleProblem } from '../config/schema';
+import { resolveRunConfig, runIdRuleProblem, type RunConfig } from '../config/schema';
 import { temporalLimitProblem } from '../config/temporal-limits';
 import {
   versionsOf,
@@ -31,6 +31,7 @@ import {
   CONTROL_DESCRIPTIONS,
   baseCommittedSignal,
   iterationChildId,
+  iterationIssuedSignal,
   iterationSampledSignal,
   pauseUpdate,
   progressQuery,
@@ -49,7 +50,7 @@ import { poolActivities } from './activity-options';
 import { configForContinuation, iterationConfig, paramProblems, paramsOf, withParams } from './run-params';
 import { showDetails } from './run-details';
 import { carryOf } from './run-carry';
-import { nextOverlap, pauseChild, running, withSnapshots, type Flight } from './pipeline';
+import { behaviourOf, nextOverlap, pauseChild, running, withSnapshots, type Flight } from './pipeline';
 import { selfPlayIteration } from './selfPlayIteration';
 import {
   currentLineage,
@@ -62,6 +63,18 @@ import {
   type Lineage,
 } from '../contracts/lineage';
 import { ITERATION, MEAN_REWARD, RECIPE, RUN_STATE, VALID_TASK_RATE } from './search-attributes';
+
+/**
+ * How many versions each weight-sync engine serves at once without a load under a request (streaming may
+ * start an iteration beside an older one within it): vLLM keeps the previous version's adapter loaded beside
+ * the new one; `none` loads nothing; SGLang and the kernel's pinned copy replace their weights.
+ */
+const VERSIONS_AT_ONCE: Record<RunConfig['weightSync']['engine'], number> = {
+  none: Number.POSITIVE_INFINITY,
+  vllm: 2,
+  kernel: 1,
+  sglang: 1,
+};
 
 /** Results kept in the parent's state (and so in continue-as-new input): the most recent few only. */
 const RECENT = 5;
@@ -484,6 +497,10 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
     const flight = [...flights.values()].find((f) => f.id === id);
     if (flight) flight.sampled = policies;
   });
+  setHandler(iterationIssuedSignal, ({ id, policies }) => {
+    const flight = [...flights.values()].find((f) => f.id === id);
+    if (flight) flight.issued = policies;
+  });
 
   /**
    * Starts iteration n's child in a scope of its own. Overlapping (an earlier iteration has not committed),
@@ -492,15 +509,14 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
    */
   const startIteration = (n: number, overlaps?: Flight): Flight => {
     const id = iterationChildId(lineage, n);
+    const behaviour = overlaps && behaviourOf(overlaps);
     const input: IterationInput = {
       v: 2,
       runId: lineage,
       iteration: n,
       config: iterationConfig(config, runId),
       ...committed,
-      ...(overlaps?.sampled
-        ? { policies: withSnapshots(committed.policies, overlaps.sampled), overlaps: true }
-        : {}),
+      ...(behaviour ? { policies: withSnapshots(committed.policies, behaviour), overlaps: true } : {}),
       ...(config.evaluation.atStart && n === firstIteration ? { evaluateStart: true } : {}),
     };
     const flight: Flight = { n, id, scope: new CancellationScope(), childStarted: false };
@@ -544,6 +560,14 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
           untilContinueAsNew: workflowInfo().continueAsNewSuggested
             ? 0
             : config.continueAsNewEvery - sinceStart,
+          ...(config.pipeline.streaming
+            ? {
+                streaming: {
+                  versions: versionsOf(committed.policies),
+                  versionsAtOnce: VERSIONS_AT_ONCE[config.weightSync.engine],
+                },
+              }
+            : {}),
         });
 
   /** Waits for `head` to end, starting later iterations beside it while the staleness bound allows. */

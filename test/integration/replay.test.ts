@@ -204,47 +204,51 @@ describe('workflow replay', () => {
     record(histories);
   });
 
-  test('a run with two iterations in flight (pipeline.maxStaleness 1) replays: pause, rollback, continue-as-new', async () => {
-    const runId = uniqueId('replay-pipelined');
-    // One-step-off rows carry the log-probs they were sampled with (behaviour-logprobs.ts), as vLLM returns.
-    stack.llm.configure({ tokenIds: 'vllm' });
-    try {
-      await stack.withWorkers(async () => {
-        const handle = await stack.client.workflow.start(selfPlayRun, {
-          workflowId: runId,
-          taskQueue: `${stack.queuePrefix}-orchestrator`,
-          args: [
-            stack.runConfig({
-              iterations: 4,
-              continueAsNewEvery: 3,
-              batchSize: 4,
-              training: { policy: runId },
-              pipeline: { maxStaleness: 1 },
-            }),
-          ],
+  test.each([
+    ['one-step-off', { maxStaleness: 1 }, 'iterationSampled'],
+    ['streaming', { maxStaleness: 1, streaming: true }, 'iterationIssued'],
+  ])(
+    'a run with two iterations in flight (%s) replays: pause, rollback, continue-as-new',
+    async (mode, pipeline, startSignal) => {
+      const runId = uniqueId(`replay-${mode}`);
+      // One-step-off rows carry the log-probs they were sampled with (behaviour-logprobs.ts), as vLLM returns.
+      stack.llm.configure({ tokenIds: 'vllm' });
+      try {
+        await stack.withWorkers(async () => {
+          const handle = await stack.client.workflow.start(selfPlayRun, {
+            workflowId: runId,
+            taskQueue: `${stack.queuePrefix}-orchestrator`,
+            args: [
+              stack.runConfig({
+                iterations: 4,
+                continueAsNewEvery: 3,
+                batchSize: 4,
+                training: { policy: runId },
+                pipeline,
+              }),
+            ],
+          });
+          await waitFor('1 commit', async () => (await handle.query(progressQuery)).lastCommitted >= 1);
+          // Iteration 2 (started beside 1) is in flight or committed: the rollback cancels what is in flight.
+          await sendControl(stack.client, runId, 'pause');
+          await sendRollback(stack.client, runId, 1);
+          await sendControl(stack.client, runId, 'resume');
+          expect((await handle.result()).lastCommitted).toBe(4);
         });
-        await waitFor('1 commit', async () => (await handle.query(progressQuery)).lastCommitted >= 1);
-        // Iteration 2 (started beside 1) is in flight or committed: the rollback cancels what is in flight.
-        await sendControl(stack.client, runId, 'pause');
-        await sendRollback(stack.client, runId, 1);
-        await sendControl(stack.client, runId, 'resume');
-        expect((await handle.result()).lastCommitted).toBe(4);
-      });
-    } finally {
-      stack.llm.configure({ tokenIds: 'none' });
-    }
-    const histories = await historiesOf(runId, [runId, `${runId}.r1/iter-000004`]);
-    // The lineage after the rollback overlapped its iterations again.
-    const children = histories.filter((h) => h.workflowId.startsWith(`${runId}.r1/`));
-    const signalled = children.some((h) =>
-      (h.history.events ?? []).some(
-        (e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'baseCommitted',
-      ),
-    );
-    expect(signalled).toBe(true);
-    expect(await replay(histories)).toEqual([]);
-    record(histories);
-  });
+      } finally {
+        stack.llm.configure({ tokenIds: 'none' });
+      }
+      const histories = await historiesOf(runId, [runId, `${runId}.r1/iter-000004`]);
+      const signalled = (h: RecordedHistory, name: string): boolean =>
+        (h.history.events ?? []).some((e) => e.workflowExecutionSignaledEventAttributes?.signalName === name);
+      // The lineage after the rollback overlapped its iterations again, each started on the mode's signal.
+      const children = histories.filter((h) => h.workflowId.startsWith(`${runId}.r1/`));
+      expect(children.some((h) => signalled(h, 'baseCommitted'))).toBe(true);
+      expect(histories.some((h) => h.workflowId === runId && signalled(h, startSignal))).toBe(true);
+      expect(await replay(histories)).toEqual([]);
+      record(histories);
+    },
+  );
 
   test('histories recorded by earlier versions replay on this one', async () => {
     const files = readdirSync(FIXTURES).filter((f) => f.endsWith('.pb.gz'));

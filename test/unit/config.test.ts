@@ -74,7 +74,7 @@ describe('run config', () => {
 
   test('pipeline.maxStaleness: 0 by default; with k ≥ 1, evaluating each commit on the synced servers is refused', () => {
     const spice = resolveRunConfig({ recipe: 'spice' });
-    expect(spice.ok && spice.config.pipeline).toEqual({ maxStaleness: 0 });
+    expect(spice.ok && spice.config.pipeline).toEqual({ maxStaleness: 0, streaming: false });
     expect(resolveRunConfig({ recipe: 'spice', pipeline: { maxStaleness: -1 } })).toMatchObject({
       ok: false,
       problems: [expect.stringContaining('pipeline.maxStaleness')],
@@ -92,6 +92,15 @@ describe('run config', () => {
     });
     // An evaluation server of its own (no weight sync) is fine.
     expect(resolveRunConfig(evaluating)).toMatchObject({ ok: true });
+  });
+
+  test('pipeline.streaming starts the next iteration early, so it needs maxStaleness ≥ 1', () => {
+    expect(resolveRunConfig({ recipe: 'spice', pipeline: { streaming: true } })).toEqual({
+      ok: false,
+      problems: [expect.stringMatching(/^pipeline\.streaming: .*needs pipeline\.maxStaleness ≥ 1/)],
+    });
+    const streaming = resolveRunConfig({ recipe: 'spice', pipeline: { maxStaleness: 1, streaming: true } });
+    expect(streaming.ok && streaming.config.pipeline).toEqual({ maxStaleness: 1, streaming: true });
   });
 
   test('training.retention: the last 5 commits by default; "all" keeps everything; bad values say what is expected', () => {

@@ -1,5 +1,11 @@
 import type { CancellationScope } from '@temporalio/workflow';
-import { nextOverlap, withSnapshots, type Flight, type OverlapBounds } from '../../workflows/pipeline';
+import {
+  behaviourOf,
+  nextOverlap,
+  withSnapshots,
+  type Flight,
+  type OverlapBounds,
+} from '../../workflows/pipeline';
 
 /** When the run may start an iteration beside the ones in flight (`pipeline.maxStaleness`). */
 describe('bounded staleness: which iteration may start beside the ones in flight', () => {
@@ -39,6 +45,26 @@ describe('bounded staleness: which iteration may start beside the ones in flight
     expect(nextOverlap(failed, bounds())).toBeUndefined();
     // One iteration may still commit before continue-as-new, and it is in flight.
     expect(nextOverlap(flights(flight(1, sampled)), bounds({ untilContinueAsNew: 1 }))).toBeUndefined();
+  });
+
+  test('streaming starts n+1 once n has sent its requests, within the same staleness bound', () => {
+    const issued = (version: number): Partial<Flight> => ({ issued: { policy: { version } } });
+    const streaming = (versionsAtOnce: number, version = 0): Partial<OverlapBounds> => ({
+      streaming: { versions: { policy: version }, versionsAtOnce },
+    });
+    const one = flights(flight(1, issued(0)));
+    // Without streaming an iteration whose requests are sent but not answered holds the next one back.
+    expect(nextOverlap(one, bounds())).toBeUndefined();
+    expect(nextOverlap(one, bounds(streaming(1)))?.n).toBe(1);
+    // 2 issued while 1 has not committed: 3 would still train two versions behind its samples.
+    const two = flights(flight(1, sampled), flight(2, issued(0)));
+    expect(nextOverlap(two, bounds(streaming(Infinity)))).toBeUndefined();
+    // 1 committed (version 1) while 2 still samples version 0: an engine of one version at a time waits
+    // for 2's answers; one that serves two versions does not.
+    const after = flights(flight(2, issued(0)));
+    expect(nextOverlap(after, bounds({ lastCommitted: 1, ...streaming(1, 1) }))).toBeUndefined();
+    expect(nextOverlap(after, bounds({ lastCommitted: 1, ...streaming(2, 1) }))?.n).toBe(2);
+    expect(behaviourOf(flight(2, issued(0)))).toEqual({ policy: { version: 0 } });
   });
 
   test('an overlapping iteration samples the snapshot its predecessor sampled when the version is the same', () => {

@@ -61,12 +61,23 @@ export interface ScriptedLlmConfig extends BehaviourSettings {
    * lengths, the factor drawn from the request and the sample's index so a rerun sees the same. 0: none.
    */
   latencyTail: number;
+  /**
+   * A recorded histogram of generation lengths, replayed in place of the log-normal: each completion draws a
+   * bin by its count and holds its slot for the latency × the bin's tokens ÷ the histogram's median tokens.
+   */
+  lengths?: LengthBin[];
   /** How long a `timeout` fault holds the response before dropping the connection. */
   timeoutHoldMs: number;
   /** Fault rates for every call kind; `calls[kind].faults` overrides them per kind. */
   faults: FaultRates;
   calls: Record<string, CallSettings>;
   tokenIds: TokenIdMode;
+}
+
+/** One bin of a generation-length histogram: this many completions of about `tokens` tokens. */
+export interface LengthBin {
+  tokens: number;
+  count: number;
 }
 
 export const DEFAULT_CONFIG: ScriptedLlmConfig = {
@@ -101,6 +112,10 @@ export const configPatchSchema = z.strictObject({
   capacity: z.number().int().min(1).optional(),
   latencyMs: z.number().min(0).optional(),
   latencyTail: z.number().min(0).max(3).optional(),
+  lengths: z
+    .array(z.strictObject({ tokens: z.number().positive(), count: z.number().int().min(0) }))
+    .refine((bins) => bins.some((b) => b.count > 0), 'lengths: at least one bin must have a positive count')
+    .optional(),
   timeoutHoldMs: z.number().min(0).optional(),
   faults: faultRates.partial().optional(),
   calls: z
@@ -138,6 +153,7 @@ export function applyPatch(config: ScriptedLlmConfig, patch: ParsedPatch): Scrip
     capacity: patch.capacity ?? config.capacity,
     latencyMs: patch.latencyMs ?? config.latencyMs,
     latencyTail: patch.latencyTail ?? config.latencyTail,
+    ...((patch.lengths ?? config.lengths) ? { lengths: patch.lengths ?? config.lengths } : {}),
     timeoutHoldMs: patch.timeoutHoldMs ?? config.timeoutHoldMs,
     faults: { ...config.faults, ...patch.faults },
     calls,
@@ -169,10 +185,26 @@ export function faultRatesFor(config: ScriptedLlmConfig, call: string): FaultRat
 /** The most a long tail stretches one completion's latency (`latencyTail`). */
 const TAIL_CAP = 20;
 
-/** One completion's latency: the call's, times the `latencyTail` factor for two uniform draws in (0, 1]. */
+/**
+ * One completion's latency for two uniform draws in (0, 1]: the call's, times its length relative to the
+ * median (the recorded histogram's bin drawn, else the `latencyTail` log-normal factor).
+ */
 export function completionLatency(config: ScriptedLlmConfig, call: string, u1: number, u2: number): number {
   const base = latencyFor(config, call);
+  if (config.lengths) return base * histogramFactor(config.lengths, u1);
   if (config.latencyTail === 0) return base;
   const z = Math.sqrt(-2 * Math.log(u1)) * Math.cos(2 * Math.PI * u2);
   return base * Math.min(Math.exp(config.latencyTail * z), TAIL_CAP);
+}
+
+/** The drawn bin's tokens ÷ the median tokens: the bin where the cumulative count first reaches u × total. */
+function histogramFactor(bins: LengthBin[], u: number): number {
+  const sorted = [...bins].sort((a, b) => a.tokens - b.tokens);
+  const total = sorted.reduce((sum, b) => sum + b.count, 0);
+  const at = (q: number): number => {
+    let seen = 0;
+    for (const b of sorted) if ((seen += b.count) >= q * total) return b.tokens;
+    return (sorted.at(-1) as LengthBin).tokens;
+  };
+  return at(u) / at(0.5);
 }

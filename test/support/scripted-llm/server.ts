@@ -90,6 +90,8 @@ export interface ScriptedLlm {
   reset(): void;
   /** Seconds within [fromMs, toMs] (epoch ms) during which the server worked on some completion. */
   busySecondsWithin(fromMs: number, toMs: number): number;
+  /** Slot-seconds within [fromMs, toMs]: the time completions held slots there, summed over completions. */
+  slotSecondsWithin(fromMs: number, toMs: number): number;
   close(): Promise<void>;
 }
 
@@ -198,7 +200,7 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
 
   /** A completion's latency, its long-tail draw fixed by the request and the sample's index. */
   const latencyOf = (call: string, request: ChatRequest, index: number): number => {
-    if (config.latencyTail === 0) return latencyFor(config, call);
+    if (config.latencyTail === 0 && !config.lengths) return latencyFor(config, call);
     const print = fingerprintOf(
       call,
       request.messages,
@@ -433,6 +435,7 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
     configure,
     reset,
     busySecondsWithin: (fromMs, toMs) => slots.busyMsWithin(fromMs, toMs) / 1000,
+    slotSecondsWithin: (fromMs, toMs) => slots.slotMsWithin(fromMs, toMs) / 1000,
     close: () => {
       lifetime.abort();
       return closeServer();

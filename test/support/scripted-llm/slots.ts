@@ -9,6 +9,9 @@ export class Slots {
   /** Closed spans [start, end] (epoch ms) during which some completion ran, and the open one's start. */
   private readonly busy: Array<[number, number]> = [];
   private busySince: number | undefined;
+  /** Each completion's slot tenure [start, end] (epoch ms), and the starts of those still holding one. */
+  private readonly held: Array<[number, number]> = [];
+  private readonly holding = new Set<{ start: number }>();
   private readonly queue: Array<() => void> = [];
 
   constructor(private capacity: number) {}
@@ -35,6 +38,19 @@ export class Slots {
     return spans.reduce((sum, [a, b]) => sum + Math.max(0, Math.min(b, to) - Math.max(a, from)), 0);
   }
 
+  /**
+   * Slot-milliseconds within [from, to] (epoch ms): the sum over completions of the time each held its slot
+   * there. Divided by capacity × (to − from), how fully the engine was used, not only whether it worked.
+   */
+  slotMsWithin(from: number, to: number): number {
+    const now = Date.now();
+    const open = [...this.holding].map((h): [number, number] => [h.start, now]);
+    return [...this.held, ...open].reduce(
+      (sum, [a, b]) => sum + Math.max(0, Math.min(b, to) - Math.max(a, from)),
+      0,
+    );
+  }
+
   resetPeak(): void {
     this.peak = this.active;
   }
@@ -59,10 +75,14 @@ export class Slots {
         signal.removeEventListener('abort', onAbort);
         if (this.active++ === 0) this.busySince = Date.now();
         this.peak = Math.max(this.peak, this.active);
+        const tenure = { start: Date.now() };
+        this.holding.add(tenure);
         let released = false;
         resolve(() => {
           if (released) return;
           released = true;
+          this.holding.delete(tenure);
+          this.held.push([tenure.start, Date.now()]);
           this.active--;
           this.admit();
           if (this.active === 0 && this.busySince !== undefined) {

@@ -14,6 +14,12 @@ import {
   type ScriptedLlmOptions,
 } from '../../support/scripted-llm/server';
 import { Slots } from '../../support/scripted-llm/slots';
+import {
+  DEFAULT_CONFIG,
+  applyPatch,
+  completionLatency,
+  configPatchSchema,
+} from '../../support/scripted-llm/config';
 
 const MODEL = 'scripted-policy';
 const DOCUMENT =
@@ -400,6 +406,33 @@ describe('scripted LLM: engine', () => {
     await Promise.all([waiters[0], waiters[2]]);
     expect(order).toEqual(['b', 'd']);
     expect({ inUse: slots.inUse, peak: slots.maxInUse }).toEqual({ inUse: 0, peak: 1 });
+  });
+
+  test('slot-seconds sum every completion holding a slot, not only whether one ran', async () => {
+    await start({ capacity: 4, latencyMs: 200, invalidTaskRate: 0 });
+    const from = Date.now();
+    await contents(llm, SPICE_CALLS.reason, ask(reasonerPrompt('four at once'), { n: 4 }));
+    const to = Date.now();
+    const busy = llm.busySecondsWithin(from, to);
+    // Four completions of 0.2 s side by side: 0.8 slot-seconds (less a timer's millisecond each) in 0.2 s.
+    expect(llm.slotSecondsWithin(from, to)).toBeGreaterThan(3.5 * busy);
+    expect(llm.slotSecondsWithin(from, to)).toBeGreaterThanOrEqual(0.78);
+  });
+
+  test('a recorded length histogram sets each completion latency relative to its median', () => {
+    const config = applyPatch(DEFAULT_CONFIG, {
+      latencyMs: 100,
+      lengths: [
+        { tokens: 2000, count: 1 },
+        { tokens: 200, count: 3 },
+      ],
+    });
+    // Three in four completions are 200 tokens (the median): 100 ms; the top quarter 10× longer.
+    expect(completionLatency(config, 'reason', 0.5, 1)).toBe(100);
+    expect(completionLatency(config, 'reason', 0.9, 1)).toBe(1000);
+    expect(() =>
+      applyPatch(DEFAULT_CONFIG, configPatchSchema.parse({ lengths: [{ tokens: 5, count: 0 }] })),
+    ).toThrow('at least one bin must have a positive count');
   });
 });
 

@@ -1,0 +1,101 @@
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { configPatchSchema, type LengthBin } from '../test/support/scripted-llm/config';
+import { calibrate, PIPELINED_RUN, startTimedStack, type Measured } from './pipelined-runs';
+
+/**
+ * Long generation tails against the inference server's slots: SPICE (B=32, G=8) for several iterations in
+ * the synchronous loop, one-step-off and streaming, side by side on one stack. Each completion holds one of
+ * the scripted server's `--capacity` slots for a time proportional to its length: 150 ms × a log-normal of
+ * median 1 and σ `--sigma`, or × tokens ÷ median tokens of a recorded histogram (`--lengths FILE`, JSON
+ * `[{"tokens": 512, "count": 40}, ...]`). The simulated update is half the calibrated rollout, as in the
+ * pipeline benchmark. Per mode: seconds per iteration and `inference_utilization` = busy slot-seconds ÷
+ * (slots × wall); then the model's limit: the server work an iteration needs ÷ the slots, or the update
+ * when longer. Last line `tail_utilization` is the fastest mode's utilisation.
+ */
+const LATENCY_MS = 150;
+const UPDATE_SHARE = 0.5;
+
+const MODES = [
+  ['synchronous', { maxStaleness: 0 }],
+  ['one-step-off', { maxStaleness: 1 }],
+  ['streaming', { maxStaleness: 1, streaming: true }],
+] as const;
+
+export async function main(argv: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      sigma: { type: 'string', default: '1.0' },
+      lengths: { type: 'string' },
+      capacity: { type: 'string', default: '64' },
+      iterations: { type: 'string', default: '4' },
+    },
+  });
+  const sigma = Number(values.sigma);
+  const capacity = Number(values.capacity);
+  const iterations = Number(values.iterations);
+  if (!(sigma >= 0 && sigma <= 3)) throw new Error(`--sigma must be within [0, 3], got ${values.sigma}`);
+  if (!Number.isInteger(capacity) || capacity < 1)
+    throw new Error(`--capacity must be a positive integer, got ${values.capacity}`);
+  if (!Number.isInteger(iterations) || iterations < 3)
+    throw new Error(`--iterations must be an integer of at least 3, got ${values.iterations}`);
+  const lengths = values.lengths ? readLengths(values.lengths) : undefined;
+
+  const timed = await startTimedStack({
+    capacity,
+    latencyMs: LATENCY_MS,
+    latencyTail: sigma,
+    ...(lengths ? { lengths } : {}),
+  });
+  try {
+    const { rollout, update } = await calibrate(timed, UPDATE_SHARE);
+    const measured: Array<[string, Measured]> = [];
+    for (const [mode, pipeline] of MODES)
+      measured.push([mode, await timed.measure(`bench-tails-${mode}`, pipeline, iterations)]);
+    const lengthsOf = values.lengths
+      ? `lengths replayed from ${values.lengths} (${lengths?.length} bins)`
+      : `lognormal σ=${sigma}`;
+    console.log(
+      `inputs: SPICE B=${PIPELINED_RUN.batchSize} G=${PIPELINED_RUN.groupSize} shards of ${PIPELINED_RUN.shardSize}, ` +
+        `${iterations} iterations per mode; ${capacity} slots, ${LATENCY_MS} ms × length (${lengthsOf}) per completion; ` +
+        `calibrated rollout_s ${rollout.toFixed(2)}, update_s ${update.toFixed(2)}`,
+    );
+    for (const [mode, m] of measured) {
+      console.log(
+        `${mode.padEnd(13)} ${m.perIteration.toFixed(2)} s/iteration, inference_utilization ${m.slotUtilisation.toFixed(3)}`,
+      );
+    }
+    // The work is the same requests in every mode (each completion's length is fixed by its request).
+    const work = Math.max(...measured.map(([, m]) => m.slotSecondsPerIteration)) / capacity;
+    const limit = Math.max(work, update);
+    console.log(
+      `limit: ${work.toFixed(2)} s of server work per iteration (busy slot-seconds ÷ ${capacity} slots), update ` +
+        `${update.toFixed(2)} s: at best ${limit.toFixed(2)} s/iteration, inference_utilization ${(work / limit).toFixed(3)}`,
+    );
+    const [best, fastest] = measured.reduce((a, b) => (b[1].perIteration < a[1].perIteration ? b : a));
+    console.log(`best mode: ${best}`);
+    console.log(`tail_utilization ${fastest.slotUtilisation.toFixed(3)}`);
+  } finally {
+    await timed.stack.close();
+  }
+}
+
+/** A recorded length histogram: JSON `[{tokens, count}, ...]`, checked as the scripted server checks it. */
+function readLengths(file: string): LengthBin[] {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new Error(`--lengths ${file}: cannot read a JSON histogram (${(err as Error).message})`);
+  }
+  const parsed = configPatchSchema.shape.lengths.safeParse(raw);
+  if (!parsed.success || !parsed.data)
+    throw new Error(
+      `--lengths ${file}: expected [{"tokens": <positive>, "count": <integer ≥ 0>}, ...] with a positive count: ` +
+        (parsed.error?.issues
+          .map((i) => (i.path.length ? `${i.path.join('.')}: ` : '') + i.message)
+          .join('; ') ?? 'empty'),
+    );
+  return parsed.data;
+}
