@@ -17,6 +17,12 @@ export const maeParams = z.strictObject({
    * built-in self-written questions.
    */
   seedQuestions: z.string().min(1).optional(),
+  /**
+   * Decontamination: a JSONL file of `{"question": "..."}` lines (e.g. a benchmark's questions) that never
+   * enter D, compared as D compares questions. A proposal of one is still scored and rewarded; the gate
+   * records it as rejected `excluded`.
+   */
+  excludeQuestions: z.string().min(1).optional(),
   /** A proposed question enters D when its quality score is at least this (§1 step 3). */
   qualityThreshold: probability,
   /** How the judge's X ∈ 1..10 becomes a score in [0, 1] (§2.1). */

@@ -1,7 +1,7 @@
 import { prepareToyWorld, TOY_WORLD_DEFAULTS, type ToyWorld } from '../../infra/toy-world/prepare';
 import type { IterationPoint, LearningCurve } from '../../infra/toy-world/learning';
 import { EVALUATION_SAMPLES } from '../../infra/toy-world/run-config';
-import { runToyWorld, withControl } from '../support/toy-world-run';
+import { runToyWorld, spiceWorldRun, withControl } from '../support/toy-world-run';
 
 /**
  * The toy world end to end (infra/toy-world, docs/learning.md): the warm-started model plays SPICE through the
@@ -58,7 +58,7 @@ describe('the toy world', () => {
     'runs SPICE with held-out evaluation; at learning rate 0 every version scores the start',
     async () => {
       const curve = await runToyWorld({
-        world,
+        world: spiceWorldRun(world),
         name: 'toy-lr0',
         overrides: (c) =>
           withControl(
@@ -89,12 +89,12 @@ describe('the toy world', () => {
     async () => {
       const iterations = { iterations: RISE_ITERATIONS };
       const spice = await runToyWorld({
-        world,
+        world: spiceWorldRun(world),
         name: 'toy-spice',
         overrides: (c) => ({ ...c, ...iterations }),
       });
       const flipped = await runToyWorld({
-        world,
+        world: spiceWorldRun(world),
         name: 'toy-flipped',
         overrides: (c) => withControl({ ...c, ...iterations }, 'flipped'),
       });

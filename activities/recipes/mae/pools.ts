@@ -25,7 +25,7 @@ const EMPTY: MaeState = { v: 1, seedCount: 0, questions: [], pairs: [] };
 export async function currentPools(params: MaeParams, state: unknown): Promise<MaeState> {
   if (state !== undefined) return parseRecipeState(stateSchema, state, "MAE's pools");
   const seeds = params.seedQuestions
-    ? parseSeedQuestions(await readSeedFile(params.seedQuestions), params.seedQuestions)
+    ? await readQuestionFile('mae.seedQuestions', params.seedQuestions)
     : ZERO_SETTING_SEEDS;
   if (seeds.length === 0)
     throw nonRetryable(
@@ -42,16 +42,33 @@ export async function currentPools(params: MaeParams, state: unknown): Promise<M
   return { ...d0, seedCount: d0.questions.length };
 }
 
-async function readSeedFile(uri: string): Promise<string> {
-  try {
-    return (await readObjectAtUri(uri)).toString('utf8');
-  } catch (err) {
-    throw inputReadFailure('mae.seedQuestions', uri, err);
-  }
+/**
+ * The questions that never enter D (`mae.excludeQuestions`, e.g. a benchmark's: decontamination), as D
+ * compares them; empty without the option.
+ */
+export async function excludedQuestionKeys(
+  params: Pick<MaeParams, 'excludeQuestions'>,
+): Promise<Set<string>> {
+  if (params.excludeQuestions === undefined) return new Set();
+  const questions = await readQuestionFile('mae.excludeQuestions', params.excludeQuestions);
+  return new Set(questions.map(questionKey));
 }
 
-/** A JSONL seed file: one `{"question": "..."}` per line (other fields are ignored), blank lines skipped. */
-export function parseSeedQuestions(text: string, uri: string): string[] {
+async function readQuestionFile(field: string, uri: string): Promise<string[]> {
+  let text: string;
+  try {
+    text = (await readObjectAtUri(uri)).toString('utf8');
+  } catch (err) {
+    throw inputReadFailure(field, uri, err);
+  }
+  return parseSeedQuestions(text, uri, field);
+}
+
+/**
+ * A JSONL question file (`field` names the option it came from): one `{"question": "..."}` per line (other
+ * fields are ignored), blank lines skipped.
+ */
+export function parseSeedQuestions(text: string, uri: string, field = 'mae.seedQuestions'): string[] {
   const line = z.looseObject({ question: z.string().trim().min(1) });
   return text.split('\n').flatMap((raw, i) => {
     if (raw.trim() === '') return [];
@@ -59,13 +76,13 @@ export function parseSeedQuestions(text: string, uri: string): string[] {
     try {
       value = JSON.parse(raw);
     } catch {
-      throw nonRetryable(NON_RETRYABLE.invalidConfig, `mae.seedQuestions ${uri} line ${i + 1}: not JSON`);
+      throw nonRetryable(NON_RETRYABLE.invalidConfig, `${field} ${uri} line ${i + 1}: not JSON`);
     }
     const parsed = line.safeParse(value);
     if (!parsed.success) {
       throw nonRetryable(
         NON_RETRYABLE.invalidConfig,
-        `mae.seedQuestions ${uri} line ${i + 1}: expected {"question": "<non-empty text>"}`,
+        `${field} ${uri} line ${i + 1}: expected {"question": "<non-empty text>"}`,
       );
     }
     return [parsed.data.question];
@@ -73,7 +90,7 @@ export function parseSeedQuestions(text: string, uri: string): string[] {
 }
 
 /** D is a set: questions are compared with their whitespace collapsed, and kept as they were written. */
-const questionKey = (q: string): string => q.replace(/\s+/g, ' ').trim();
+export const questionKey = (q: string): string => q.replace(/\s+/g, ' ').trim();
 
 export interface PoolGrowth {
   state: MaeState;

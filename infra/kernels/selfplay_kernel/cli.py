@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
 import signal
 import socket
 import sys
@@ -193,6 +194,9 @@ def _warm_start(args: argparse.Namespace) -> int:
         targets=tuple(args.target),
         restart_steps=args.restart_steps,
         max_cycles=args.max_cycles,
+        # A world whose roles are not SPICE's names its own batch shares and learning-rate multipliers.
+        **({"role_weights": tuple(args.role_weight)} if args.role_weight else {}),
+        **({"role_learning_rates": tuple(args.role_learning_rate)} if args.role_learning_rate else {}),
     )
     try:
         summary = warm_start(
@@ -213,6 +217,17 @@ def _role_target(text: str) -> tuple[str, float]:
         value = -1.0
     if not role or not 0.0 <= value <= 1.0:
         raise argparse.ArgumentTypeError(f"expected ROLE=ACCURACY with ACCURACY in [0, 1], got {text!r}")
+    return role, value
+
+
+def _role_factor(text: str) -> tuple[str, float]:
+    role, _, factor = text.partition("=")
+    try:
+        value = float(factor)
+    except ValueError:
+        value = -1.0
+    if not role or not value > 0.0 or not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected ROLE=FACTOR with FACTOR > 0, got {text!r}")
     return role, value
 
 
@@ -309,6 +324,22 @@ def parser() -> argparse.ArgumentParser:
         default=[],
         metavar="ROLE=ACCURACY",
         help="train further cycles until this role's greedy validation accuracy reaches ACCURACY (repeatable)",
+    )
+    warm.add_argument(
+        "--role-weight",
+        type=_role_factor,
+        action="append",
+        default=[],
+        metavar="ROLE=WEIGHT",
+        help="this role's share of the batches, relative to the others' (repeatable; replaces the defaults)",
+    )
+    warm.add_argument(
+        "--role-learning-rate",
+        type=_role_factor,
+        action="append",
+        default=[],
+        metavar="ROLE=FACTOR",
+        help="multiplier of the learning rate for this role's batches (repeatable; replaces the defaults)",
     )
     warm.add_argument("--restart-steps", type=int, default=defaults.restart_steps, help="steps of each later cycle")
     warm.add_argument("--max-cycles", type=int, default=defaults.max_cycles, help="cycles at most, the first included")
