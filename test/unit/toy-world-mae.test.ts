@@ -1,0 +1,114 @@
+import { parseScore } from '../../activities/judges/score';
+import { answerForJudge, extractQuestion } from '../../activities/recipes/mae/parse';
+import {
+  judgeAnswerMessages,
+  judgeQuestionMessages,
+  proposerMessages,
+  solverMessages,
+} from '../../activities/recipes/mae/prompts';
+import { extractLastBoxed } from '../../activities/scoring/boxed';
+import { MAE_EVAL_TEMPLATE } from '../../infra/toy-world/mae-run-config';
+import {
+  answerOf,
+  excludedQuestions,
+  isRightAnswer,
+  JUDGE_SLIP_RATE,
+  maeValidationExamples,
+  maeWarmStartExamples,
+  PASS_SCORE,
+  seedQuestions,
+} from '../../infra/toy-world/mae-world';
+import { heldOut, isHeldOutFact, RUNGS, rungOf, SLIP_RATE } from '../../infra/toy-world/world';
+
+/**
+ * MAE's toy world (infra/toy-world/mae-world.ts): nothing the model trains on or D can hold names a held-out
+ * fact, every example is MAE's own prompt and parses with MAE's own parsers, and the teachers slip at their
+ * rates.
+ */
+describe("MAE's toy world", () => {
+  const examples = maeWarmStartExamples(0, 2000);
+  const question = (text: string): string => /### Task:\n([\s\S]*)$/.exec(text)?.[1] ?? '';
+  const judged = (text: string): { question: string; shown: string } => {
+    const m = /Question\/Problem: ([\s\S]*?)\nGenerated Solution: ([\s\S]*?)\nFirst, analyze/.exec(text);
+    return { question: m?.[1] ?? '', shown: m?.[2] ?? '' };
+  };
+  const factOf = (q: string): [number, number] => {
+    const m = /What is (\d+) ([+-]) (\d+)\?/.exec(q);
+    if (!m) throw new Error(`not a world question: ${q}`);
+    const [a, b] = [Number(m[1]), Number(m[3])];
+    return m[2] === '+' ? [a, b] : [a - b, b];
+  };
+
+  test('no seed, warm-start or validation example names a held-out fact; D can hold none', () => {
+    const texts = [
+      ...seedQuestions(0, 64).map((s) => s.question),
+      ...examples.map((e) => [...e.messages.map((m) => m.content), e.completion].join('\n')),
+      ...maeValidationExamples(0).flatMap((v) => [...v.messages.map((m) => m.content), ...v.accept]),
+    ];
+    const asked = new Set(
+      texts.flatMap((text) => [...text.matchAll(/What is \d{2} [+-] \d\?/g)].map(([q]) => q)),
+    );
+    const ladder = [...asked].filter((q) => rungOf(q) !== undefined);
+    for (const q of ladder)
+      expect({ q, heldOut: isHeldOutFact(...factOf(q)) }).toEqual({ q, heldOut: false });
+    expect(ladder.length).toBeGreaterThan(500);
+    // Every held-out question, and every other question of a held-out fact, is excluded from D.
+    const excluded = new Set(excludedQuestions().map((e) => e.question));
+    for (const item of heldOut(0, 320)) expect(excluded.has(item.question)).toBe(true);
+    for (const q of excluded) expect(isHeldOutFact(...factOf(q))).toBe(true);
+  });
+
+  test("every example is MAE's own prompt, and its completion reads with MAE's own parsers", () => {
+    const roles = new Set(examples.map((e) => e.role));
+    expect(roles).toEqual(new Set(['proposer', 'solver', 'judge_answer', 'judge_question']));
+    for (const e of examples.slice(0, 4000)) {
+      const content = e.messages[0]?.content ?? '';
+      if (e.role === 'proposer') {
+        expect(e.messages).toEqual(proposerMessages(undefined));
+        const extracted = extractQuestion(e.completion);
+        expect(extracted.ok && rungOf(extracted.question) !== undefined).toBe(true);
+      } else if (e.role === 'solver') {
+        expect(e.messages).toEqual(solverMessages(question(content)));
+        expect(Number(extractLastBoxed(answerForJudge(e.completion)))).not.toBeNaN();
+      } else if (e.role === 'judge_answer') {
+        const { question: q, shown } = judged(content);
+        expect(e.messages).toEqual(judgeAnswerMessages(q, shown));
+        const worked = /<think>(\d+)<\/think>/.exec(e.completion)?.[1];
+        const score = parseScore(e.completion);
+        expect(score).toEqual({ ok: true, x: worked === extractLastBoxed(shown) ? PASS_SCORE : 2 });
+      } else {
+        const q = /\nQuestion: ([\s\S]*?)\nFirst, analyze/.exec(content)?.[1] ?? '';
+        expect(e.messages).toEqual(judgeQuestionMessages(q));
+        expect(parseScore(e.completion)).toEqual({ ok: true, x: rungOf(q) ? PASS_SCORE : 2 });
+      }
+    }
+    // The held-out evaluation asks with the Solver's own prompt.
+    const q = 'What is 52 - 5?';
+    expect(MAE_EVAL_TEMPLATE.user.replaceAll('{question}', q)).toBe(solverMessages(q)[0]?.content);
+  });
+
+  test('the Solver slips at its rates per rung, the Judge less often, and the Judge passes what its working equals', () => {
+    for (const rung of RUNGS) {
+      const solver = examples.filter(
+        (e) => e.role === 'solver' && rungOf(question(e.messages[0]!.content)) === rung,
+      );
+      const right = solver.filter((e) =>
+        isRightAnswer(question(e.messages[0]!.content), answerForJudge(e.completion)),
+      ).length;
+      expect(Math.abs(1 - right / solver.length - SLIP_RATE[rung])).toBeLessThan(0.04);
+
+      const judge = examples.filter(
+        (e) => e.role === 'judge_answer' && rungOf(judged(e.messages[0]!.content).question) === rung,
+      );
+      const slips = judge.filter((e) => {
+        const { question: q } = judged(e.messages[0]!.content);
+        return Number(/<think>(\d+)<\/think>/.exec(e.completion)?.[1]) !== answerOf(q);
+      }).length;
+      expect(Math.abs(slips / judge.length - JUDGE_SLIP_RATE[rung])).toBeLessThan(0.04);
+      expect(JUDGE_SLIP_RATE[rung]).toBeLessThan(SLIP_RATE[rung]);
+    }
+    expect(isRightAnswer('What is 52 - 5?', '\\boxed{47}')).toBe(true);
+    expect(isRightAnswer('What is 52 - 5?', '\\boxed{46}')).toBe(false);
+    expect(isRightAnswer('What is 5 - 52?', '\\boxed{-47}')).toBe(false);
+  });
+});
