@@ -11,7 +11,7 @@
  *   `\boxed{}` inside its `<answer>`, as SPICE's world measures it otherwise (run-config.ts).
  */
 import { solverMessages } from '../../activities/recipes/mae/prompts';
-import { EVALUATE_EVERY, EVALUATION_SAMPLES, TOY_WORLD_BENCHMARK, TOY_WORLD_POLICY } from './run-config';
+import { heldOutEvaluation, TOY_WORLD_POLICY } from './run-config';
 
 /** MAE's Solver prompt with the benchmark question's place marked, for `evaluation.template`. */
 export const MAE_EVAL_TEMPLATE = { user: solverMessages('{question}')[0]?.content ?? '' };
@@ -39,15 +39,6 @@ export function maeWorldRunConfig(
     },
     weightSync: { engine: 'kernel' },
     inference: { requestTimeoutSeconds: 300 },
-    evaluation: {
-      every: EVALUATE_EVERY,
-      atStart: true,
-      benchmarks: [{ name: TOY_WORLD_BENCHMARK, uri: world.heldOut }],
-      n: EVALUATION_SAMPLES,
-      seed,
-      temperature: 1.0,
-      maxTokens: 12,
-      template: MAE_EVAL_TEMPLATE,
-    },
+    evaluation: { ...heldOutEvaluation(world.heldOut, seed, 12), template: MAE_EVAL_TEMPLATE },
   };
 }

@@ -9,7 +9,10 @@
  * - the **Solver** (L1) answers `<answer>\boxed{47}</answer>`, from a teacher that slips at SPICE's rates per
  *   rung (`SLIP_RATE`), so its greedy answer is mostly right and its samples far less on the higher rungs;
  * - the **Judge** grades an answer (L4) by working the question out and comparing:
- *   `<think>47</think>\n<score>9</score>` when its result is the answer shown, `<score>2</score>` when not. Its
+ *   `<think>52 - 5 = 47</think>\n<score>9</score>` when its result is the answer shown, `<score>2</score>` when
+ *   not (the working restates the question's operation, so its result is computed next to its operands, as the
+ *   Solver's is: with the result alone, the warm-started Judge copied the answer shown, which is right or off by
+ *   a digit, and learned no arithmetic in 7,500 steps, 56 % of its gradings right greedy; measured). Its
  *   own working slips (`JUDGE_SLIP_RATE`, less often than the Solver's: checking is easier than answering, the
  *   gap self-judging lives on), so its verdicts are imperfect but informative; and it rates a question (L5)
  *   9 when it is a question of the ladder and 2 when it is not.
@@ -107,9 +110,13 @@ export const solverCompletion = (answer: number): string => `<answer>\\boxed{${a
 /** What the Solver's answer looks like to the Judge (`answerForJudge` of a Solver completion). */
 export const shownAnswer = (answer: number): string => `\\boxed{${answer}}`;
 
-/** The Judge's grading of an answer: its own result, then 9 when the answer shown equals it, else 2. */
-export function judgeAnswerCompletion(worked: number, shown: number): string {
-  return `<think>${worked}</think>\n<score>${worked === shown ? PASS_SCORE : FAIL_SCORE}</score>`;
+/**
+ * The Judge's grading of an answer to `question` (of the ladder): the question's operation and its own result
+ * `worked`, then 9 when the answer shown equals it, else 2.
+ */
+export function judgeAnswerCompletion(question: string, worked: number, shown: number): string {
+  const operation = /What is (\d{2} [+-] \d)\?/.exec(question)?.[1] ?? question;
+  return `<think>${operation} = ${worked}</think>\n<score>${worked === shown ? PASS_SCORE : FAIL_SCORE}</score>`;
 }
 
 export const judgeQuestionCompletion = (valid: boolean): string =>
@@ -172,7 +179,11 @@ export function maeWarmStartExamples(seed: number, items: number): WarmStartExam
       const shown = shownNumber(rng, task.answer);
       out.push({
         messages: judgeAnswerMessages(task.question, shownAnswer(shown)),
-        completion: judgeAnswerCompletion(teacherAnswer(rng, task.answer, JUDGE_SLIP_RATE[rung]), shown),
+        completion: judgeAnswerCompletion(
+          task.question,
+          teacherAnswer(rng, task.answer, JUDGE_SLIP_RATE[rung]),
+          shown,
+        ),
         role: 'judge_answer',
       });
     }
@@ -207,7 +218,7 @@ export function maeValidationExamples(seed: number, items = 200): ValidationExam
       messages: judgeAnswerMessages(task.question, shownAnswer(shown)),
       role: 'judge_answer',
       kind: task.rung,
-      accept: workings.map((w) => judgeAnswerCompletion(w, shown)),
+      accept: workings.map((w) => judgeAnswerCompletion(task.question, w, shown)),
     };
   });
   const questions = trainingQuestions().map(proposerCompletion);

@@ -117,9 +117,9 @@ export interface WorldSpec {
 }
 
 /**
- * The world's folder, `dir/<hash>`, named by the hash of its files, settings and the warm start's code (and
- * the kernel's command line when a world passes role weights through it), with the warm-started model in
- * `model/`: trained here on the first call, reused after.
+ * The world's folder, `dir/<hash>`, named by the hash of its files, settings (a world's role weights among
+ * them) and the warm start's code, with the warm-started model in `model/`: trained here on the first call,
+ * reused after.
  */
 export async function trainWorld(
   spec: WorldSpec,
@@ -128,8 +128,6 @@ export async function trainWorld(
   for (const [name, text] of Object.entries(spec.files)) hash.update(name).update('\0').update(text);
   hash.update(JSON.stringify(spec.settings));
   hash.update(readFileSync(path.join(ROOT, 'infra/kernels/selfplay_kernel/warm_start.py')));
-  if (spec.roleWeights || spec.roleLearningRates)
-    hash.update(readFileSync(path.join(ROOT, 'infra/kernels/selfplay_kernel/cli.py')));
   const dir = path.join(spec.dir, hash.digest('hex').slice(0, 16));
   const model = path.join(dir, 'model');
   const summaryFile = path.join(model, 'warm-start.json');

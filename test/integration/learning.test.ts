@@ -1,6 +1,7 @@
 import { prepareToyWorld, TOY_WORLD_DEFAULTS, type ToyWorld } from '../../infra/toy-world/prepare';
-import type { IterationPoint, LearningCurve } from '../../infra/toy-world/learning';
+import type { LearningCurve } from '../../infra/toy-world/learning';
 import { EVALUATION_SAMPLES } from '../../infra/toy-world/run-config';
+import { expectRolesTrained } from '../support/role-training';
 import { runToyWorld, spiceWorldRun, withControl } from '../support/toy-world-run';
 
 /**
@@ -30,20 +31,6 @@ import { runToyWorld, spiceWorldRun, withControl } from '../support/toy-world-ru
 const RISE_ITERATIONS = 20;
 const MIN_GAIN_POINTS = 4;
 const MAX_FLIPPED_GAIN_POINTS = -5;
-
-function expectBothRolesTrained(points: readonly IterationPoint[]): void {
-  for (const { iteration, trained } of points) {
-    for (const role of ['challenger', 'reasoner']) {
-      const { steps = 0, tokens = 0, gradNorm = 0 } = trained[role] ?? {};
-      // The iteration and role ride along, so a failure names them.
-      expect({ iteration, role, trained: Math.min(steps, tokens, gradNorm) > 0 }).toEqual({
-        iteration,
-        role,
-        trained: true,
-      });
-    }
-  }
-}
 
 const lastAccuracy = (curve: LearningCurve): number =>
   curve.points.findLast((p) => p.heldOut)?.heldOut?.accuracy ?? NaN;
@@ -99,7 +86,7 @@ describe('the toy world', () => {
         overrides: (c) => withControl({ ...c, ...iterations }, 'flipped'),
       });
       expect(spice.points).toHaveLength(RISE_ITERATIONS);
-      expectBothRolesTrained(spice.points);
+      expectRolesTrained(spice.points, () => ['challenger', 'reasoner']);
       expect(100 * (lastAccuracy(spice) - spice.start.accuracy)).toBeGreaterThanOrEqual(MIN_GAIN_POINTS);
       expect(100 * (lastAccuracy(flipped) - flipped.start.accuracy)).toBeLessThanOrEqual(
         MAX_FLIPPED_GAIN_POINTS,

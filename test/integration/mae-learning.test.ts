@@ -1,6 +1,7 @@
-import type { IterationPoint, LearningCurve } from '../../infra/toy-world/learning';
+import type { LearningCurve } from '../../infra/toy-world/learning';
 import type { MaePoint } from '../../infra/toy-world/mae-learning';
 import { prepareMaeWorld, type MaeWorld } from '../../infra/toy-world/mae-prepare';
+import { expectRolesTrained } from '../support/role-training';
 import { maeWorldRun, runToyWorld, type Control } from '../support/toy-world-run';
 
 /**
@@ -24,6 +25,7 @@ const ITERATIONS = 10;
 const MIN_GAIN_POINTS = 3;
 const MAX_CONTROL_GAIN_POINTS = 1;
 const MIN_JUDGE_AGREEMENT = 0.6;
+const ROLES = ['proposer', 'solver'];
 
 /** Evaluated at the start and after the last iteration only: the evaluations are most of a run's cost. */
 const sized = (config: Record<string, unknown>): Record<string, unknown> => ({
@@ -31,26 +33,6 @@ const sized = (config: Record<string, unknown>): Record<string, unknown> => ({
   iterations: ITERATIONS,
   evaluation: { ...(config['evaluation'] as object), every: ITERATIONS },
 });
-
-function expectEveryRoleTrained(points: ReadonlyArray<IterationPoint<MaePoint>>): void {
-  for (const { iteration, trained, judgeRows } of points) {
-    // No Judge rows while P is empty (the first iteration).
-    const roles = judgeRows > 0 ? ['proposer', 'solver', 'judge'] : ['proposer', 'solver'];
-    expect({ iteration, judgeRows: iteration > 1 && judgeRows === 0 }).toEqual({
-      iteration,
-      judgeRows: false,
-    });
-    for (const role of roles) {
-      const { steps = 0, tokens = 0, gradNorm = 0 } = trained[role] ?? {};
-      // The iteration and role ride along, so a failure names them.
-      expect({ iteration, role, trained: Math.min(steps, tokens, gradNorm) > 0 }).toEqual({
-        iteration,
-        role,
-        trained: true,
-      });
-    }
-  }
-}
 
 const gain = (curve: LearningCurve<MaePoint>): number => curve.gainPoints;
 
@@ -65,7 +47,9 @@ describe("MAE's toy world", () => {
     async () => {
       const mae = await runToyWorld({ world: maeWorldRun(world), name: 'mae-learn', overrides: sized });
       expect(mae.points).toHaveLength(ITERATIONS);
-      expectEveryRoleTrained(mae.points);
+      // No Judge rows while P is empty (the first iteration), and in every later one.
+      expect(mae.points.filter((p) => p.judgeRows === 0).map((p) => p.iteration)).toEqual([1]);
+      expectRolesTrained(mae.points, (p) => (p.iteration > 1 ? [...ROLES, 'judge'] : ROLES));
       for (const { iteration, judgeAgreement } of mae.points) {
         expect(judgeAgreement.pairs).toBeGreaterThan(0);
         expect({ iteration, agrees: judgeAgreement.rate > MIN_JUDGE_AGREEMENT }).toEqual({
