@@ -8,11 +8,13 @@
  *   must come from RL: MAE's difficulty reward, 1 − the Judge's mean score of the Solver's answers);
  * - the **Solver** (L1) answers `<answer>\boxed{47}</answer>`, from a teacher that slips at SPICE's rates per
  *   rung (`SLIP_RATE`), so its greedy answer is mostly right and its samples far less on the higher rungs;
- * - the **Judge** grades an answer (L4) by working the question out and comparing:
- *   `<think>52 - 5 = 47</think>\n<score>9</score>` when its result is the answer shown, `<score>2</score>` when
- *   not (the working restates the question's operation, so its result is computed next to its operands, as the
- *   Solver's is: with the result alone, the warm-started Judge copied the answer shown, which is right or off by
- *   a digit, and learned no arithmetic in 7,500 steps, 56 % of its gradings right greedy; measured). Its
+ * - the **Judge** grades an answer (L4) by working the question out, setting its result beside the answer shown
+ *   and comparing: `<think>52 - 5 = 47 vs 47</think>\n<score>9</score>` when they are equal,
+ *   `<score>2</score>` when not. The working restates the question's operation, so its result is computed next
+ *   to its operands as the Solver's is, and the answer shown is copied next to the result, so the verdict
+ *   compares two numbers a few tokens back (measured: with the result alone the warm-started Judge copied the
+ *   answer shown and learned no arithmetic in 7,500 steps; with the operation but not the copy it worked the
+ *   question out but its verdicts were right about half the time after 12,500, as likely as a coin's). Its
  *   own working slips (`JUDGE_SLIP_RATE`, less often than the Solver's: checking is easier than answering, the
  *   gap self-judging lives on), so its verdicts are imperfect but informative; and it rates a question (L5)
  *   9 when it is a question of the ladder and 2 when it is not.
@@ -112,11 +114,12 @@ export const shownAnswer = (answer: number): string => `\\boxed{${answer}}`;
 
 /**
  * The Judge's grading of an answer to `question` (of the ladder): the question's operation and its own result
- * `worked`, then 9 when the answer shown equals it, else 2.
+ * `worked` beside the answer `shown`, then 9 when they are equal, else 2.
  */
 export function judgeAnswerCompletion(question: string, worked: number, shown: number): string {
   const operation = /What is (\d{2} [+-] \d)\?/.exec(question)?.[1] ?? question;
-  return `<think>${operation} = ${worked}</think>\n<score>${worked === shown ? PASS_SCORE : FAIL_SCORE}</score>`;
+  const verdict = worked === shown ? PASS_SCORE : FAIL_SCORE;
+  return `<think>${operation} = ${worked} vs ${shown}</think>\n<score>${verdict}</score>`;
 }
 
 export const judgeQuestionCompletion = (valid: boolean): string =>

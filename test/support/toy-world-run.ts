@@ -117,7 +117,7 @@ export type Control = (typeof CONTROLS)[number];
  * The config with a control applied (training's other fields kept). The random judge is the scripted
  * server at `judgeUrl` (`inference.roles.judge`): for the questions of the toy world, which it cannot
  * check, it writes a score of 1 to 10 drawn from the request's seed; a separate judge model cannot be the
- * trained Judge, so the Judge role is frozen.
+ * trained Judge, so the Judge role is frozen (and the endpoint never brought to the policy's versions).
  */
 export function withControl(
   config: Record<string, unknown>,
@@ -131,7 +131,10 @@ export function withControl(
     const inference = (config['inference'] ?? {}) as Record<string, unknown>;
     return {
       ...config,
-      inference: { ...inference, roles: { judge: { baseUrl: judgeUrl, model: 'scripted-policy' } } },
+      inference: {
+        ...inference,
+        roles: { judge: { baseUrl: judgeUrl, model: 'scripted-policy', frozen: true } },
+      },
       mae: { ...mae, trainRoles: { proposer: true, solver: true, judge: false } },
     };
   }

@@ -73,8 +73,9 @@ describe("MAE's toy world", () => {
       } else if (e.role === 'judge_answer') {
         const { question: q, shown } = judged(content);
         expect(e.messages).toEqual(judgeAnswerMessages(q, shown));
-        const worked = /<think>\d+ [+-] \d = (\d+)<\/think>/.exec(e.completion)?.[1];
+        const worked = /<think>\d+ [+-] \d = (\d+) vs (\d+)<\/think>/.exec(e.completion)?.[1];
         expect(e.completion.startsWith(`<think>${q.slice('What is '.length, -1)} = `)).toBe(true);
+        expect(e.completion).toContain(` vs ${extractLastBoxed(shown)}</think>`);
         const score = parseScore(e.completion);
         expect(score).toEqual({ ok: true, x: worked === extractLastBoxed(shown) ? PASS_SCORE : 2 });
       } else {
@@ -103,7 +104,7 @@ describe("MAE's toy world", () => {
       );
       const slips = judge.filter((e) => {
         const { question: q } = judged(e.messages[0]!.content);
-        return Number(/<think>\d+ [+-] \d = (\d+)<\/think>/.exec(e.completion)?.[1]) !== answerOf(q);
+        return Number(/<think>\d+ [+-] \d = (\d+) vs \d+<\/think>/.exec(e.completion)?.[1]) !== answerOf(q);
       }).length;
       expect(Math.abs(slips / judge.length - JUDGE_SLIP_RATE[rung])).toBeLessThan(0.04);
       expect(JUDGE_SLIP_RATE[rung]).toBeLessThan(SLIP_RATE[rung]);
