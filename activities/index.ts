@@ -8,6 +8,7 @@ import { syncActivities } from './stages/sync';
 import { indexActivities } from './stages/index-build';
 import { lineageActivities } from './stages/lineage';
 import { retentionActivities } from './stages/retention';
+import { trackingActivities } from './tracking/track';
 import { lineageJobActivities } from './continual/jobs';
 import { evaluationActivities } from './continual/evaluate';
 import { benchmarkActivities } from './evaluation/evaluate';
@@ -27,6 +28,7 @@ export function createActivities(deps: ActivityDeps) {
     ...indexActivities(deps),
     ...lineageActivities(deps),
     ...retentionActivities(deps),
+    ...trackingActivities(deps),
     ...lineageJobActivities(deps),
     ...evaluationActivities(deps),
     ...benchmarkActivities(deps),

@@ -23,7 +23,9 @@ async function main(): Promise<void> {
   });
   if (!resolved.ok) throw new Error(resolved.problems.join('; '));
   const store = openStore(storage);
-  const deps = { store, env: loadWorkerEnv({}), inference: new InferencePool(), recipes: RECIPES };
+  // The corpus the operator names is this benchmark's one input root.
+  const workerEnv = loadWorkerEnv({ SELFPLAY_INPUT_ROOTS: uri });
+  const deps = { store, env: workerEnv, inference: new InferencePool(), recipes: RECIPES };
   const activities = planActivities(deps);
   const input: PlanInput = {
     runId: `bench-corpus-${process.pid}`,

@@ -25,6 +25,8 @@ import {
 import { startTemporalDevServer } from '../test/support/temporal-server';
 import { workflowBundle } from '../test/support/stack';
 import { dataConverterFromEnv } from '../config/payload-codec';
+import { loadWorkerEnv } from '../config/env';
+import { DEFAULT_INPUT_ROOTS } from '../config/input-roots';
 
 export interface BenchStackOptions {
   /** The scripted server's capacity (completions at once) and latency per completion. */
@@ -88,15 +90,17 @@ export async function startBenchStack(options: BenchStackOptions): Promise<Bench
       store,
       inference: new InferencePool(),
       recipes: RECIPES,
-      env: {
-        storageUri,
-        inferenceUrl: llm.url,
-        inferenceModel: 'scripted-policy',
-        inferenceApiKey: 'EMPTY',
+      env: loadWorkerEnv({
+        ...process.env,
+        SELFPLAY_STORAGE: storageUri,
+        SELFPLAY_INFERENCE_URL: llm.url,
+        SELFPLAY_INFERENCE_MODEL: 'scripted-policy',
         // More in flight than the server runs, so its queue never drains between requests.
-        inferenceConcurrency: 2 * options.capacity,
-        trainerUrl: trainer.url,
-      },
+        SELFPLAY_INFERENCE_CONCURRENCY: String(2 * options.capacity),
+        SELFPLAY_TRAINER_URL: trainer.url,
+        // Benchmarks write their corpora to the temporary directory.
+        SELFPLAY_INPUT_ROOTS: process.env.SELFPLAY_INPUT_ROOTS ?? `${DEFAULT_INPUT_ROOTS},${os.tmpdir()}`,
+      }),
     },
     workflowBundle: await workflowBundle(),
   });

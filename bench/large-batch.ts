@@ -37,7 +37,7 @@ export async function main(): Promise<void> {
     const stream = key ? await store.getStream(key) : undefined;
     if (!key || !stream) throw new Error('the iteration wrote no batch');
     let [rows, jsonBytes, longest] = [0, 0, 0];
-    for await (const line of jsonlLines(stream, true, key)) {
+    for await (const line of jsonlLines(stream, 'gzip', key)) {
       rows++;
       jsonBytes += Buffer.byteLength(line) + 1;
       longest = Math.max(longest, line.length);

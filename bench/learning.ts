@@ -7,7 +7,7 @@ import type { MaePoint } from '../infra/toy-world/mae-learning';
 import { prepareMaeWorld } from '../infra/toy-world/mae-prepare';
 import { applySet } from '../cli/args';
 import { prepareToyWorld } from '../infra/toy-world/prepare';
-import { RUNGS } from '../infra/toy-world/world';
+import { RUNGS, type Rung } from '../infra/toy-world/world';
 import { startTemporalDevServer } from '../test/support/temporal-server';
 import {
   CONTROLS,
@@ -19,15 +19,16 @@ import {
 
 /**
  * `npm run bench -- learning [--recipe spice|mae] [--warm-start-seeds 0,1,2] [--iterations K] [--control C]
- * [--max-staleness K] [--warm-start-steps N] [--set key=value ...]`:
+ * [--max-staleness K] [--warm-start-steps N] [--warm-start-threads N] [--set key=value ...]`:
  * for each warm-start seed, the recipe's toy world with its warm start of that seed (cached after its first
  * run), then one run of K iterations (run seed = warm-start seed) on a local stack (a Temporal dev server,
  * storage in a temporary directory, the kernel, a worker process). `--control` is one of lr0, flipped (must
  * not learn), for SPICE reasoner-only, challenger-only (ablations: one role's rows trained), for MAE
  * random-judge (every Judge call answered by a scripted grader that ignores the answer: must not learn).
  * `--max-staleness 1` runs one-step-off (its last version evaluated after the run,
- * test/support/toy-world-run.ts). `--set` edits the run config as `selfplay start --set` does (e.g.
- * `training.optimizer.learningRate=6e-4`), before the control.
+ * test/support/toy-world-run.ts). `--warm-start-threads` runs the warm start on that many PyTorch threads
+ * (another reduction order, so another model). `--set` edits the run config as `selfplay start --set` does
+ * (e.g. `training.optimizer.learningRate=6e-4`), before the control.
  *
  * Prints per seed the start accuracy and the curve (held-out accuracy with its standard error where
  * evaluated, what each role trained, and the world's figures: for SPICE valid tasks, the Reasoner's pass
@@ -59,7 +60,13 @@ export async function main(args: string[]): Promise<void> {
   // The kernels this bench starts refuse requests without a token, as in production.
   process.env.SELFPLAY_KERNEL_TOKEN ??= randomBytes(24).toString('hex');
   const steps = option('--warm-start-steps');
-  const warmStart = { ...(steps ? { warmStartSteps: Number(steps) } : {}) };
+  const threads = option('--warm-start-threads');
+  if (threads !== undefined && !(Number.isInteger(Number(threads)) && Number(threads) >= 1))
+    throw new Error('--warm-start-threads: a positive integer');
+  const warmStart = {
+    ...(steps ? { warmStartSteps: Number(steps) } : {}),
+    ...(threads ? { threads: Number(threads) } : {}),
+  };
   const sets = args.flatMap((arg, i) => (args[i - 1] === '--set' ? [arg] : []));
   const scratch = mkdtempSync(path.join(os.tmpdir(), 'bench-learning-'));
   const temporal = await startTemporalDevServer({ dbFile: path.join(scratch, 'temporal.db') });
@@ -156,5 +163,27 @@ function printCurve<W>(
   console.log(
     `seed ${seed}: gain ${curve.gainPoints.toFixed(2)} ± ${curve.gainError.toFixed(2)} points, ` +
       `${secondsPerIteration.toFixed(1)} s per iteration`,
+  );
+  console.log(`seed ${seed}: ${runSummary(curve.points)}`);
+}
+
+/**
+ * The Challenger's ladder and the Reasoner's pass rate over the run: each rung's share of the valid tasks in
+ * the first two iterations and in the second half (a rung the Reasoner masters should lose share), and the
+ * mean pass rate per iteration (SPICE's reward is highest at one half), its range and mean.
+ */
+function runSummary(points: readonly IterationPoint[]): string {
+  const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+  const share = (from: number, to: number, rung: Rung): number =>
+    100 *
+    mean(points.filter((p) => p.iteration >= from && p.iteration <= to).map((p) => p.rungShares[rung] ?? 0));
+  const half = Math.floor(points.length / 2) + 1;
+  const shares = RUNGS.map(
+    (rung) => `${rung} ${share(1, 2, rung).toFixed(1)} → ${share(half, points.length, rung).toFixed(1)}%`,
+  );
+  const passRates = points.map((p) => 100 * p.meanPassRate);
+  return (
+    `rung shares, iterations 1-2 → ${half}-${points.length}: ${shares.join(', ')}; pass rate per iteration ` +
+    `${Math.min(...passRates).toFixed(1)} to ${Math.max(...passRates).toFixed(1)}%, mean ${mean(passRates).toFixed(1)}%`
   );
 }

@@ -10,10 +10,6 @@ import type { Payload, PayloadCodec } from '@temporalio/common';
  * Whoever reaches it can decrypt payloads, so it listens on loopback unless told otherwise, and answers
  * cross-origin requests only from the listed origins (the Web UI's, e.g. http://localhost:8233).
  */
-export const CODEC_SERVER_USAGE = `  codec-server [--port 8081] [--host 127.0.0.1] [--origin http://localhost:8233]...
-                    decrypt payloads for the Temporal Web UI: set its "codec endpoint" to http://HOST:PORT
-                    (keys from SELFPLAY_CODEC_KEYS; origins the UI is served from, default http://localhost:8233)`;
-
 export const DEFAULT_UI_ORIGIN = 'http://localhost:8233';
 const MAX_BODY_BYTES = 64 * 1024 * 1024;
 

@@ -8,15 +8,6 @@ import { applySet } from './args';
 import { startConfig } from './config-file';
 import { renderTable } from './table';
 
-export const EVAL_USAGE = `  eval RUN_ID --bench [NAME[:FORMAT]=]FILE_OR_URI [--bench ...] [--iteration N] [--n 4] [--temperature 1]
-       [--top-p 1] [--max-tokens 3000] [--limit 50 [--subset-seed 7]] [--template recipe|qwen|octothinker]
-       [--recipe NAME | --config FILE.json|.yaml] [--set key=value]...
-                    held-out accuracy of the run's committed policy (its latest iteration, iteration N, or 0: the
-                    base weights) on benchmark files (GSM8K, MATH-500, AIME, AMC, Minerva or {"question","answer"}
-                    JSONL, a path the rollout workers read or s3://), through the evaluateCheckpoint workflow; prints
-                    accuracy, and pass@k and maj@k when n > 1, per benchmark. The run's config comes from its
-                    workflow, or from --recipe/--config for a model with no run (e.g. a base model at --iteration 0)`;
-
 /** The flags of `selfplay eval`, as parsed (each value a string, as typed). */
 export interface EvalFlags {
   bench: readonly string[];

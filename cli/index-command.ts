@@ -2,26 +2,16 @@ import { configuredApiKey, loadWorkerEnv } from '../config/env';
 import { buildIndex } from '../activities/retrieval/build';
 import { DEFAULT_EMBEDDING_MODEL } from '../activities/retrieval/embeddings';
 
-export const INDEX_USAGE = `  index build --corpus URI --out DIR_OR_S3 [--kind bm25|dense] [--embedding-url URL] [--embedding-model NAME]
-                    [--embedding-api-key-env SELFPLAY_..._TOKEN]
-                    build a search index from a JSONL corpus into a directory or s3://bucket/prefix (manifest
-                    last; a complete index there is kept as is); dense embeds through an OpenAI-compatible server,
-                    e.g. the kernel's 'embed' command (--embedding-url http://127.0.0.1:8100/v1), with the key in the
-                    variable --embedding-api-key-env names (the kernel's: SELFPLAY_KERNEL_TOKEN)`;
-
 /**
- * `selfplay index build`: builds in this process (no Temporal needed) with the same code as the `buildIndex`
- * activity, and prints what it did. Throws an Error with a message for the user on bad flags or a failed build.
+ * `selfplay index build` (flags checked by the command line: cli/commands.ts): builds in this process (no
+ * Temporal needed) with the same code as the `buildIndex` activity, and prints what it did. Throws an Error with
+ * a message for the user on a failed build.
  */
-export async function indexCommand(positionals: string[], flags: Map<string, string[]>): Promise<void> {
+export async function indexCommand(flags: Map<string, string[]>): Promise<void> {
   const one = (flag: string): string | undefined => flags.get(flag)?.[0];
-  const corpus = one('--corpus');
-  const out = one('--out');
-  const kind = one('--kind') ?? 'bm25';
-  if (positionals[0] !== 'build' || !corpus || !out) {
-    throw new Error(`expected:\n${INDEX_USAGE}`);
-  }
-  if (kind !== 'bm25' && kind !== 'dense') throw new Error(`--kind: expected bm25 or dense, got ${kind}`);
+  const corpus = one('--corpus') as string;
+  const out = one('--out') as string;
+  const kind = one('--kind') === 'dense' ? 'dense' : 'bm25';
   const embeddingUrl = one('--embedding-url');
   if (kind === 'dense' && !embeddingUrl) throw new Error('--kind dense needs --embedding-url');
   const started = Date.now();

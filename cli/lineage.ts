@@ -4,6 +4,7 @@ import { getJson } from '../activities/clients/storage/codec';
 import { latestKey } from '../activities/clients/storage/keys';
 import { keptManifest, lineagesOf } from '../activities/stages/lineage';
 import { resolveStartConfig } from '../config/temporal-limits';
+import { startRefusal } from '../config/run-access';
 import { selfPlayRun } from '../workflows';
 import type { Manifest } from '../contracts/selfplay';
 import { forkIdProblem, lineagePath } from '../contracts/lineage';
@@ -87,6 +88,8 @@ export async function forkRun(
   config.resumeFrom = resumeFrom;
   const resolved = resolveStartConfig(config);
   if (!resolved.ok) refuse(`invalid config:\n  ${resolved.problems.join('\n  ')}`);
+  const refusal = startRefusal(resolved.config);
+  if (refusal) refuse(`its config is ${refusal}`);
 
   await client.workflow
     .start(selfPlayRun, {

@@ -1,13 +1,22 @@
 import { writeFileSync } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
 import { resolveStartConfig } from '../config/temporal-limits';
+import { startRefusal } from '../config/run-access';
 import { temporalConnectionFromEnv } from '../config/temporal-connection';
 import { AesGcmCodec, CODEC_KEYS_ENV, codecKeysFromEnv, dataConverterFromEnv } from '../config/payload-codec';
-import { CODEC_SERVER_USAGE, DEFAULT_UI_ORIGIN, startCodecServer } from './codec-server';
+import { DEFAULT_UI_ORIGIN, startCodecServer } from './codec-server';
 import { selfPlayRun } from '../workflows';
 import { ITERATION } from '../workflows/search-attributes';
 import { versionsText } from '../contracts/selfplay';
-import { parseFlags } from './args';
+import { COMMANDS, FOOTER } from './commands';
+import {
+  commandHelp,
+  completionScript,
+  overallHelp,
+  parseCommandLine,
+  UsageError,
+  type ParsedCommand,
+} from './command-line';
 import { followRun } from './follow';
 import { startConfig, startRunId } from './config-file';
 import { listOptions, listRuns, renderRunTable } from './list';
@@ -15,10 +24,12 @@ import { runStatus, terminal, watchStatus } from './status';
 import { paramsFromAssignments, sendControl, type Control } from './controls';
 import { loadManifests, renderReport } from './report';
 import { committedState, storeFromEnv } from './state';
-import { INDEX_USAGE, indexCommand } from './index-command';
-import { VERIFY_USAGE, verifyAnswersCommand } from './verify-answers';
+import { exportPolicy } from './export-command';
+import { kernelPython } from '../activities/lib/python';
+import { indexCommand } from './index-command';
+import { verifyAnswersCommand } from './verify-answers';
 import { forkRun, runInput, sendRollback } from './lineage';
-import { EVAL_USAGE, evalBaseConfig, evalRequest, renderEvalOutcome, runEvaluation } from './eval-command';
+import { evalBaseConfig, evalRequest, renderEvalOutcome, runEvaluation } from './eval-command';
 import {
   controlSchedule,
   createSchedule,
@@ -28,81 +39,64 @@ import {
   scheduleOptions,
 } from './schedule';
 
-const USAGE = `selfplay <command>
-  start --recipe NAME [--config FILE.json|.yaml|.yml] [--set key=value]... [--id RUN_ID] [--wait]
-        start a run: the recipe's preset, then the file, then each --set (a dotted path, a JSON or plain
-        value: --set training.optimizer.learningRate=1e-6); validated here first; --wait prints each commit
-  list [--recipe NAME] [--state running|paused|stopping|needsOperator|completed|failed|...] [--limit N]
-                    the newest runs (default 20) with recipe, state, last committed iteration and metrics
-  status RUN_ID [--watch]
-                    the run: iteration i/N, pause/stop, per-stage progress bars, recent rewards;
-                    --watch redraws it every second on a terminal until the run ends or Ctrl-C
-  follow RUN_ID     print each commit from now on, as start --wait does, and a failure the run waits on,
-                    until the run ends
-  pause RUN_ID | resume RUN_ID | stop RUN_ID
-                    pause at the next stage boundary, resume, or finish the current iteration and complete
-  retry RUN_ID      run again the iteration a needsOperator run waits on, once its cause is fixed
-                    (what its stages stored is reused)
-  set RUN_ID --set learningRate=5e-7 [--set temperature=0.8 --set groupSize=8 --set batchSize=64]
-                    change parameters from the next iteration (validated by the run; refused with the reason)
-  rollback RUN_ID --to N
-                    cancel the iteration in flight, restore weights, optimizer and recipe state committed at
-                    iteration N and go on with N+1 in a new storage lineage (refused with the run's reason)
-  fork RUN_ID --from N --id NEW_RUN_ID [--set key=value]...
-                    start a new run NEW_RUN_ID after RUN_ID's committed iteration N, with RUN_ID's config plus
-                    the overrides; RUN_ID is not touched
-  state RUN_ID [--iteration N]
-                    the recipe state (task pool, history memory) committed at the latest (or given) iteration:
-                    each part's size and a sample, read from storage as the next iteration will read it
-  report RUN_ID [--out FILE.html]
-                    one self-contained HTML page (inline SVG plots, a table) from every committed manifest;
-                    default FILE: {RUN_ID}-report.html
-${EVAL_USAGE}
-${INDEX_USAGE}
-${VERIFY_USAGE}
-${CODEC_SERVER_USAGE}
-  schedule create --lineage NAME --cron "0 2 * * *" --iterations K --eval FILE.jsonl
-                  [--recipe NAME] [--config FILE.json|.yaml] [--set key=value]... [--catchup-window 1h]
-                    nightly continual training: each job resumes the lineage's promoted checkpoint, trains K
-                    iterations on unused documents, evaluates on FILE (path or s3://) and promotes if better
-  schedule list | describe NAME | pause NAME | unpause NAME | trigger NAME | delete NAME
-                    the lineage schedules; trigger starts a job now (skipped while one runs)
-Environment: TEMPORAL_ADDRESS (localhost:7233), TEMPORAL_NAMESPACE (default), SELFPLAY_STORAGE (.selfplay/storage),
-             TEMPORAL_API_KEY or TEMPORAL_TLS_CERT/_KEY/_CA/_SERVER_NAME for a TLS server,
-             SELFPLAY_CODEC_KEYS for encrypted payloads (docs/deployment.md)`;
+/** The code each command runs (its arguments and flags are defined in commands.ts). */
+const HANDLERS: Readonly<Record<string, (c: ParsedCommand) => Promise<void> | void>> = {
+  start: (c) => start(c.flags, c.switches.has('--wait')),
+  list: (c) => list(c.flags),
+  status: (c) => status(runIdOf(c), c.switches.has('--watch')),
+  follow: (c) => follow(runIdOf(c)),
+  pause: (c) => control('pause', runIdOf(c), []),
+  resume: (c) => control('resume', runIdOf(c), []),
+  stop: (c) => control('stop', runIdOf(c), []),
+  retry: (c) => control('retry', runIdOf(c), []),
+  set: (c) => control('set', runIdOf(c), c.flags.get('--set') ?? []),
+  rollback: (c) => rollback(runIdOf(c), c.flags.get('--to')?.[0]),
+  fork: (c) => fork(runIdOf(c), c.flags),
+  state: (c) => state(runIdOf(c), c.flags.get('--iteration')?.[0]),
+  report: (c) => report(runIdOf(c), c.flags.get('--out')?.[0]),
+  export: (c) => exportCommand(runIdOf(c), c.flags, c.switches.has('--merge-lora')),
+  eval: (c) => evaluate(runIdOf(c), c.flags),
+  'index build': (c) => indexCommand(c.flags).catch((err: unknown) => asUsageError(err)),
+  'verify-answers': (c) =>
+    verifyAnswersCommand(c.args[0] as string, c.flags).catch((err: unknown) => asUsageError(err)),
+  'codec-server': (c) => codecServer(c.flags),
+  'schedule create': (c) => scheduleCreate(c.flags),
+  'schedule list': () => scheduleList(),
+  'schedule describe': (c) => scheduleDescribe(c.args[0] as string),
+  'schedule pause': (c) => scheduleControl(c.args[0] as string, 'pause'),
+  'schedule unpause': (c) => scheduleControl(c.args[0] as string, 'unpause'),
+  'schedule trigger': (c) => scheduleControl(c.args[0] as string, 'trigger'),
+  'schedule delete': (c) => scheduleControl(c.args[0] as string, 'delete'),
+  help: (c) => help(c.args),
+  completion: (c) => completion(c.args[0] as string),
+};
+
+/** The RUN_ID argument, which the command line has checked is there. */
+const runIdOf = (c: ParsedCommand): string => c.args[0] as string;
 
 async function main(argv: string[]): Promise<void> {
-  const [command, ...rest] = argv;
-  const { positionals, flags, switches } = asUsage(() => parseFlags(rest), USAGE);
-  if (command === undefined || command === '--help' || switches.has('--help')) return console.log(USAGE);
-  if (command === 'start') return start(flags, switches.has('--wait'));
-  if (command === 'list') return list(flags);
-  if (command === 'status' && positionals[0]) return status(positionals[0], switches.has('--watch'));
-  if (command === 'follow' && positionals[0]) return follow(positionals[0]);
-  if (
-    (command === 'pause' ||
-      command === 'resume' ||
-      command === 'stop' ||
-      command === 'set' ||
-      command === 'retry') &&
-    positionals[0]
-  ) {
-    return control(command, positionals[0], flags.get('--set') ?? []);
-  }
-  if (command === 'rollback' && positionals[0]) return rollback(positionals[0], flags.get('--to')?.[0]);
-  if (command === 'fork' && positionals[0]) return fork(positionals[0], flags);
-  if (command === 'state' && positionals[0]) return state(positionals[0], flags.get('--iteration')?.[0]);
-  if (command === 'report' && positionals[0]) return report(positionals[0], flags.get('--out')?.[0]);
-  if (command === 'eval' && positionals[0]) return evaluate(positionals[0], flags);
-  if (command === 'index') {
-    return indexCommand(positionals, flags).catch((err: unknown) => asUsageError(err));
-  }
-  if (command === 'verify-answers') {
-    return verifyAnswersCommand(positionals, flags).catch((err: unknown) => asUsageError(err));
-  }
-  if (command === 'schedule' && positionals[0]) return schedule(positionals[0], positionals[1], flags);
-  if (command === 'codec-server') return codecServer(flags);
-  throw new UsageError(USAGE);
+  if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h') return help([]);
+  const command = parseCommandLine(COMMANDS, argv);
+  if (command.switches.has('--help')) return console.log(commandHelp(command.spec));
+  const handler = HANDLERS[command.spec.name];
+  if (!handler) throw new Error(`no code for the command "${command.spec.name}" (cli/main.ts)`);
+  await handler(command);
+}
+
+/** `selfplay help [COMMAND [SUBCOMMAND]]`. */
+function help(words: readonly string[]): void {
+  if (words.length === 0) return console.log(overallHelp(COMMANDS, FOOTER));
+  const spec = parseCommandLine(COMMANDS, [...words, '--help']).spec;
+  console.log(commandHelp(spec));
+}
+
+/** `selfplay completion bash|zsh`. */
+function completion(shell: string): void {
+  if (shell !== 'bash' && shell !== 'zsh')
+    throw new UsageError(
+      `completion: expected bash or zsh, got ${shell}; e.g. eval "$(selfplay completion bash)"`,
+    );
+  process.stdout.write(completionScript(COMMANDS, shell));
 }
 
 async function client(): Promise<Client> {
@@ -118,8 +112,9 @@ async function client(): Promise<Client> {
 
 /** Serves /encode and /decode for the Web UI until SIGINT/SIGTERM. */
 async function codecServer(flags: Map<string, string[]>): Promise<void> {
-  const keys = asUsage(() => codecKeysFromEnv(), CODEC_SERVER_USAGE);
-  if (!keys) throw new UsageError(`codec-server needs ${CODEC_KEYS_ENV}:\n${CODEC_SERVER_USAGE}`);
+  const keys = asUsage(() => codecKeysFromEnv());
+  if (!keys)
+    throw new UsageError(`codec-server needs ${CODEC_KEYS_ENV}, the payload keys (docs/deployment.md)`);
   const port = Number(flags.get('--port')?.[0] ?? 8081);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new UsageError(`--port: expected a port number, got ${flags.get('--port')?.[0]}`);
@@ -148,6 +143,8 @@ async function start(flags: Map<string, string[]>, wait: boolean): Promise<void>
   );
   const resolved = resolveStartConfig(config);
   if (!resolved.ok) throw new UsageError(`invalid run config:\n  ${resolved.problems.join('\n  ')}`);
+  const refusal = asUsage(() => startRefusal(resolved.config));
+  if (refusal) throw new UsageError(`run config ${refusal}`);
   const runId = asUsage(() => startRunId(resolved.config, flags.get('--id')?.[0], new Date()));
   const c = await client();
   await c.workflow.start(selfPlayRun, {
@@ -199,6 +196,29 @@ async function state(runId: string, iteration: string | undefined): Promise<void
     console.log(`  ${part.name}: ${part.size} entr${part.size === 1 ? 'y' : 'ies'}`);
     for (const entry of part.sample) console.log(`    ${JSON.stringify(entry).slice(0, 200)}`);
   }
+}
+
+async function exportCommand(runId: string, flags: Map<string, string[]>, mergeLora: boolean): Promise<void> {
+  const flag = (name: string): string | undefined => flags.get(name)?.[0];
+  const out = flag('--out') as string;
+  const iteration = flag('--iteration');
+  const at = iteration === undefined ? undefined : Number(iteration);
+  if (at !== undefined && !(Number.isInteger(at) && at >= 0))
+    throw new UsageError(`--iteration: expected an integer ≥ 0, got ${iteration}`);
+  const policy = flag('--policy');
+  const model = flag('--model');
+  const done = await exportPolicy(storeFromEnv(), {
+    runId,
+    out,
+    mergeLora,
+    python: kernelPython(),
+    ...(at === undefined ? {} : { iteration: at }),
+    ...(policy ? { policy } : {}),
+    ...(model ? { model } : {}),
+  }).catch(asUsageError);
+  console.log(
+    `exported ${done.policy} v${done.policyVersion} of run ${runId} to ${done.out} (${done.format}): ${done.files.join(', ')}`,
+  );
 }
 
 async function report(runId: string, out: string | undefined): Promise<void> {
@@ -261,8 +281,7 @@ async function rollback(runId: string, to: string | undefined): Promise<void> {
 
 async function fork(runId: string, flags: Map<string, string[]>): Promise<void> {
   const from = positiveInteger('--from', flags.get('--from')?.[0]);
-  const id = flags.get('--id')?.[0];
-  if (!id) throw new UsageError('fork: --id NEW_RUN_ID is required');
+  const id = flags.get('--id')?.[0] as string;
   const forked = await forkRun(await client(), storeFromEnv(), runId, {
     from,
     id,
@@ -283,58 +302,50 @@ function positiveInteger(flag: string, value: string | undefined): number {
   return n;
 }
 
-async function schedule(
-  action: string,
-  lineage: string | undefined,
-  flags: Map<string, string[]>,
-): Promise<void> {
-  if (action === 'create') {
-    const flag = (name: string): string | undefined => flags.get(name)?.[0];
-    const options = asUsage(() =>
-      scheduleOptions({
-        lineage: flag('--lineage'),
-        cron: flag('--cron'),
-        iterations: flag('--iterations'),
-        eval: flag('--eval'),
-        catchupWindow: flag('--catchup-window'),
-        config: startConfig({
-          file: flags.get('--config')?.[0],
-          recipe: flags.get('--recipe')?.[0],
-          sets: flags.get('--set') ?? [],
-        }),
+async function scheduleCreate(flags: Map<string, string[]>): Promise<void> {
+  const flag = (name: string): string | undefined => flags.get(name)?.[0];
+  const options = asUsage(() =>
+    scheduleOptions({
+      lineage: flag('--lineage'),
+      cron: flag('--cron'),
+      iterations: flag('--iterations'),
+      eval: flag('--eval'),
+      catchupWindow: flag('--catchup-window'),
+      config: startConfig({
+        file: flags.get('--config')?.[0],
+        recipe: flags.get('--recipe')?.[0],
+        sets: flags.get('--set') ?? [],
       }),
-    );
-    await createSchedule(await client(), options).catch(asUsageError);
-    console.log(
-      `created schedule ${scheduleIdFor(options.lineage)}: "${options.cron}", ${options.iterations} iterations a job, evaluated on ${options.eval}`,
-    );
-    return;
-  }
-  if (action === 'list') {
-    const schedules = await listSchedules(await client());
-    if (schedules.length === 0) console.log('no lineage schedules');
-    for (const s of schedules) {
-      console.log(
-        `${s.lineage}\t${s.paused ? 'paused' : 'active'}\t"${s.cron}"\tnext ${s.nextActionTimes[0] ?? '-'}\tlast job ${s.recentJobs.at(-1) ?? '-'}`,
-      );
-    }
-    return;
-  }
-  if (!lineage) throw new UsageError(USAGE);
-  if (action === 'describe') {
-    const report = await describeSchedule(await client(), storeFromEnv(), lineage).catch(asUsageError);
-    console.log(JSON.stringify(report, null, 2));
-    return;
-  }
-  if (action === 'pause' || action === 'unpause' || action === 'trigger' || action === 'delete') {
-    await controlSchedule(await client(), lineage, action).catch(asUsageError);
-    console.log(`${scheduleIdFor(lineage)}: ${action === 'trigger' ? 'triggered' : `${action}d`}`);
-    return;
-  }
-  throw new UsageError(USAGE);
+    }),
+  );
+  await createSchedule(await client(), options).catch(asUsageError);
+  console.log(
+    `created schedule ${scheduleIdFor(options.lineage)}: "${options.cron}", ${options.iterations} iterations a job, evaluated on ${options.eval}`,
+  );
 }
 
-class UsageError extends Error {}
+async function scheduleList(): Promise<void> {
+  const schedules = await listSchedules(await client());
+  if (schedules.length === 0) console.log('no lineage schedules');
+  for (const s of schedules) {
+    console.log(
+      `${s.lineage}\t${s.paused ? 'paused' : 'active'}\t"${s.cron}"\tnext ${s.nextActionTimes[0] ?? '-'}\tlast job ${s.recentJobs.at(-1) ?? '-'}`,
+    );
+  }
+}
+
+async function scheduleDescribe(lineage: string): Promise<void> {
+  const report = await describeSchedule(await client(), storeFromEnv(), lineage).catch(asUsageError);
+  console.log(JSON.stringify(report, null, 2));
+}
+
+async function scheduleControl(
+  lineage: string,
+  action: 'pause' | 'unpause' | 'trigger' | 'delete',
+): Promise<void> {
+  await controlSchedule(await client(), lineage, action).catch(asUsageError);
+  console.log(`${scheduleIdFor(lineage)}: ${action === 'trigger' ? 'triggered' : `${action}d`}`);
+}
 
 /** An error the operator can act on: printed as its message (then `hint`, if any), without a stack. */
 const asUsageError = (err: unknown, hint?: string): never => {
@@ -348,10 +359,17 @@ const asUsage = <T>(fn: () => T, hint?: string): T => {
   }
 };
 
+/**
+ * An operator's mistake (a `UsageError`) prints its message; anything else its message and a hint, and its
+ * stack only with --debug, wherever --debug stands.
+ */
 main(process.argv.slice(2)).then(
   () => process.exit(0),
   (err: unknown) => {
-    console.error(err instanceof UsageError ? err.message : err);
+    const debug = process.argv.includes('--debug');
+    if (debug || !(err instanceof Error)) console.error(err);
+    else if (err instanceof UsageError) console.error(err.message);
+    else console.error(`${err.message}\n(selfplay … --debug prints the stack trace)`);
     process.exit(1);
   },
 );

@@ -1,6 +1,6 @@
 import { versionsText, type StageName } from '../contracts/selfplay';
 import type { IterationProgress, RunProgress, StageCount } from '../workflows/messages';
-import type { StatusSnapshot, UnansweredQuery } from './status-snapshot';
+import type { PendingActivity, StatusSnapshot, UnansweredQuery } from './status-snapshot';
 import { renderTable } from './table';
 
 /** The stages that run once per shard: shown as bars out of the plan's shard count. */
@@ -34,6 +34,7 @@ export function renderStatus(snapshot: StatusSnapshot, width: number): string {
     : snapshot.unanswered
       ? unansweredLines(snapshot.runId, snapshot.unanswered)
       : closedLines(snapshot);
+  if (snapshot.pending?.length) lines.push(...pendingLines(snapshot.pending, width));
   const recent =
     snapshot.progress?.recent ??
     snapshot.outcome?.recent.map((r) => ({ iteration: r.iteration, ...r.summary }));
@@ -67,6 +68,25 @@ function runningLines(run: RunProgress, iteration: IterationProgress | undefined
   if (iteration) lines.push(`iteration ${iteration.iteration}`, ...stageLines(iteration, width));
   else if (!run.iterationInFlight && !run.paused && !run.failure) lines.push('between iterations');
   return lines;
+}
+
+/**
+ * The activities waiting on a retry, each with its attempt and last failure (wrapped whole: the cause is what
+ * the operator needs), then how many more are on their first attempt.
+ */
+function pendingLines(pending: PendingActivity[], width: number): string[] {
+  const retried = pending.filter((a) => a.attempt > 1 || a.lastFailure);
+  const first = pending.length - retried.length;
+  return [
+    'pending activities',
+    ...retried.flatMap((a) =>
+      wrapped(
+        `  ${a.activity} (${a.workflowId}): attempt ${a.attempt}${a.lastFailure ? `; last failure: ${a.lastFailure}` : ''}`,
+        width,
+      ),
+    ),
+    ...(first ? [`  ${first} on their first attempt`] : []),
+  ];
 }
 
 /**

@@ -9,6 +9,9 @@ import type { Duration } from '@temporalio/common';
 import { msToNumber } from '@temporalio/common/lib/time';
 import { resolveRunConfig } from '../config/schema';
 import { resolveStartConfig } from '../config/temporal-limits';
+import { startRefusal } from '../config/run-access';
+import { inputProblem } from '../config/input-roots';
+import { loadWorkerEnv } from '../config/env';
 import type { ObjectStore } from '../activities/clients/storage';
 import { getJson } from '../activities/clients/storage/codec';
 import { lineageLatestKey, promotedKey } from '../activities/continual/keys';
@@ -73,6 +76,13 @@ export function scheduleOptions(input: {
   }
   const resolved = resolveStartConfig(input.config);
   if (!resolved.ok) problems.push(...resolved.problems.map((p) => `--config/--set ${p}`));
+  const refusal = resolved.ok ? startRefusal(resolved.config) : undefined;
+  if (refusal) problems.push(`--config/--set ${refusal}`);
+  const evalOutside =
+    typeof input.eval === 'string'
+      ? inputProblem(loadWorkerEnv().inputRoots, input.eval, '--eval')
+      : undefined;
+  if (evalOutside) problems.push(evalOutside);
   if (problems.length > 0 || !parsed.success)
     throw new Error(`cannot create the schedule:\n  ${problems.join('\n  ')}`);
   return { ...parsed.data, cron: input.cron as string, catchupWindow };

@@ -16,6 +16,17 @@ export interface StatusSnapshot {
   failure?: string;
   /** A running run whose `progress` query no worker answered in time: what visibility last recorded. */
   unanswered?: UnansweredQuery;
+  /** The activities the run and its running iteration wait on (Temporal's describe), with their retries. */
+  pending?: PendingActivity[];
+}
+
+/** An activity scheduled and not yet completed: which attempt it is on and why the one before failed. */
+export interface PendingActivity {
+  /** The workflow that scheduled it: the run, or its iteration child `{run}/iter-{n}`. */
+  workflowId: string;
+  activity: string;
+  attempt: number;
+  lastFailure?: string;
 }
 
 /** A running run nobody answers for: its orchestrator task queue has no live worker (or one that is stuck). */

@@ -1,15 +1,22 @@
-import { WorkflowFailedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import {
+  WorkflowFailedError,
+  WorkflowNotFoundError,
+  type Client,
+  type WorkflowExecutionDescription,
+} from '@temporalio/client';
 import { ITERATION, RECIPE, RUN_STATE } from '../workflows/search-attributes';
 import { iterationChildId, iterationProgressQuery, progressQuery } from '../workflows/messages';
 import type { selfPlayRun } from '../workflows/selfPlayRun';
 import { renderStatus } from './progress-bars';
-import type { StatusSnapshot, UnansweredQuery } from './status-snapshot';
+import type { PendingActivity, StatusSnapshot, UnansweredQuery } from './status-snapshot';
 
 /** How long `status` waits for the run's query: a worker answers in milliseconds, a missing one never. */
 export const QUERY_DEADLINE_MS = 10_000;
 
 /**
- * A snapshot of a run: its `progress` query, then the running child's `iterationProgress`. A closed run is
+ * A snapshot of a run: its `progress` query, then the running child's `iterationProgress`, and the activities
+ * both wait on with their attempts and last failures (a transient failure is retried without a limit, so this
+ * is where one that keeps failing shows). A closed run is
  * not queried (that would need a worker to replay it); its result or failure is read from history instead.
  * A query waits for a worker of the run's task queue, so with none it would wait forever: after `queryMs`
  * the snapshot says so, with what the run last recorded in its search attributes.
@@ -48,15 +55,30 @@ export async function runStatus(
     };
     return { runId, status, unanswered };
   }
-  if (!progress.iterationInFlight) return { runId, status, progress };
+  const runPending = pendingOf(description);
+  if (!progress.iterationInFlight) return { runId, status, progress, ...withPending(runPending) };
   // The child may finish between the two queries: then there is no iteration to show.
-  const iteration = await answerWithin(client, queryMs, () =>
-    client.workflow
-      .getHandle(iterationChildId(progress.lineage, progress.iteration))
-      .query(iterationProgressQuery),
-  ).catch(() => undefined);
-  return { runId, status, progress, ...(iteration ? { iteration } : {}) };
+  const child = client.workflow.getHandle(iterationChildId(progress.lineage, progress.iteration));
+  const [iteration, childDescription] = await Promise.all([
+    answerWithin(client, queryMs, () => child.query(iterationProgressQuery)).catch(() => undefined),
+    child.describe().catch(() => undefined),
+  ]);
+  const pending = [...runPending, ...(childDescription ? pendingOf(childDescription) : [])];
+  return { runId, status, progress, ...(iteration ? { iteration } : {}), ...withPending(pending) };
 }
+
+/** The activities a workflow waits on, as its description lists them. */
+function pendingOf(description: WorkflowExecutionDescription): PendingActivity[] {
+  return (description.raw.pendingActivities ?? []).map((a) => ({
+    workflowId: description.workflowId,
+    activity: a.activityType?.name ?? a.activityId ?? 'activity',
+    attempt: a.attempt ?? 1,
+    ...(a.lastFailure?.message ? { lastFailure: a.lastFailure.message } : {}),
+  }));
+}
+
+const withPending = (pending: PendingActivity[]): { pending?: PendingActivity[] } =>
+  pending.length ? { pending } : {};
 
 /** Where `watchStatus` draws: a terminal (redrawn in place) or anything else (one snapshot). */
 export interface StatusOutput {

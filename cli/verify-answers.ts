@@ -6,13 +6,8 @@ import {
   type AnswerVerdict,
   type CheckResult,
 } from '../activities/scoring/answer-checker-pool';
-import { ANSWER_KINDS, type AnswerKind } from '../activities/scoring/verifiers';
-import { jsonlRows } from '../activities/lib/jsonl-rows';
-
-export const VERIFY_USAGE = `  verify-answers FILE.jsonl [--kind expression|integer|mcq|string] [--timeout-ms N] [--out FILE.jsonl]
-                    grade {"gold", "pred"} lines with exactly the judge stage's answer checker (either side may
-                    be a whole solution: its last \\boxed{} is the answer); one {"line", "verdict", "ms"} per line
-                    (verdict equivalent, different, unparsable or timeout), counts at the end on stderr`;
+import type { AnswerKind } from '../activities/scoring/verifiers';
+import { jsonlRecords } from '../activities/lib/input-records';
 
 export interface AnswerPair {
   line: number;
@@ -31,16 +26,9 @@ export interface PairVerdict {
  * same per-answer time limit, and prints the verdicts in input order. Throws an Error with a message for the
  * user on bad flags or a bad line (every bad line is named, and nothing is checked then).
  */
-export async function verifyAnswersCommand(
-  positionals: string[],
-  flags: Map<string, string[]>,
-): Promise<void> {
+export async function verifyAnswersCommand(file: string, flags: Map<string, string[]>): Promise<void> {
   const one = (flag: string): string | undefined => flags.get(flag)?.[0];
-  const file = positionals[0];
-  if (!file) throw new Error(`expected:\n${VERIFY_USAGE}`);
-  const kind = one('--kind') ?? 'expression';
-  if (!ANSWER_KINDS.includes(kind as AnswerKind))
-    throw new Error(`--kind: expected one of ${ANSWER_KINDS.join(', ')}, got ${kind}`);
+  const kind = (one('--kind') ?? 'expression') as AnswerKind;
   const timeoutMs = Number(one('--timeout-ms') ?? DEFAULT_TIMEOUT_MS);
   if (!Number.isInteger(timeoutMs) || timeoutMs <= 0)
     throw new Error(`--timeout-ms: expected a positive integer, got ${one('--timeout-ms')}`);
@@ -48,9 +36,7 @@ export async function verifyAnswersCommand(
     await readFile(file, 'utf8').catch(() => Promise.reject(new Error(`cannot read ${file}`))),
   );
   const pool = new AnswerCheckerPool({ timeoutMs });
-  const verdicts = await verifyAnswerPairs(pairs, kind as AnswerKind, (r) => pool.check(r)).finally(() =>
-    pool.close(),
-  );
+  const verdicts = await verifyAnswerPairs(pairs, kind, (r) => pool.check(r)).finally(() => pool.close());
   const lines = verdicts.map((v) =>
     JSON.stringify({ line: v.line, verdict: v.verdict, ms: Number(v.ms.toFixed(2)) }),
   );
@@ -65,11 +51,12 @@ export function parseAnswerPairs(text: string): AnswerPair[] {
   const pairs: AnswerPair[] = [];
   const problems: string[] = [];
   const isText = (v: unknown): v is string | number => typeof v === 'string' || typeof v === 'number';
-  for (const { line, row } of jsonlRows(text, problems)) {
-    const { gold, pred } = row;
-    if (!isText(gold) || !isText(pred))
-      problems.push(`line ${line}: expected {"gold": "...", "pred": "..."}`);
-    else pairs.push({ line, gold: String(gold), pred: String(pred) });
+  for (const record of jsonlRecords(text)) {
+    const { gold, pred } = 'row' in record ? record.row : {};
+    if ('problem' in record) problems.push(`${record.at}: ${record.problem}`);
+    else if (!isText(gold) || !isText(pred))
+      problems.push(`${record.at}: expected {"gold": "...", "pred": "..."}`);
+    else pairs.push({ line: record.n, gold: String(gold), pred: String(pred) });
   }
   if (problems.length > 0) throw new Error(problems.join('; '));
   if (pairs.length === 0) throw new Error('no {"gold", "pred"} lines');

@@ -3,6 +3,15 @@ import type { EndpointSettings } from '../activities/clients/inference';
 import { NON_RETRYABLE, nonRetryable } from '../activities/lib/errors';
 import { policyForRole, policySpec } from './policies';
 import { apiKeyFrom, credentialsFromEnv, NO_API_KEY } from './credentials';
+import {
+  INFERENCE_KEY_ENV,
+  bindingsFromEnv,
+  boundCredential,
+  credentialProblem,
+  requireBound,
+  type Binding,
+} from './endpoint-bindings';
+import { inputRootsFromEnv, type InputRoots } from './input-roots';
 import { fillModelName, hasPlaceholders } from './model-name';
 
 /**
@@ -12,25 +21,34 @@ import { fillModelName, hasPlaceholders } from './model-name';
  *   SELFPLAY_STORAGE                 s3://bucket/prefix or a local directory (default .selfplay/storage)
  *   SELFPLAY_INFERENCE_URL           default OpenAI-compatible base URL, e.g. http://vllm:8000/v1
  *   SELFPLAY_INFERENCE_MODEL         default model name
- *   SELFPLAY_INFERENCE_API_KEY       the key of SELFPLAY_INFERENCE_URL only (or OPENAI_API_KEY); "EMPTY" when unset
+ *   SELFPLAY_INFERENCE_API_KEY       the key of SELFPLAY_INFERENCE_URL's server (or OPENAI_API_KEY); none when unset
  *   SELFPLAY_INFERENCE_CONCURRENCY   completions in flight per endpoint from this worker (default 64)
  *   SELFPLAY_TRAINER_URL             the training kernel
- *   SELFPLAY_KERNEL_TOKEN            the kernels' bearer token, sent to trainer URLs and kernel samplers
+ *   SELFPLAY_KERNEL_TOKEN            the kernels' bearer token, sent to the servers bound to it
  *   SELFPLAY_<NAME>_API_KEY/_TOKEN   keys a run config's endpoints name by `apiKeyEnv` (config/credentials.ts)
+ *   SELFPLAY_CREDENTIAL_BINDINGS     which credential may go to which URL prefix (config/endpoint-bindings.ts)
+ *   SELFPLAY_INPUT_ROOTS             where config-named inputs may be read from (config/input-roots.ts)
  *   S3_ENDPOINT, AWS_*               S3-compatible server and credentials
+ *   SELFPLAY_PYTHON                  a Python with selfplay_kernel[tracking] installed, for W&B tracking (and,
+ *                                    read by activities/lib/input-records.ts, for Parquet inputs)
+ *   WANDB_API_KEY, WANDB_BASE_URL    W&B's own, read by its SDK (tracking.wandb)
  */
 export interface WorkerEnv {
   storageUri: string;
   inferenceUrl?: string;
   inferenceModel?: string;
-  /** Sent to `inferenceUrl` only. */
-  inferenceApiKey: string;
   inferenceConcurrency: number;
   trainerUrl?: string;
-  /** The kernels' bearer token (kernel routes need it; a kernel on loopback may run without). */
-  kernelToken?: string;
-  /** The credential variables run configs may name (`apiKeyEnv`); none when absent. */
-  credentials?: Readonly<Record<string, string>>;
+  /**
+   * The credential variables by name (SELFPLAY_KERNEL_TOKEN, SELFPLAY_INFERENCE_API_KEY, those run configs
+   * name by `apiKeyEnv`); each goes only to the servers `bindings` bind it to.
+   */
+  credentials: Readonly<Record<string, string>>;
+  bindings: readonly Binding[];
+  /** Where config-named inputs may be read from. */
+  inputRoots: InputRoots;
+  /** The Python that runs `selfplay_kernel.wandb_log` (tracking.wandb). */
+  python?: string;
 }
 
 export function loadWorkerEnv(env: NodeJS.ProcessEnv = process.env): WorkerEnv {
@@ -40,28 +58,45 @@ export function loadWorkerEnv(env: NodeJS.ProcessEnv = process.env): WorkerEnv {
       `SELFPLAY_INFERENCE_CONCURRENCY must be a positive integer, got ${env.SELFPLAY_INFERENCE_CONCURRENCY}`,
     );
   }
+  const storageUri = env.SELFPLAY_STORAGE || '.selfplay/storage';
+  const inferenceKey = env[INFERENCE_KEY_ENV] || env.OPENAI_API_KEY;
   return {
-    storageUri: env.SELFPLAY_STORAGE || '.selfplay/storage',
+    storageUri,
     inferenceUrl: env.SELFPLAY_INFERENCE_URL || undefined,
     inferenceModel: env.SELFPLAY_INFERENCE_MODEL || undefined,
-    inferenceApiKey: env.SELFPLAY_INFERENCE_API_KEY || env.OPENAI_API_KEY || NO_API_KEY,
     inferenceConcurrency: concurrency,
     trainerUrl: env.SELFPLAY_TRAINER_URL || undefined,
-    kernelToken: env.SELFPLAY_KERNEL_TOKEN || undefined,
-    credentials: credentialsFromEnv(env),
+    credentials: {
+      ...credentialsFromEnv(env),
+      ...(inferenceKey ? { [INFERENCE_KEY_ENV]: inferenceKey } : {}),
+    },
+    bindings: bindingsFromEnv(env),
+    inputRoots: inputRootsFromEnv(env, storageUri),
+    ...(env.SELFPLAY_PYTHON ? { python: env.SELFPLAY_PYTHON } : {}),
   };
 }
 
 /**
- * The key of a configured server: the variable its entry names, none without a name. A credential never
- * follows a URL it was not configured beside.
+ * The key of a configured server: the variable its entry names, none without a name. The variable must be
+ * bound to the server's URL in the worker's environment (config/endpoint-bindings.ts): a run config chooses
+ * which of the server's credentials to send, never where a credential goes.
  */
 export function configuredApiKey(
   env: WorkerEnv,
   entry: { baseUrl?: string; apiKeyEnv?: string },
   what: string,
 ): string {
-  return apiKeyFrom(env.credentials ?? {}, entry.apiKeyEnv, what);
+  if (entry.apiKeyEnv === undefined) return NO_API_KEY;
+  const problem = entry.baseUrl
+    ? credentialProblem(env.bindings, entry.apiKeyEnv, entry.baseUrl, what)
+    : `${what} names its credential ${entry.apiKeyEnv} but no server to send it to`;
+  if (problem) throw nonRetryable(NON_RETRYABLE.invalidConfig, problem);
+  return apiKeyFrom(env.credentials, entry.apiKeyEnv, what);
+}
+
+/** The credential the worker binds to `url`, for the servers it sends one to by itself (trainers, syncs). */
+export function boundToken(env: WorkerEnv, url: string): string | undefined {
+  return boundCredential(env.bindings, env.credentials, url);
 }
 
 /**
@@ -96,7 +131,7 @@ export function endpointFor(
     model: modelFor(role, model, config, versions),
     apiKey: urlEntry
       ? configuredApiKey(env, urlEntry, `inference endpoint ${baseUrl} of role "${role}"`)
-      : env.inferenceApiKey,
+      : (boundToken(env, baseUrl) ?? NO_API_KEY),
     maxConcurrentCompletions: env.inferenceConcurrency,
     supportsN: fromRole.supportsN ?? fromDefault.supportsN ?? true,
     requestTimeoutMs: config.inference.requestTimeoutSeconds * 1000,
@@ -151,7 +186,10 @@ export function servedModelTemplate(config: RunConfig, env: WorkerEnv, policy: s
   return models[0];
 }
 
-/** The kernel that trains `policy`: its own URL in the config, then the run's, then the environment. */
+/**
+ * The kernel that trains `policy`: its own URL in the config, then the run's, then the environment. It gets
+ * the credential bound to it, so it must be one of the worker's servers (config/endpoint-bindings.ts).
+ */
 export function trainerUrlFor(config: RunConfig, env: WorkerEnv, policy: string): string {
   const url = policySpec(config, policy).trainerUrl ?? config.training.trainerUrl ?? env.trainerUrl;
   if (!url) {
@@ -161,6 +199,7 @@ export function trainerUrlFor(config: RunConfig, env: WorkerEnv, policy: string)
         'in the run config, or SELFPLAY_TRAINER_URL on the trainer workers',
     );
   }
+  requireBound(env.bindings, url, `the training kernel of policy "${policy}",`);
   return url;
 }
 

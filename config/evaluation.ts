@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { inputColumns } from './input-columns';
 
 /**
  * The `evaluation` section of a run config: held-out accuracy on benchmark files, measured on the committed
@@ -10,6 +11,9 @@ import { z } from 'zod';
 export const BENCHMARK_FORMATS = ['gsm8k', 'math500', 'aime', 'amc', 'minerva', 'simple'] as const;
 export type BenchmarkFormat = (typeof BENCHMARK_FORMATS)[number];
 
+/** The fields the benchmark formats read, which `columns` may map to a file's own column names. */
+export const BENCHMARK_FIELDS = ['id', 'question', 'problem', 'answer', 'solution'] as const;
+
 /** A benchmark's name: a metric label and a storage key segment. */
 export const BENCHMARK_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
@@ -19,9 +23,11 @@ export const EVAL_TEMPLATES = ['recipe', 'qwen', 'octothinker'] as const;
 export const benchmarkSpec = z
   .strictObject({
     name: z.string().regex(BENCHMARK_NAME, 'letters, digits, ".", "_" or "-" (max 64)'),
-    /** JSONL (`.gz` ok): a path the rollout workers can read, file:// or s3://. */
+    /** JSONL (`.gz`, `.zst` ok) or Parquet: a path the rollout workers can read, file:// or s3://. */
     uri: z.string().min(1),
     format: z.enum(BENCHMARK_FORMATS).optional(),
+    /** The file's columns for the format's fields when they have other names, e.g. `{"question": "prompt"}`. */
+    columns: inputColumns(BENCHMARK_FIELDS).optional(),
     /** Only this many items: the first ones, or a seeded random subset with `subsetSeed`. */
     limit: z.number().int().positive().optional(),
     subsetSeed: z

@@ -21,6 +21,8 @@ interface JsonSchema {
   properties?: Record<string, JsonSchema>;
   required?: string[];
   additionalProperties?: JsonSchema | boolean;
+  /** A record's keys, when they are a closed set. */
+  propertyNames?: JsonSchema;
   items?: JsonSchema;
   anyOf?: JsonSchema[];
   minimum?: number;
@@ -171,7 +173,7 @@ function typeOf(schema: JsonSchema): string {
     case 'object':
       if (schema.properties) return `{${Object.keys(schema.properties).join(', ')}}`;
       return typeof schema.additionalProperties === 'object'
-        ? `map of name → ${typeOf(schema.additionalProperties)}`
+        ? `map of ${schema.propertyNames?.enum ? schema.propertyNames.enum.join(', ') : 'name'} → ${typeOf(schema.additionalProperties)}`
         : 'object';
     default:
       return 'any';

@@ -6,6 +6,7 @@ import { SSP_DEFAULTS, sspParams, sspPreset } from './presets/ssp';
 import { SCOPE_DEFAULTS, defaultCandidatesPerRound, scopeParams, scopePreset } from './presets/scope';
 import { EVALUATION_DEFAULTS, evaluationOn, evaluationParams } from './evaluation';
 import { CREDENTIAL_NEEDS_URL, apiKeyEnv } from './credentials';
+import { inputColumns } from './input-columns';
 
 /**
  * The run configuration: ONE plain-JSON object, the only argument of `selfPlayRun`, so a run can be started
@@ -50,7 +51,8 @@ const endpoint = z
     baseUrl: z.url().optional(),
     /**
      * The worker environment variable holding this server's API key (`SELFPLAY_…_API_KEY` or `SELFPLAY_…_TOKEN`,
-     * e.g. SELFPLAY_KERNEL_TOKEN for the kernel's sampler), sent to this `baseUrl` only. Absent: no key.
+     * e.g. SELFPLAY_KERNEL_TOKEN for the kernel's sampler), sent to this `baseUrl` only, and only when the
+     * workers bind it to that URL (SELFPLAY_CREDENTIAL_BINDINGS, docs/security.md). Absent: no key.
      */
     apiKeyEnv: apiKeyEnv.optional(),
     /** The model name to ask for; `{run}`, `{policy}` and `{version}` are filled in per request. Default: SELFPLAY_INFERENCE_MODEL. */
@@ -83,8 +85,13 @@ export const runConfig = z
     /** Documents per shard; shards flow through propose → gate → solve → judge independently. */
     shardSize: positiveInt.max(10_000),
     corpus: z.strictObject({
-      /** JSONL documents `{"id","text",...}` per line, a local path or s3://bucket/key (`.gz` read as gzip). */
+      /**
+       * Documents `{"id","text",...}`, a local path or s3://bucket/key: JSONL (`.gz` gzip, `.zst` zstd) or
+       * Parquet (`.parquet`, as Hugging Face datasets are stored).
+       */
       uri: z.string().min(1),
+      /** The file's columns for `id` and `text` when they have other names, e.g. `{"text": "content"}`. */
+      columns: inputColumns(['id', 'text']).optional(),
       /** Documents are cut into segments of at most this many characters (at paragraphs, sentences, then words). */
       maxSegmentChars: positiveInt,
       /** Documents longer than this are skipped as oversized (and counted). */
@@ -283,7 +290,8 @@ export const runConfig = z
           model: z.string().min(1).optional(),
           /**
            * The variable holding the embedding server's key (the kernel's `embed`: SELFPLAY_KERNEL_TOKEN), sent to
-           * `baseUrl`, or without one to the server the index was built with (its manifest, in the run's storage).
+           * `baseUrl`, or without one to the server the index was built with (its manifest, in the run's storage),
+           * when the workers bind it to that server (docs/security.md).
            */
           apiKeyEnv: apiKeyEnv.optional(),
         })
@@ -331,6 +339,11 @@ export const runConfig = z
         retryInitialSeconds: z.number().positive(),
         /** The backoff cap: the longest wait between two attempts, so a healed outage is noticed this soon. */
         retryMaxSeconds: z.number().positive(),
+        /**
+         * An activity failing this long without progress (each attempt failing where the one before it did) stops
+         * retrying: its iteration waits for the operator with the last failure as its cause (activities/lib/stuck.ts).
+         */
+        stuckAfterMinutes: z.number().positive(),
       })
       .refine((t) => t.retryMaxSeconds >= t.retryInitialSeconds, {
         path: ['retryMaxSeconds'],
@@ -338,6 +351,39 @@ export const runConfig = z
       }),
     /** Held-out accuracy on benchmark files, every K iterations and at the start (config/evaluation.ts). */
     evaluation: evaluationParams,
+    /**
+     * Experiment trackers each committed iteration is logged to (step = iteration), after its commit: rewards
+     * per role, valid-task rate, pass-rate histogram, held-out accuracy, the kernel's step metrics, stage times;
+     * the resolved config as parameters. One tracker run per lineage (a rollback or fork names its parent and
+     * branch point). A tracker that is down never holds the run: the next commit catches up. Credentials come
+     * from the worker's environment (docs/tracking.md).
+     */
+    tracking: z
+      .strictObject({
+        /** Weights & Biases, through its Python SDK on the orchestrator workers (SELFPLAY_PYTHON, WANDB_API_KEY). */
+        wandb: z
+          .strictObject({
+            project: z.string().min(1),
+            entity: z.string().min(1).optional(),
+            /** `offline` writes W&B's run files under `dir` on the worker, for `wandb sync`. Default: online. */
+            mode: z.enum(['online', 'offline']).optional(),
+            /** The directory W&B writes under on the orchestrator workers. Default: .selfplay/wandb. */
+            dir: z.string().min(1).optional(),
+          })
+          .optional(),
+        /** An MLflow tracking server, through its REST API: one MLflow run per lineage in `experiment`. */
+        mlflow: z
+          .strictObject({
+            trackingUri: z.url(),
+            experiment: z.string().min(1),
+            /** The worker variable holding the server's bearer token (SELFPLAY_…_TOKEN), sent to trackingUri only. */
+            apiKeyEnv: apiKeyEnv.optional(),
+          })
+          .optional(),
+        /** TensorBoard event files: `{logDir}/{lineage}/`, logDir a directory or s3://. */
+        tensorboard: z.strictObject({ logDir: z.string().min(1) }).optional(),
+      })
+      .optional(),
     /** The parent continues-as-new after this many iterations (or sooner when Temporal suggests it). */
     continueAsNewEvery: positiveInt.max(1000),
     /**
@@ -402,6 +448,7 @@ export const TIMEOUT_DEFAULTS = {
   heartbeatSeconds: 120,
   retryInitialSeconds: 1,
   retryMaxSeconds: 60,
+  stuckAfterMinutes: 30,
 } as const satisfies RunConfig['timeouts'];
 
 /**

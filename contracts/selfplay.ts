@@ -255,6 +255,21 @@ export interface RetentionInput {
   maxStaleness: number;
 }
 
+/** Logs a lineage's commits to the run's experiment trackers (config `tracking`, activities/tracking/). */
+export interface TrackInput {
+  runId: string;
+  /** Every lineage of the run, the current one last: its commits are logged. */
+  lineages: Lineage[];
+  config: RunConfig;
+  /** The newest commit: every commit of the lineage up to it that a tracker lacks is logged. */
+  iteration: number;
+}
+
+export interface TrackResult {
+  /** Per tracker, the steps read and offered to it (it logs the ones it does not hold yet). */
+  offered: Record<string, number[]>;
+}
+
 export interface RetentionResult {
   /** The checkpoints and snapshots deleted (their prefixes). */
   deleted: string[];

@@ -11,8 +11,8 @@ import { startMetricsFromEnv, workersReadiness, type PoolState } from './metrics
  *   TEMPORAL_ADDRESS (localhost:7233), TEMPORAL_NAMESPACE (default), TLS and API key (config/temporal-connection.ts),
  *   SELFPLAY_QUEUE_PREFIX (selfplay),
  *   SELFPLAY_POOLS (alternative to the argument), plus the storage/inference/trainer variables of config/env.ts.
- *   SELFPLAY_METRICS_PORT / SELFPLAY_PROJECT_METRICS_PORT: Prometheus endpoints (off by default; workers/metrics.ts);
- *   the project's also answers the probes /healthz and /readyz.
+ *   SELFPLAY_METRICS_PORT / SELFPLAY_PROJECT_METRICS_PORT: Prometheus endpoints (off by default; workers/metrics.ts),
+ *   on SELFPLAY_METRICS_HOST (127.0.0.1); the project's also answers the probes /healthz and /readyz.
  *   SELFPLAY_WORKFLOW_BUNDLE: a workflow bundle built ahead (the container image builds one), instead of bundling
  *   the workflows at start.
  * SIGINT/SIGTERM drain the workers: running activities finish or heartbeat out, nothing is lost.

@@ -12,7 +12,9 @@ import { metrics as projectRegistry, type Registry } from '../activities/lib/met
  *                                  rewards, valid-task rate), served by a small node:http server at /metrics,
  *                                  which also answers the orchestrator's probes: /healthz (live: the process
  *                                  answers) and /readyz (ready: every pool's worker is polling)
- * Each takes a port (bound on 0.0.0.0) or HOST:PORT.
+ * Each takes a port or HOST:PORT. A bare port binds on SELFPLAY_METRICS_HOST, by default 127.0.0.1: a worker on a
+ * developer's machine keeps its metrics and probes to that machine; a cluster sets the pod's address (the chart
+ * sets 0.0.0.0, with a NetworkPolicy that admits only the scrapers).
  */
 export interface MetricsEndpoints {
   /** `host:port` of the Temporal runtime's exporter, if enabled. */
@@ -22,8 +24,27 @@ export interface MetricsEndpoints {
   close(): Promise<void>;
 }
 
-/** `9464` → `0.0.0.0:9464`; `127.0.0.1:9464` stays; empty → undefined (disabled). */
-export function bindAddress(name: string, value: string | undefined): string | undefined {
+/** The host a bare port binds on when SELFPLAY_METRICS_HOST is unset. */
+export const DEFAULT_METRICS_HOST = '127.0.0.1';
+
+/** SELFPLAY_METRICS_HOST: an address or host name to bind (`0.0.0.0`, a pod IP); empty → loopback. */
+export function metricsHost(value: string | undefined): string {
+  const v = value?.trim();
+  if (!v) return DEFAULT_METRICS_HOST;
+  if (!/^[^\s:/]+$/.test(v)) {
+    throw new Error(
+      `SELFPLAY_METRICS_HOST=${JSON.stringify(value)}: expected an IPv4 address or host name (127.0.0.1, 0.0.0.0)`,
+    );
+  }
+  return v;
+}
+
+/** `9464` → `HOST:9464` (`host`, loopback by default); `10.0.0.5:9464` stays; empty → undefined (disabled). */
+export function bindAddress(
+  name: string,
+  value: string | undefined,
+  host: string = DEFAULT_METRICS_HOST,
+): string | undefined {
   const v = value?.trim();
   if (!v) return undefined;
   const m = /^(?:(.+):)?(\d{1,5})$/.exec(v);
@@ -31,7 +52,7 @@ export function bindAddress(name: string, value: string | undefined): string | u
   if (!m || !(port >= 0 && port <= 65535)) {
     throw new Error(`${name}=${JSON.stringify(value)}: expected a port (9464) or HOST:PORT (127.0.0.1:9464)`);
   }
-  return `${m[1] ?? '0.0.0.0'}:${port}`;
+  return `${m[1] ?? host}:${port}`;
 }
 
 /**
@@ -118,8 +139,9 @@ export async function startMetricsFromEnv(
   env: NodeJS.ProcessEnv = process.env,
   readiness?: () => Readiness,
 ): Promise<MetricsEndpoints> {
-  const temporal = bindAddress('SELFPLAY_METRICS_PORT', env.SELFPLAY_METRICS_PORT);
-  const project = bindAddress('SELFPLAY_PROJECT_METRICS_PORT', env.SELFPLAY_PROJECT_METRICS_PORT);
+  const host = metricsHost(env.SELFPLAY_METRICS_HOST);
+  const temporal = bindAddress('SELFPLAY_METRICS_PORT', env.SELFPLAY_METRICS_PORT, host);
+  const project = bindAddress('SELFPLAY_PROJECT_METRICS_PORT', env.SELFPLAY_PROJECT_METRICS_PORT, host);
   if (temporal) installRuntimeMetrics(temporal);
   const server = project ? await serveProjectMetrics(project, projectRegistry, readiness) : undefined;
   return {

@@ -1,6 +1,7 @@
 import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../activities';
 import { heartbeatClock } from '../activities/lib/heartbeat';
+import { failureEdge } from '../activities/lib/stuck';
 import { dataConverterFromEnv } from '../config/payload-codec';
 
 export const POOLS = ['orchestrator', 'rollout', 'trainer'] as const;
@@ -43,8 +44,9 @@ export async function createPoolWorkers(options: PoolWorkersOptions): Promise<Wo
         taskQueue: options.queues[pool],
         activities,
         dataConverter,
-        // Every activity heartbeats, so a killed worker of any pool is noticed within the heartbeat timeout.
-        interceptors: { activity: [heartbeatClock] },
+        // Every activity heartbeats, so a killed worker of any pool is noticed within the heartbeat timeout, and
+        // every failure is classified and counted toward `timeouts.stuckAfterMinutes` (activities/lib/stuck.ts).
+        interceptors: { activity: [heartbeatClock, failureEdge] },
         maxConcurrentActivityTaskExecutions: slots[pool],
         ...(options.identity ? { identity: `${options.identity}/${pool}` } : {}),
         ...(pool === 'orchestrator'

@@ -19,6 +19,9 @@ export function retryPolicy(t: RunConfig['timeouts']): NonNullable<ActivityOptio
   };
 }
 
+/** Attempts of one tracking call; what they could not send, the next commit's call sends. */
+const TRACKING_ATTEMPTS = 3;
+
 /**
  * Activity stubs for the three pools: per pool, a start-to-close limit per attempt (a kind's longest
  * legitimate attempt: a filter, a rollout shard, a training step); for every pool, a heartbeat timeout, so a
@@ -57,9 +60,17 @@ export function poolActivities(config: RunConfig) {
     cancellationType,
     startToCloseTimeout: `${t.trainStepMinutes} minutes`,
   });
+  // A tracker is a side channel (activities/tracking/track.ts): a few attempts, then the next commit catches up.
+  const tracking = proxyActivities<Activities>({
+    ...common,
+    retry: { ...common.retry, maximumAttempts: TRACKING_ATTEMPTS },
+    taskQueue: config.pools.orchestrator,
+    startToCloseTimeout: '10 minutes',
+  });
   return {
     orchestrator,
     planner,
+    tracking,
     rollout,
     trainer,
     judge: config.judgePool === 'rollout' ? rollout : orchestrator,

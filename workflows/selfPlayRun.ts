@@ -85,6 +85,8 @@ const RETENTION_AFTER_COMMIT = 'retention-after-commit';
  * replay without it, and a run continued as new goes on as it started: its rounds may never have needed it.
  */
 const ITERATIONS_FIT_TEMPORAL = 'iterations-fit-temporal-limits';
+/** `tracking` logs each commit to the run's experiment trackers; runs recorded before it replay without. */
+const TRACKING_AFTER_COMMIT = 'tracking-after-commit';
 
 export interface RunOutcome {
   runId: string;
@@ -308,7 +310,7 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
     },
   });
 
-  const { orchestrator } = poolActivities(config);
+  const { orchestrator, tracking } = poolActivities(config);
   const start: RunStart = carry ?? (await orchestrator.loadRunStart({ runId, config }));
   const recent: IterationResult[] = carry?.recent ?? [];
   /** What the last commit says: the state each iteration starts from and continue-as-new carries on. */
@@ -457,6 +459,24 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
     setState(activeState());
   };
 
+  /**
+   * The tracking calls in order, each started after the one before ended; the run does not wait for them
+   * except before it continues as new or completes. A call that fails is logged: the next one catches up.
+   */
+  let tracked: Promise<void> = Promise.resolve();
+  const track = (iteration: number): void => {
+    const request = { runId, lineages, config, iteration };
+    tracked = tracked
+      .then(() => tracking.trackCommits(request))
+      .then(
+        () => undefined,
+        (err: unknown) => {
+          if (isCancellation(err)) throw err;
+          log.warn(`tracking after iteration ${iteration} failed: ${failureMessage(err)}`);
+        },
+      );
+  };
+
   let sinceStart = 0;
   /** The iteration this run starts with (not a continuation's): where `evaluation.atStart` scores its start. */
   const firstIteration = carry ? undefined : start.nextIteration;
@@ -573,12 +593,14 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
         .signal(baseCommittedSignal, { iteration: n, ...committed })
         .catch(() => undefined);
     }
+    if (config.tracking && patched(TRACKING_AFTER_COMMIT)) track(n);
     if (patched(RETENTION_AFTER_COMMIT)) await retain();
 
     if (progress.stopRequested) break;
     const more = n < config.iterations;
     const due = sinceStart >= config.continueAsNewEvery || workflowInfo().continueAsNewSuggested;
     if (more && flights.size === 0 && due) {
+      await tracked;
       await condition(allHandlersFinished);
       const next = carryOf({
         progress,
@@ -597,6 +619,7 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
     await condition(() => running(flights).length === 0);
   }
 
+  await tracked;
   const stopped = progress.stopRequested && progress.lastCommitted < config.iterations;
   progress.iteration = progress.lastCommitted;
   setState('completed');

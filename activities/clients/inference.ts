@@ -6,6 +6,7 @@ import { WeightedSemaphore } from '../lib/weighted-semaphore';
 import { backoffMs, delay } from '../lib/backoff';
 import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
 import { metrics } from '../lib/metrics';
+import { countCompletionTokens } from '../lib/heartbeat';
 import { sampledTokensOf, TOKEN_REQUEST, type SampledTokens } from './sampled-tokens';
 import { parseWeightTag, type WeightTag } from './weight-tag';
 import { runOfLineage } from '../../contracts/lineage';
@@ -158,7 +159,10 @@ export class InferenceEndpoint implements LlmCaller {
     requestsTotal.inc(labels);
     completionsTotal.inc(labels, choices.length);
     const tokens = response.usage?.completion_tokens;
-    if (typeof tokens === 'number') tokensTotal.inc(labels, tokens);
+    if (typeof tokens === 'number') {
+      tokensTotal.inc(labels, tokens);
+      countCompletionTokens(tokens);
+    }
     const counted = request.n === 1 && typeof tokens === 'number' ? { completionTokens: tokens } : {};
     // The ids go with the temperature and top-p they were sampled at: the kernel scores them at that temperature.
     const drawn = { temperature: request.temperature, topP: request.topP };

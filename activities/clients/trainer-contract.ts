@@ -5,6 +5,7 @@
  *
  *   POST {url}/v1/train/step                    TrainStepRequest   -> 200 TrainStepResponse
  *   GET  {url}/v1/policies/{policy}                                 -> 200 PolicyState
+ *   GET  {url}/v1/train/progress                                    -> 200 TrainProgress
  *   POST {url}/v1/policies/{policy}/checkpoint  CheckpointRequest  -> 200 CheckpointResponse
  *   POST {url}/v1/policies/{policy}/restore     RestoreRequest     -> 200 PolicyState
  *   POST {url}/v1/policies/{policy}/publish     PublishRequest     -> 200 PublishResponse
@@ -212,6 +213,22 @@ export interface PolicyState {
   policyVersion: number;
   /** The run lineage whose weights the kernel holds; null for base weights (kernels before lineages: absent). */
   lineage?: string | null;
+}
+
+/**
+ * How far the running step has got (answered beside it, never behind it). Rows count once per mini-batch they
+ * are trained in, so `rowsTrained` ends at `rows` (the batch's rows times the epochs); both counts are 0 until
+ * the kernel has read the batch. `step` is null while no step runs.
+ */
+export interface TrainProgress {
+  policy: string;
+  step: {
+    idempotencyKey: string;
+    miniBatches: number;
+    miniBatchesDone: number;
+    rows: number;
+    rowsTrained: number;
+  } | null;
 }
 
 export interface TrainerError {

@@ -5,6 +5,7 @@ import type {
   PublishRequest,
   PublishResponse,
   RestoreRequest,
+  TrainProgress,
   TrainStepRequest,
   TrainStepResponse,
   TrainerError,
@@ -13,14 +14,28 @@ import { backoffMs, delay } from '../lib/backoff';
 import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
 
 /**
+ * How long a control route may take: `GET /v1/policies/{policy}` and `GET /v1/train/progress` answer from
+ * memory, never behind a step (the kernel serves them beside its training and sampling executors), so a
+ * kernel that does not answer this soon is down or wedged, not busy.
+ */
+export const CONTROL_TIMEOUT_MS = 30_000;
+
+/**
  * Client of the training kernel's HTTP contract (trainer-contract.ts). A step is safe to resend: the kernel
  * applies an idempotency key at most once, so connection errors and 5xx are retried; 4xx are not. Every
- * request carries the kernel's bearer token when one is given (SELFPLAY_KERNEL_TOKEN).
+ * request carries the kernel's bearer token when one is given (SELFPLAY_KERNEL_TOKEN). A step and the state
+ * operations (checkpoint, restore, publish) may take `timeoutMs` (`timeouts.trainStepMinutes`), a control
+ * route `controlTimeoutMs`; a request past its deadline fails naming the route and the deadline.
  */
 export class TrainerClient {
   constructor(
     private readonly baseUrl: string,
-    private readonly options: { timeoutMs: number; maxRetries: number; token?: string },
+    private readonly options: {
+      timeoutMs: number;
+      controlTimeoutMs?: number;
+      maxRetries: number;
+      token?: string;
+    },
   ) {}
 
   trainStep(request: TrainStepRequest, signal?: AbortSignal): Promise<TrainStepResponse> {
@@ -28,7 +43,19 @@ export class TrainerClient {
   }
 
   policyState(policy: string, signal?: AbortSignal): Promise<PolicyState> {
-    return this.call<PolicyState>('GET', `/v1/policies/${encodeURIComponent(policy)}`, undefined, signal);
+    return this.call<PolicyState>(
+      'GET',
+      `/v1/policies/${encodeURIComponent(policy)}`,
+      undefined,
+      signal,
+      this.options.controlTimeoutMs ?? CONTROL_TIMEOUT_MS,
+    );
+  }
+
+  /** One try, no retries: the caller polls it again (activities/stages/step-progress.ts). */
+  trainProgress(signal?: AbortSignal): Promise<TrainProgress> {
+    const timeoutMs = this.options.controlTimeoutMs ?? CONTROL_TIMEOUT_MS;
+    return this.call<TrainProgress>('GET', '/v1/train/progress', undefined, signal, timeoutMs, 0);
   }
 
   checkpoint(policy: string, request: CheckpointRequest, signal?: AbortSignal): Promise<CheckpointResponse> {
@@ -58,7 +85,14 @@ export class TrainerClient {
     );
   }
 
-  private async call<T>(method: string, path: string, body: unknown, signal?: AbortSignal): Promise<T> {
+  private async call<T>(
+    method: string,
+    path: string,
+    body: unknown,
+    signal?: AbortSignal,
+    timeoutMs = this.options.timeoutMs,
+    maxRetries = this.options.maxRetries,
+  ): Promise<T> {
     const url = `${this.baseUrl.replace(/\/+$/, '')}${path}`;
     for (let attempt = 0; ; attempt++) {
       let failure: string;
@@ -71,8 +105,8 @@ export class TrainerClient {
           },
           body: body === undefined ? undefined : JSON.stringify(body),
           signal: signal
-            ? AbortSignal.any([signal, AbortSignal.timeout(this.options.timeoutMs)])
-            : AbortSignal.timeout(this.options.timeoutMs),
+            ? AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)])
+            : AbortSignal.timeout(timeoutMs),
         });
         const text = await response.text();
         if (response.ok) return parseJson<T>(text, url);
@@ -85,6 +119,12 @@ export class TrainerClient {
         }
         if (response.status === 409) {
           throw nonRetryable(NON_RETRYABLE.versionConflict, `trainer ${url}: ${message}`);
+        }
+        if (response.status === 422) {
+          throw nonRetryable(
+            NON_RETRYABLE.corruptData,
+            `trainer ${url}: ${message}; the stored object is corrupt, and a retry would read the same bytes`,
+          );
         }
         if (
           response.status >= 400 &&
@@ -100,9 +140,16 @@ export class TrainerClient {
         failure = `HTTP ${response.status}: ${message}`;
       } catch (err) {
         if (signal?.aborted || (err instanceof Error && err.name === 'ApplicationFailure')) throw err;
-        failure = err instanceof Error ? err.message : String(err);
+        // Duck-typed: the abort's DOMException may come from another realm.
+        failure =
+          (err as { name?: unknown } | null)?.name === 'TimeoutError'
+            ? `${method} ${path} did not answer within its deadline of ${timeoutMs / 1000} s; a kernel that holds ` +
+              'a step past its deadline is restarted by its supervisor (GET /health/live)'
+            : err instanceof Error
+              ? err.message
+              : String(err);
       }
-      if (attempt >= this.options.maxRetries) {
+      if (attempt >= maxRetries) {
         throw new Error(`trainer ${url}: ${failure} (gave up after ${attempt + 1} attempts)`);
       }
       await delay(backoffMs(attempt), signal);

@@ -15,6 +15,7 @@ import { judgeSample, type SampleVerdict } from '../evaluation/scoring';
 import { evalItemKey, evalItemsPrefix } from '../evaluation/keys';
 import { getJsonl } from '../clients/storage/codec';
 import { evalResultsKey } from './keys';
+import { requireInput } from '../../config/run-access';
 
 /** One held-out item's verdict, a line of `eval-{label}-v{N}.jsonl.gz`. */
 export interface EvalVerdict extends SampleVerdict {
@@ -54,6 +55,7 @@ export function evaluationActivities(deps: ActivityDeps) {
       const stored = await getJsonl<EvalVerdict>(deps.store, resultsKey);
       if (stored) return score(stored);
 
+      requireInput(deps.env, input.evalUri, 'eval');
       const { items } = await loadBenchmark(input.evalUri, undefined, `held-out set ${input.evalUri}`);
       const folder = resultsKey.replace(/\.jsonl\.gz$/, '');
       const { records } = await heartbeatWhile(

@@ -1,6 +1,4 @@
-import { objectAtUri } from '../clients/storage';
-import { jsonlLines } from '../clients/storage/codec';
-import { PermanentReadError } from '../lib/errors';
+import { readInputRecords, type InputRecord } from '../lib/input-records';
 import { fingerprint, FingerprintSet } from './fingerprints';
 import { splitIntoSegments } from './segment';
 
@@ -12,7 +10,7 @@ export interface CorpusSegment {
   /** k, the segment's position in its document. */
   index: number;
   text: string;
-  /** The document's other JSONL fields (title, source, ...), shared by its segments. */
+  /** The document's other fields (title, source, ...), shared by its segments. */
   metadata: Record<string, unknown>;
 }
 
@@ -41,7 +39,14 @@ export interface CorpusOptions {
   maxSegmentChars?: number;
   /** Documents longer than this are skipped as oversized. */
   maxDocumentChars?: number;
+  /** The file's columns for `id` and `text` where they have other names (`corpus.columns`). */
+  columns?: CorpusColumns;
 }
+
+/** The options an index is built with: both limits given, columns when the file's names differ. */
+export type IndexedCorpusOptions = Required<Omit<CorpusOptions, 'columns'>> & Pick<CorpusOptions, 'columns'>;
+
+export type CorpusColumns = Partial<Record<'id' | 'text', string>>;
 
 const DEFAULTS = { maxSegmentChars: 24_000, maxDocumentChars: 2_000_000 };
 
@@ -51,18 +56,23 @@ const BINARY_CHAR_RATIO = 0.05;
 const cache = new Map<string, Promise<Corpus>>();
 
 /**
- * Loads a JSONL corpus (`{"id", "text", ...metadata}` per line; gzipped when the name ends in `.gz`) from a
- * local path, a `file://` URI or an `s3://` URI, every segment in memory. Cached per URI and options, so a worker
+ * Loads a corpus (`{"id", "text", ...metadata}` per record: JSONL, plain, `.gz` or `.zst`, or Parquet; see
+ * input-records.ts) from a local path, a `file://` URI or an `s3://` URI, every segment in memory. Cached per URI and options, so a worker
  * reads a corpus once however many activities use it; a failed load is not cached. For what needs every
  * segment (SPELL's clusters, a search index); a plan that samples a few goes through the corpus's segment index
  * (segment-index.ts) instead.
  */
 export function loadCorpus(uri: string, options: CorpusOptions = {}): Promise<Corpus> {
   const resolved = { ...DEFAULTS, ...options };
-  const cacheKey = `${uri}|${resolved.maxSegmentChars}|${resolved.maxDocumentChars}`;
+  const cacheKey = JSON.stringify([
+    uri,
+    resolved.maxSegmentChars,
+    resolved.maxDocumentChars,
+    resolved.columns,
+  ]);
   let loading = cache.get(cacheKey);
   if (!loading) {
-    loading = readCorpus(corpusLines(uri), resolved).catch((err: unknown) => {
+    loading = readCorpus(corpusRecords(uri, resolved.columns), resolved).catch((err: unknown) => {
       cache.delete(cacheKey);
       throw corpusError(uri, err);
     });
@@ -89,7 +99,7 @@ export function corpusError(uri: string, err: unknown): Error {
 
 /** Every segment of the corpus, with its stats; see `segmentsOf`. */
 export async function readCorpus(
-  source: AsyncIterable<string>,
+  source: AsyncIterable<InputRecord>,
   options: CorpusOptions = {},
 ): Promise<Corpus> {
   const stats = emptyStats();
@@ -107,14 +117,14 @@ export function emptyStats(): CorpusStats {
 }
 
 /**
- * Parses, filters and segments documents one line at a time, yielding segments in corpus order and counting
- * into `stats` as it goes. Skipped documents are counted, never fatal: malformed lines (bad JSON, missing
- * string id/text), empty or whitespace-only text, oversized text, binary-looking text, and duplicates (same
- * normalised text, or an id seen before, since segment ids must be unique). Blank lines are ignored without
- * counting. Memory beyond one document: two fingerprints per document kept (fingerprints.ts).
+ * Filters and segments documents one record at a time, yielding segments in corpus order and counting into
+ * `stats` as it goes. Skipped documents are counted, never fatal: malformed records (bad JSON, missing string
+ * id/text), empty or whitespace-only text, oversized text, binary-looking text, and duplicates (same normalised
+ * text, or an id seen before, since segment ids must be unique). Memory beyond one document: two fingerprints
+ * per document kept (fingerprints.ts).
  */
 export async function* segmentsOf(
-  source: AsyncIterable<string>,
+  source: AsyncIterable<InputRecord>,
   options: CorpusOptions,
   stats: CorpusStats,
 ): AsyncGenerator<CorpusSegment> {
@@ -122,9 +132,8 @@ export async function* segmentsOf(
   const { skipped } = stats;
   const seenIds = new FingerprintSet();
   const seenTexts = new FingerprintSet();
-  for await (const line of source) {
-    if (line.trim() === '') continue;
-    const doc = parseDocument(line);
+  for await (const record of source) {
+    const doc = documentOf(record);
     if (!doc) skipped.malformed++;
     else if (doc.text.trim() === '') skipped.empty++;
     else if (doc.text.length > maxDocumentChars) skipped.oversized++;
@@ -148,17 +157,11 @@ export async function* segmentsOf(
   }
 }
 
-function parseDocument(
-  line: string,
+function documentOf(
+  record: InputRecord,
 ): { id: string; text: string; metadata: Record<string, unknown> } | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(line);
-  } catch {
-    return undefined;
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
-  const { id, text, ...metadata } = value as Record<string, unknown>;
+  if (!('row' in record)) return undefined;
+  const { id, text, ...metadata } = record.row;
   if (typeof id !== 'string' || id.trim() === '' || typeof text !== 'string') return undefined;
   return { id, text, metadata };
 }
@@ -178,10 +181,6 @@ function normalised(text: string): string {
   return text.normalize('NFKC').toLowerCase().replace(/\s+/g, ' ').trim();
 }
 
-/** The corpus's lines, streamed (and gunzipped) from a local file or S3: one line is held at a time. */
-export async function* corpusLines(uri: string): AsyncGenerator<string> {
-  const { store, key } = objectAtUri(uri);
-  const input = await store.getStream(key);
-  if (!input) throw new PermanentReadError(`no object at ${uri}: no such file or key`);
-  yield* jsonlLines(input, uri.endsWith('.gz'), uri);
-}
+/** The corpus's records, streamed from a local file or S3: one is held at a time. */
+export const corpusRecords = (uri: string, columns: CorpusColumns = {}): AsyncGenerator<InputRecord> =>
+  readInputRecords(uri, { columns, required: ['id', 'text'], columnsAt: 'corpus.columns' });

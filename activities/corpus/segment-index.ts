@@ -8,17 +8,17 @@ import { corpusIndexPrefix } from '../clients/storage/keys';
 import { forEachLimited } from '../lib/concurrency';
 import { PermanentReadError } from '../lib/errors';
 import {
-  corpusLines,
+  corpusRecords,
   emptyStats,
   segmentsOf,
-  type CorpusOptions,
+  type IndexedCorpusOptions,
   type CorpusSegment,
   type CorpusStats,
 } from './corpus';
 import { Readable } from 'node:stream';
 
 /**
- * A corpus's segment index: the corpus read once (any size, plain or gzipped, local or S3), filtered and cut
+ * A corpus's segment index: the corpus read once (any size, any format input-records.ts reads, local or S3), filtered and cut
  * into segments exactly as `loadCorpus` does, and stored in the data plane under `corpora/{id}/` so that a plan
  * reads only the segments it samples:
  *
@@ -33,7 +33,7 @@ import { Readable } from 'node:stream';
  * source has no byte offset for its n-th line, and a segment is a piece of a line anyway. Members compressed one
  * by one keep the copy about the size of a gzipped corpus, and a segment is one ranged read plus one small
  * gunzip, the same for every source. The id hashes the source URI, its size and ETag (or mtime), the format and
- * the segmentation options, so a changed corpus or other options build a new index; building twice at once
+ * the segmentation options (and the column names, when given), so a changed corpus or other options build a new index; building twice at once
  * writes the same objects.
  */
 export const INDEX_FORMAT = 1;
@@ -48,7 +48,7 @@ export interface SegmentIndexManifest {
   v: typeof INDEX_FORMAT;
   source: string;
   sourceVersion: ObjectVersion;
-  options: Required<CorpusOptions>;
+  options: IndexedCorpusOptions;
   stats: CorpusStats;
   /** Chunks in order; chunk k holds segments firstSegment .. firstSegment + segments - 1. */
   chunks: Array<{ firstSegment: number; segments: number; bytes: number }>;
@@ -74,7 +74,7 @@ const chunkName = (k: number): string => `chunk-${String(k).padStart(6, '0')}`;
 export async function segmentIndexFor(
   store: ObjectStore,
   uri: string,
-  options: Required<CorpusOptions>,
+  options: IndexedCorpusOptions,
   build: IndexBuildOptions = {},
 ): Promise<SegmentIndex> {
   const { store: source, key } = objectAtUri(uri);
@@ -90,7 +90,7 @@ export async function segmentIndexFor(
   return new SegmentIndex(store, prefix, manifest);
 }
 
-function indexId(uri: string, version: ObjectVersion, options: Required<CorpusOptions>): string {
+function indexId(uri: string, version: ObjectVersion, options: IndexedCorpusOptions): string {
   const parts = [
     INDEX_FORMAT,
     uri,
@@ -98,6 +98,8 @@ function indexId(uri: string, version: ObjectVersion, options: Required<CorpusOp
     version.tag,
     options.maxSegmentChars,
     options.maxDocumentChars,
+    // Only when set, so the indexes built before columns could be named keep their ids.
+    ...(options.columns && Object.keys(options.columns).length > 0 ? [options.columns] : []),
   ];
   return createHash('sha256').update(JSON.stringify(parts)).digest('hex').slice(0, 32);
 }
@@ -107,7 +109,7 @@ async function buildSegmentIndex(
   prefix: string,
   uri: string,
   sourceVersion: ObjectVersion,
-  options: Required<CorpusOptions>,
+  options: IndexedCorpusOptions,
   { progress, chunkBytes }: Required<IndexBuildOptions>,
 ): Promise<SegmentIndexManifest> {
   const t0 = Date.now();
@@ -135,7 +137,7 @@ async function buildSegmentIndex(
   };
 
   let doc: [string, number, number] | undefined;
-  for await (const s of segmentsOf(corpusLines(uri), options, stats)) {
+  for await (const s of segmentsOf(corpusRecords(uri, options.columns), options, stats)) {
     if (s.index === 0) {
       // Chunks close between documents, so a document's segments never straddle two.
       if (chunkChars >= chunkBytes) await flush();
@@ -210,7 +212,7 @@ export class SegmentIndex {
       const key = `${this.prefix}/${chunkName(k)}.docs.jsonl.gz`;
       const body = await this.store.get(key);
       if (!body) throw this.damaged(`${key} is missing`);
-      for await (const doc of jsonlValues(Readable.from([body]), true, this.store.uri(key))) {
+      for await (const doc of jsonlValues(Readable.from([body]), 'gzip', this.store.uri(key))) {
         yield doc as [string, number, number];
       }
     }

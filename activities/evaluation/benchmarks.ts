@@ -1,14 +1,13 @@
-import { gunzipSync } from 'node:zlib';
 import { BENCHMARK_FORMATS, type BenchmarkFormat, type BenchmarkSpec } from '../../config/evaluation';
-import { readObjectAtUri } from '../clients/storage';
 import { extractLastBoxed } from '../scoring/boxed';
 import type { AnswerKind } from '../scoring/verifiers';
-import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
+import { isPermanentReadFailure, NON_RETRYABLE, nonRetryable } from '../lib/errors';
+import { jsonlRecords, readInputRecords, type InputRecord, type Row } from '../lib/input-records';
 import { seededRng } from '../lib/rng';
 import { answerKindOf } from './scoring';
 
 /**
- * Benchmark files, one JSON object per line, in the formats of the public math benchmarks and the project's
+ * Benchmark files, one JSON object per line or one Parquet row per item, in the formats of the public math benchmarks and the project's
  * own simple one (docs/evaluation.md):
  *
  *   gsm8k    question, answer                           gold: after the last `#### ` of answer
@@ -18,13 +17,13 @@ import { answerKindOf } from './scoring';
  *   minerva  problem, solution, idx, type               gold: the last \boxed{} of solution
  *   simple   question, answer[, id, kind]               gold: answer
  *
- * A file's format is the one named, else the one its first line's fields show; every line must then fit it.
+ * A file's format is the one named, else the one its first record's fields show; every record must then fit it.
  */
 
 export interface BenchmarkItem {
   /** The item's place among the file's items, from 0: the storage key of its verdicts. */
   index: number;
-  /** The line's id (`id`, `idx`), else its line number. */
+  /** The record's id (`id`, `idx`), else its line (or row) number. */
   id: string;
   question: string;
   /** The gold answer as extracted. */
@@ -42,7 +41,6 @@ const KINDS: readonly AnswerKind[] = ['mcq', 'integer', 'expression', 'string'];
 /** Problems named in one error, at most; a broken multi-megabyte file must not make a multi-megabyte message. */
 const MAX_PROBLEMS = 10;
 
-type Row = Record<string, unknown>;
 type Parsed = { id?: string; question: string; answer: string; kind?: AnswerKind } | { problem: string };
 
 /** The format a line's fields show, or undefined when they fit none. */
@@ -56,44 +54,41 @@ export function detectFormat(row: Row): BenchmarkFormat | undefined {
   return 'simple';
 }
 
-/** Reads a benchmark's text; every bad line is named (the first MAX_PROBLEMS of them). */
-export function parseBenchmark(text: string, format?: BenchmarkFormat): Benchmark {
+/** Reads a benchmark held as JSONL text; see `benchmarkOf`. */
+export const parseBenchmark = (text: string, format?: BenchmarkFormat): Benchmark =>
+  benchmarkOf(jsonlRecords(text), format);
+
+/** A benchmark from its file's records; every bad record is named (the first MAX_PROBLEMS of them). */
+export function benchmarkOf(records: Iterable<InputRecord>, format?: BenchmarkFormat): Benchmark {
   let chosen = format;
   const items: BenchmarkItem[] = [];
   const problems: string[] = [];
-  text.split('\n').forEach((line, i) => {
-    if (line.trim() === '') return;
-    const at = `line ${i + 1}`;
-    let row: unknown;
-    try {
-      row = JSON.parse(line);
-    } catch {
-      problems.push(`${at}: not JSON`);
-      return;
+  for (const record of records) {
+    const { at } = record;
+    if (!('row' in record)) {
+      problems.push(`${at}: ${record.problem}`);
+      continue;
     }
-    if (typeof row !== 'object' || row === null || Array.isArray(row)) {
-      problems.push(`${at}: not a JSON object`);
-      return;
-    }
-    chosen ??= detectFormat(row as Row);
+    const { row } = record;
+    chosen ??= detectFormat(row);
     if (chosen === undefined) {
       problems.push(
         `${at}: the fields ${Object.keys(row).join(', ') || '(none)'} fit no benchmark format; ` +
-          `name the format (${BENCHMARK_FORMATS.join(', ')}) or see docs/evaluation.md`,
+          `name the format (${BENCHMARK_FORMATS.join(', ')}), map the columns, or see docs/evaluation.md`,
       );
-      return;
+      continue;
     }
-    const parsed = PARSERS[chosen](row as Row);
+    const parsed = PARSERS[chosen](row);
     if ('problem' in parsed) problems.push(`${at}: ${parsed.problem} (format ${chosen})`);
     else
       items.push({
         index: items.length,
-        id: parsed.id ?? String(i + 1),
+        id: parsed.id ?? String(record.n),
         question: parsed.question,
         answer: parsed.answer,
         kind: parsed.kind ?? answerKindOf(parsed.answer),
       });
-  });
+  }
   if (problems.length > 0) {
     const more = problems.length - MAX_PROBLEMS;
     throw new Error(problems.slice(0, MAX_PROBLEMS).join('; ') + (more > 0 ? `; and ${more} more` : ''));
@@ -115,26 +110,27 @@ export function selectItems(
 }
 
 /**
- * A benchmark file (`.gz` ok) from a path, file:// or s3://, parsed. A missing file or a bad line is a
- * non-retryable error starting with `label` (e.g. `benchmark "gsm8k" (s3://b/gsm8k.jsonl)`) and naming the
- * lines; other read failures are retried.
+ * A benchmark file (JSONL, `.gz`, `.zst` or Parquet; `columns` maps its fields to the file's column names) from
+ * a path, file:// or s3://, parsed. A missing or unreadable file (not gzip, not Parquet, a mapped column
+ * missing) or a bad record is a non-retryable error starting with `label` (e.g. `benchmark "gsm8k"
+ * (s3://b/gsm8k.jsonl)`) and naming the records; other read failures are retried.
  */
 export async function loadBenchmark(
   uri: string,
   format: BenchmarkFormat | undefined,
   label: string,
+  columns: BenchmarkSpec['columns'] = {},
 ): Promise<Benchmark> {
-  let bytes: Buffer;
+  const records: InputRecord[] = [];
   try {
-    bytes = await readObjectAtUri(uri);
+    for await (const record of readInputRecords(uri, { columns, columnsAt: 'columns' })) records.push(record);
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
-    if (message.startsWith('no object at') || message.startsWith('unsupported storage URI'))
-      throw nonRetryable(NON_RETRYABLE.invalidInput, `${label}: ${message}`);
+    if (isPermanentReadFailure(err)) throw nonRetryable(NON_RETRYABLE.invalidInput, `${label}: ${message}`);
     throw new Error(`${label}: ${message}`, { cause: err });
   }
   try {
-    return parseBenchmark((uri.endsWith('.gz') ? gunzipSync(bytes) : bytes).toString('utf8'), format);
+    return benchmarkOf(records, format);
   } catch (err) {
     throw nonRetryable(
       NON_RETRYABLE.invalidInput,

@@ -20,6 +20,7 @@ import { evalFolder, evalItemKey, evalItemsPrefix, evalResultsKey, selectionName
 import { evalMessages } from './prompt';
 import { sharedAnswerChecker } from '../scoring/answer-checker-pool';
 import { benchmarkScore, judgeSample, type SampleVerdict } from './scoring';
+import { requireInput } from '../../config/run-access';
 
 /**
  * The role whose endpoint answers held-out questions: `inference.roles.eval` when the config sets one,
@@ -52,10 +53,18 @@ export function benchmarkActivities(deps: ActivityDeps) {
       // Every concurrent request of the evaluation listens on the activity's one cancellation signal.
       setMaxListeners(0, signal);
       // Every file first: a bad one fails the evaluation before anything is sampled.
+      config.evaluation.benchmarks.forEach((spec, i) =>
+        requireInput(deps.env, spec.uri, `evaluation.benchmarks.${i}.uri`),
+      );
       const benchmarks = await Promise.all(
         config.evaluation.benchmarks.map(async (spec) => ({
           spec,
-          benchmark: await loadBenchmark(spec.uri, spec.format, `benchmark "${spec.name}" (${spec.uri})`),
+          benchmark: await loadBenchmark(
+            spec.uri,
+            spec.format,
+            `benchmark "${spec.name}" (${spec.uri})`,
+            spec.columns,
+          ),
         })),
       );
       await heartbeatWhile(

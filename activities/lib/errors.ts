@@ -1,4 +1,4 @@
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, TemporalFailure } from '@temporalio/common';
 import { NON_RETRYABLE, NON_RETRYABLE_TYPES, type NonRetryableType } from '../../contracts/errors';
 
 export { NON_RETRYABLE, NON_RETRYABLE_TYPES, type NonRetryableType };
@@ -8,7 +8,9 @@ export { NON_RETRYABLE, NON_RETRYABLE_TYPES, type NonRetryableType };
  * - **Deterministic**: a retry would fail the same way, so it fails the stage at once, non-retryably, with a
  *   message a person can act on. Exactly these types: a bad run config (`InvalidConfig`), a bad batch or
  *   request (`InvalidInput`), a model the server does not know (`UnknownModel`), a server answering outside
- *   its contract (`ContractViolation`), a trainer at another version than the run committed (`VersionConflict`).
+ *   its contract (`ContractViolation`), a trainer at another version than the run committed (`VersionConflict`),
+ *   a stored object that does not decode (`CorruptData`), a TypeError or RangeError of the code on its data
+ *   (`ProgrammingError`). The last two are found by `classifyFailure` at the activity's edge.
  * - **Transient**: everything else (storage or network down, 5xx, timeouts, a kernel restarting). It is
  *   thrown as a plain Error and retried by Temporal with capped backoff and, by default, no attempt limit
  *   (workflows/activity-options.ts), so an outage of any length delays a run but never fails it.
@@ -48,6 +50,7 @@ export function isPermanentReadFailure(err: unknown): boolean {
     const { name, code, cause } = e as { name?: unknown; code?: unknown; cause?: unknown };
     if (
       e instanceof PermanentReadError ||
+      e instanceof CorruptObjectError ||
       name === 'SyntaxError' ||
       name === 'NoSuchBucket' ||
       MISSING_PATH_CODES.has(String(code)) ||
@@ -68,4 +71,66 @@ export function inputReadFailure(field: string, uri: string, err: unknown): Erro
   const message = `${field} ${uri}: ${err instanceof Error ? err.message : String(err)}`;
   if (isPermanentReadFailure(err)) return nonRetryable(NON_RETRYABLE.invalidConfig, message);
   return new Error(`${message} (transient: retried)`, { cause: err });
+}
+
+/**
+ * A stored object that does not decode: not gzip, truncated, not JSON. Objects are written whole (an S3 put, a
+ * rename), so one that does not decode now never will: the codec (clients/storage/codec.ts) throws this, with
+ * the object's URI in the message, and `classifyFailure` makes it `CorruptData`.
+ */
+export class CorruptObjectError extends Error {
+  override readonly name = 'CorruptObjectError';
+}
+
+/** RangeErrors that say memory ran short, which may pass: not a programming error. */
+const OUT_OF_MEMORY = /allocation failed|out of memory/i;
+
+/**
+ * What an activity's failure becomes at its edge (a worker interceptor: activities/lib/failure-edge.ts): an
+ * already classified failure, a cancellation or an outage as it is; a corrupt stored object anywhere in its
+ * cause chain `CorruptData`; a TypeError or RangeError the code raised itself (no cause: fetch's
+ * "fetch failed" carries the network error as its cause, and stays transient) `ProgrammingError`. Both
+ * non-retryable, saying what to do: no retry can fix them, and retried they would hold the run invisibly.
+ */
+export function classifyFailure(err: unknown): unknown {
+  if (typeof err !== 'object' || err === null || err instanceof TemporalFailure) return err;
+  if (inChain(err, (e) => e instanceof CorruptObjectError)) {
+    return nonRetryable(
+      NON_RETRYABLE.corruptData,
+      `${String((err as Error).message)}: the stored object is corrupt, and a retry would read the same bytes; delete or ` +
+        'restore it (an iteration recomputes a missing unit or shard), then: selfplay retry RUN',
+    );
+  }
+  const bug = inChain(
+    err,
+    (e) =>
+      (e.name === 'TypeError' || e.name === 'RangeError') &&
+      e.cause === undefined &&
+      !OUT_OF_MEMORY.test(String(e.message)),
+  );
+  if (bug) {
+    const where = /\n\s+(at .*)/.exec(String(bug.stack))?.[1];
+    return nonRetryable(
+      NON_RETRYABLE.programmingError,
+      `${String(bug.name)}: ${String(bug.message)}${where ? ` (${where})` : ''}: a programming error, or stored data ` +
+        'of another shape than the code expects; a retry would fail the same way',
+    );
+  }
+  return err;
+}
+
+/**
+ * The first error of `err`'s cause chain (itself included) that `match` takes. Duck-typed, not `instanceof
+ * Error`: errors from Node's own modules may come from another realm.
+ */
+function inChain(
+  err: unknown,
+  match: (e: { name?: unknown; message?: unknown; cause?: unknown; stack?: unknown }) => boolean,
+): { name?: unknown; message?: unknown; stack?: unknown } | undefined {
+  for (let e = err, depth = 0; typeof e === 'object' && e !== null && depth < 8; depth++) {
+    const candidate = e as { name?: unknown; message?: unknown; cause?: unknown; stack?: unknown };
+    if (match(candidate)) return candidate;
+    e = candidate.cause;
+  }
+  return undefined;
 }

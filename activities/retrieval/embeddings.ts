@@ -53,7 +53,8 @@ export class Embedder {
       if (err instanceof APIConnectionError) {
         throw new Error(
           `embedding server ${baseUrl} is unreachable (${err.message}): start one with ` +
-            `'infra/kernels/.venv/bin/python -m selfplay_kernel embed --port 8100' or set retrieval.embedding.baseUrl`,
+            `'infra/kernels/.venv/bin/python -m selfplay_kernel embed --port 8100' (with SELFPLAY_KERNEL_TOKEN set) ` +
+            'or set retrieval.embedding.baseUrl',
           { cause: err },
         );
       }

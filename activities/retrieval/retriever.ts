@@ -1,6 +1,7 @@
 import type { Passage, Retriever, SearchOptions } from '../tools/types';
 import type { RunConfig } from '../../config/schema';
 import { configuredApiKey, type WorkerEnv } from '../../config/env';
+import { inputProblem } from '../../config/input-roots';
 import { getJson, getJsonl } from '../clients/storage/codec';
 import type { ObjectStore } from '../clients/storage/types';
 import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
@@ -24,7 +25,8 @@ type Ranker = (query: string, topK: number, signal?: AbortSignal) => Hit[] | Pro
 export interface QueryEmbedding {
   baseUrl?: string;
   model?: string;
-  apiKey: string;
+  /** The key, or how to choose it once the server is known (it may come from the index's manifest). */
+  apiKey: string | ((baseUrl: string) => string);
 }
 
 /**
@@ -99,10 +101,11 @@ async function loadDense(
     manifest.passages,
     built.dimensions,
   );
+  const baseUrl = query.baseUrl ?? built.baseUrl;
   const embedder = new Embedder({
-    baseUrl: query.baseUrl ?? built.baseUrl,
+    baseUrl,
     model: built.model,
-    apiKey: query.apiKey,
+    apiKey: typeof query.apiKey === 'string' ? query.apiKey : query.apiKey(baseUrl),
   });
   return async (text, topK, signal) => {
     const [vector] = await embedder.embed([text], signal);
@@ -134,10 +137,14 @@ export function retrieverFor(config: RunConfig, deps: { env: WorkerEnv }): Promi
       ),
     );
   }
+  const outside = inputProblem(deps.env.inputRoots, index, 'retrieval.index');
+  if (outside) return Promise.reject(nonRetryable(NON_RETRYABLE.invalidConfig, outside));
   const key = JSON.stringify([index, kind, embedding?.baseUrl, embedding?.model]);
   let loading = cache.get(key);
   if (!loading) {
-    const apiKey = configuredApiKey(deps.env, embedding ?? {}, `embedding server ${embedding?.baseUrl}`);
+    // The key goes to the server actually called, which the index's manifest may name: checked against it.
+    const apiKey = (baseUrl: string): string =>
+      configuredApiKey(deps.env, { baseUrl, apiKeyEnv: embedding?.apiKeyEnv }, `embedding server ${baseUrl}`);
     loading = loadRetriever(index, { ...embedding, apiKey }, kind);
     loading.catch(() => cache.delete(key));
     cache.set(key, loading);

@@ -21,6 +21,7 @@ import {
   type LatestPointer,
 } from './manifest';
 import type { ObjectStore } from '../clients/storage/types';
+import { requireRunAccess } from '../../config/run-access';
 
 export function configHash(config: RunConfig): string {
   return createHash('sha256').update(JSON.stringify(config)).digest('hex').slice(0, 16);
@@ -71,9 +72,11 @@ export function commitActivities(deps: ActivityDeps) {
 
     /**
      * Where a run starts (after its own last commit, or after the commit named by `resumeFrom`), and its config
-     * hash. A run that has rolled back goes on in its current lineage (activities/stages/lineage.ts).
+     * hash. A run that has rolled back goes on in its current lineage (activities/stages/lineage.ts). A config
+     * that reaches beyond the deployment (config/run-access.ts) is refused here, before anything else.
      */
     async loadRunStart(input: { runId: string; config: RunConfig }): Promise<RunStart> {
+      requireRunAccess(input.config, deps.env);
       const owner = await lineageOwner(store, input.runId);
       if (owner) {
         throw nonRetryable(

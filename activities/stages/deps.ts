@@ -11,6 +11,7 @@ import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
 import { retrieverFor } from '../retrieval/retriever';
 import { unitPartKey } from '../clients/storage/keys';
 import { storedValue } from '../clients/storage/codec';
+import { requireInputs } from '../../config/run-access';
 
 /** What every activity is built with: one per worker process, shared by all concurrent activities. */
 export interface ActivityDeps {
@@ -47,6 +48,8 @@ export function recipeContext(
 ): RecipeContext {
   // Every concurrent LLM call of the shard listens on the activity's one cancellation signal.
   setMaxListeners(0, signal);
+  // A stage may read the recipe's inputs (MAE's seeds in its filter): refused outside the roots, as in the plan.
+  requireInputs(input.config, deps.env);
   return {
     config: input.config,
     runId: input.runId,

@@ -3,10 +3,17 @@ import type { RunConfig } from '../../config/schema';
 import type { ActivityDeps } from './deps';
 import { recipeFor } from './deps';
 import { loadRecipeState } from './recipe-state';
-import type { ObjectStore } from '../clients/storage';
+import type { WorkerEnv } from '../../config/env';
+import { requireInput, requireInputs } from '../../config/run-access';
 import { putJsonl } from '../clients/storage/codec';
 import { shardKey } from '../clients/storage/keys';
-import { corpusError, loadCorpus, type Corpus, type CorpusStats } from '../corpus/corpus';
+import {
+  corpusError,
+  loadCorpus,
+  type Corpus,
+  type CorpusStats,
+  type IndexedCorpusOptions,
+} from '../corpus/corpus';
 import { loadExcludedDocIds, withoutDocuments } from '../corpus/exclude';
 import { segmentIndexFor, type BuildProgress } from '../corpus/segment-index';
 import { indexedSegments, type SegmentSource } from '../corpus/segment-source';
@@ -32,15 +39,16 @@ export function planActivities(deps: ActivityDeps) {
     async plan(input: PlanInput): Promise<PlanResult> {
       const t0 = Date.now();
       const { config, runId, iteration } = input;
+      requireInputs(config, deps.env);
       let used: CorpusStats | undefined;
       const progress: BuildProgress = { documents: 0, segments: 0, chunks: 0 };
       const corpus = async (): Promise<Corpus> => {
-        const loaded = await loadUsableCorpus(config.corpus);
+        const loaded = await loadUsableCorpus(config.corpus, deps.env);
         used = loaded.stats;
         return loaded;
       };
       const segments = async (): Promise<SegmentSource> => {
-        const source = await openUsableSegments(deps.store, config.corpus, progress);
+        const source = await openUsableSegments(deps, config.corpus, progress);
         used = source.stats;
         return source;
       };
@@ -80,7 +88,8 @@ export function planActivities(deps: ActivityDeps) {
  * malformed, or a corpus without a usable document, is the config's fault (non-retryable); a read that fails
  * because storage is down is retried (activities/lib/errors.ts).
  */
-async function loadUsableCorpus(spec: RunConfig['corpus']): Promise<Corpus> {
+async function loadUsableCorpus(spec: RunConfig['corpus'], env: WorkerEnv): Promise<Corpus> {
+  requireCorpusInputs(spec, env);
   const loaded = await loadCorpus(spec.uri, corpusOptions(spec)).catch((err: unknown) => {
     throw inputReadFailure('corpus.uri', spec.uri, err);
   });
@@ -91,11 +100,12 @@ async function loadUsableCorpus(spec: RunConfig['corpus']): Promise<Corpus> {
 
 /** The corpus's segments through its stored index (built now if missing), less the excluded documents. */
 async function openUsableSegments(
-  store: ObjectStore,
+  deps: ActivityDeps,
   spec: RunConfig['corpus'],
   progress: BuildProgress,
 ): Promise<SegmentSource> {
-  const index = await segmentIndexFor(store, spec.uri, corpusOptions(spec), { progress }).catch(
+  requireCorpusInputs(spec, deps.env);
+  const index = await segmentIndexFor(deps.store, spec.uri, corpusOptions(spec), { progress }).catch(
     (err: unknown) => {
       throw inputReadFailure('corpus.uri', spec.uri, corpusError(spec.uri, err));
     },
@@ -105,9 +115,16 @@ async function openUsableSegments(
   return source;
 }
 
-const corpusOptions = (spec: RunConfig['corpus']) => ({
+/** Where the corpus is read, whichever recipe reads it (the plan's first check lists the known readers). */
+function requireCorpusInputs(spec: RunConfig['corpus'], env: WorkerEnv): void {
+  requireInput(env, spec.uri, 'corpus.uri');
+  if (spec.excludeDocIds) requireInput(env, spec.excludeDocIds, 'corpus.excludeDocIds');
+}
+
+const corpusOptions = (spec: RunConfig['corpus']): IndexedCorpusOptions => ({
   maxSegmentChars: spec.maxSegmentChars,
   maxDocumentChars: spec.maxDocumentChars,
+  ...(spec.columns ? { columns: spec.columns } : {}),
 });
 
 async function excludedDocIds(spec: RunConfig['corpus']): Promise<ReadonlySet<string>> {

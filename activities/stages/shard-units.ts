@@ -1,7 +1,6 @@
 import { setMaxListeners } from 'node:events';
-import { Context } from '@temporalio/activity';
 import { isNonRetryable } from '../lib/errors';
-import { heartbeatWhile } from '../lib/heartbeat';
+import { beatNow, completionTokensSampled, heartbeatWhile } from '../lib/heartbeat';
 import type { ObjectStore } from '../clients/storage/types';
 import { getJson, getJsonl, putJson, putJsonl } from '../clients/storage/codec';
 import { shardKey, unitKey } from '../clients/storage/keys';
@@ -17,7 +16,9 @@ import type { Unit } from '../recipes/types';
  * retry computes it again. When a unit fails transiently, its siblings finish and store their results (the
  * retry reuses them); when one fails deterministically (activities/lib/errors.ts), the others are aborted
  * through their signal, since no retry follows.
- * Progress is heartbeated after every unit, which is how Temporal notices a dead worker.
+ * Progress is heartbeated after every unit, which is how Temporal notices a dead worker, with the completion
+ * tokens the attempt has sampled so far beside it (units in flight included; shown, not compared: a retry
+ * samples its units again, activities/lib/heartbeat.ts).
  */
 export interface ShardUnitsSpec<I extends Unit, O extends Unit> {
   store: ObjectStore;
@@ -80,9 +81,9 @@ export async function runStoredUnits<I extends Unit, O>(
   const results = new Map<number, O>();
   let reusedUnits = 0;
   const progress = () => spec.details(results.size, inputs.length);
-  const heartbeat = (): void => Context.current().heartbeat(progress());
+  const live = () => ({ completionTokens: completionTokensSampled() });
   // Beat when a unit finishes and on a clock: one unit can outlast the heartbeat timeout.
-  await heartbeatWhile(progress, async (cancelled) => {
+  await heartbeatWhile({ progress, live }, async (cancelled) => {
     const siblings = new AbortController();
     const signal = AbortSignal.any([cancelled, siblings.signal]);
     // Every concurrent LLM call of the shard listens on it.
@@ -100,7 +101,7 @@ export async function runStoredUnits<I extends Unit, O>(
             await putJson(store, partKey, output);
             results.set(input.unit, output);
           }
-          heartbeat();
+          beatNow();
         } catch (err) {
           if (isNonRetryable(err)) siblings.abort(err);
           throw err;

@@ -1,7 +1,8 @@
 import type { SyncInput, SyncResult, WeightSnapshot } from '../../contracts/selfplay';
 import type { RunConfig } from '../../config/schema';
 import type { ActivityDeps } from './deps';
-import { servedModelTemplate, syncServersFor } from '../../config/env';
+import { boundToken, servedModelTemplate, syncServersFor } from '../../config/env';
+import { requireBound } from '../../config/endpoint-bindings';
 import { adapterFor } from '../clients/weight-sync';
 import { syncServers, type ServerSync } from '../clients/weight-sync/sync';
 import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
@@ -30,8 +31,10 @@ export async function ensureServersAt(
       `no inference server serves policy "${snapshot.policy}": set weightSync.servers or its roles' endpoints`,
     );
   }
+  // Each server gets the credential bound to it, so each must be one of the worker's servers.
+  for (const server of servers) requireBound(deps.env.bindings, server, 'weight-sync server');
   const adapter = adapterFor(config.weightSync.engine, {
-    kernelToken: deps.env.kernelToken,
+    tokenFor: (server) => boundToken(deps.env, server),
     // An iteration samples while the previous one trains: a kernel must not serve its live weights.
     pinKernelSnapshots: (config.pipeline?.maxStaleness ?? 0) > 0,
   });

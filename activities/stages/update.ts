@@ -9,9 +9,11 @@ import type { RunConfig } from '../../config/schema';
 import type { ActivityDeps } from './deps';
 import { TrainerClient } from '../clients/trainer';
 import { checkpointPrefix, snapshotPrefix } from '../clients/storage/keys';
-import { trainerUrlFor } from '../../config/env';
+import { boundToken, trainerUrlFor } from '../../config/env';
 import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
-import { heartbeatWhile } from '../lib/heartbeat';
+import { Context } from '@temporalio/activity';
+import { beatIntervalMs, heartbeatWhile } from '../lib/heartbeat';
+import { watchStep, type StepWatch } from './step-progress';
 import type { LossSpec, TrainStepMetrics, UpdateSpec } from '../clients/trainer-contract';
 import { LOSS_OPTION_DEFAULTS, UPDATE_DEFAULTS } from '../../config/schema';
 import { recordTrainMetrics } from './stage-metrics';
@@ -23,14 +25,21 @@ import { recordTrainMetrics } from './stage-metrics';
  * that lost its state (restarted, preempted) answers 409; it is restored from the committed checkpoint and
  * the same step is sent again. After the step the kernel's state is checkpointed and, when inference
  * servers need it, a sampler snapshot of the new version is published.
+ *
+ * The update's heartbeat says which of these it waits on (its progress: a retry sends the applied step again
+ * and gets its first answer at once, so getting past it is progress), and, while the step runs, the kernel's
+ * rows trained and mini-batches done beside it (shown, not compared: a failed step is rolled back whole).
  */
 export function updateActivities(deps: ActivityDeps) {
-  const trainerFor = (config: RunConfig, policy: string): TrainerClient =>
-    new TrainerClient(trainerUrlFor(config, deps.env, policy), {
+  const trainerFor = (config: RunConfig, policy: string): TrainerClient => {
+    const url = trainerUrlFor(config, deps.env, policy);
+    const token = boundToken(deps.env, url);
+    return new TrainerClient(url, {
       timeoutMs: config.timeouts.trainStepMinutes * 60_000,
       maxRetries: config.inference.maxRetries,
-      ...(deps.env.kernelToken ? { token: deps.env.kernelToken } : {}),
+      ...(token ? { token } : {}),
     });
+  };
 
   /** Brings a kernel that is not at the committed version back to it from the committed checkpoint, or fails clearly. */
   const restoreTo = async (
@@ -80,8 +89,10 @@ export function updateActivities(deps: ActivityDeps) {
         return { policy, committed, applied: false, skipped: 'empty_batch', train: {}, seconds: 0 };
       }
       const trainer = trainerFor(config, policy);
+      let waiting: 'train_step' | 'checkpoint' | 'publish' = 'train_step';
+      let watch: StepWatch | undefined;
       return heartbeatWhile(
-        () => ({ waiting: 'train_step', policy }),
+        { progress: () => ({ waiting, policy }), live: () => ({ ...watch?.counts() }) },
         async (signal) => {
           const request = {
             idempotencyKey: `${runId}/iter-${input.iteration}/${policy}`,
@@ -94,13 +105,24 @@ export function updateActivities(deps: ActivityDeps) {
             optimizer: config.training.optimizer,
             ...updateSpec(config.training.update),
           };
-          const response = await trainer.trainStep(request, signal).catch(async (err: unknown) => {
-            if (!isVersionConflict(err)) throw err;
-            await restoreTo(trainer, runId, policy, committed, signal);
-            return trainer.trainStep(request, signal);
-          });
+          const { heartbeatTimeoutMs } = Context.current().info;
+          if (heartbeatTimeoutMs) {
+            watch = watchStep(trainer, request.idempotencyKey, beatIntervalMs(heartbeatTimeoutMs), signal);
+          }
+          const response = await trainer
+            .trainStep(request, signal)
+            .catch(async (err: unknown) => {
+              if (!isVersionConflict(err)) throw err;
+              await restoreTo(trainer, runId, policy, committed, signal);
+              return trainer.trainStep(request, signal);
+            })
+            .finally(() => {
+              watch?.stop();
+              watch = undefined;
+            });
           recordTrainMetrics(config.recipe, policy, response.metrics);
           const version = response.policyVersion;
+          waiting = 'checkpoint';
           const checkpointUri = config.training.checkpoint
             ? (
                 await trainer.checkpoint(
@@ -110,6 +132,7 @@ export function updateActivities(deps: ActivityDeps) {
                 )
               ).uri
             : undefined;
+          waiting = 'publish';
           const snapshot =
             config.weightSync.engine === 'none'
               ? undefined

@@ -4,6 +4,7 @@
  * (advantages whitened per role over the batch), lr 1e-6, T = 1.0, top-p 1.0, no KL (§2.5, Table 3).
  */
 import { z } from 'zod';
+import { inputColumns } from '../input-columns';
 
 const probability = z.number().min(0).max(1);
 const weight = z.number().min(0);
@@ -13,16 +14,18 @@ export const maeParams = z.strictObject({
   /** p_ref: the chance that a proposer prompt carries a reference question from D (§3: 0, 0.5 or 1). */
   referenceRatio: probability,
   /**
-   * D0, a JSONL file of `{"question": "..."}` lines (a local path or s3://). Absent: the zero setting's 16
-   * built-in self-written questions.
+   * D0, `{"question": "..."}` records (a local path or s3://; JSONL, `.gz`, `.zst` or Parquet). Absent: the
+   * zero setting's 16 built-in self-written questions.
    */
   seedQuestions: z.string().min(1).optional(),
   /**
-   * Decontamination: a JSONL file of `{"question": "..."}` lines (e.g. a benchmark's questions) that never
-   * enter D, compared as D compares questions. A proposal of one is still scored and rewarded; the gate
+   * Decontamination: `{"question": "..."}` records (read as `seedQuestions` is; e.g. a benchmark's
+   * questions) that never enter D, compared as D compares questions. A proposal of one is still scored and rewarded; the gate
    * records it as rejected `excluded`.
    */
   excludeQuestions: z.string().min(1).optional(),
+  /** The seed file's column for `question` when it has another name, e.g. `{"question": "prompt"}`. */
+  seedColumns: inputColumns(['question']).optional(),
   /** A proposed question enters D when its quality score is at least this (§1 step 3). */
   qualityThreshold: probability,
   /** How the judge's X ∈ 1..10 becomes a score in [0, 1] (§2.1). */

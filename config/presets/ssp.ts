@@ -6,6 +6,7 @@
  * steps. Proposer: REINFORCE without baseline on 1 − solver success; solver: GRPO. Table 4 of the paper.
  */
 import { z } from 'zod';
+import { inputColumns } from '../input-columns';
 
 const positiveInt = z.number().int().positive();
 const probability = z.number().min(0).max(1);
@@ -19,11 +20,13 @@ const helperSampling = z.strictObject({
 /** The `ssp` section of a run config. */
 export const sspParams = z.strictObject({
   /**
-   * The ground-truth answers D (§1.1): JSONL, local path or s3://, one `{"answer": ...}` per line, with
-   * optional `search_turns` (n) and `examples` (3 example questions; the released data's
-   * `sys_question_example` is accepted too). `ground_truth` is accepted for `answer`.
+   * The ground-truth answers D (§1.1): local path or s3://, JSONL (`.gz`, `.zst`) or Parquet, one
+   * `{"answer": ...}` per record, with optional `search_turns` (n) and `examples` (3 example questions; the
+   * released data's `sys_question_example` is accepted too). `ground_truth` is accepted for `answer`.
    */
   answers: z.string().min(1),
+  /** The answer file's columns for these fields when they have other names, e.g. `{"answer": "target"}`. */
+  answerColumns: inputColumns(['answer', 'search_turns', 'examples']).optional(),
   /** n for a record without `search_turns`. *Unspecified* in the spec; 2 is the least the rule filter accepts. */
   defaultSearchTurns: positiveInt.max(10),
   /** Assistant turns of a trajectory at most, both roles (§1.2, §3: ≤ 10 search turns). */

@@ -58,7 +58,7 @@ check_kernel() {
   "$py" -c 'import selfplay_kernel, sys; assert "/kernel/" in selfplay_kernel.__file__, selfplay_kernel.__file__'
   "$py" -m selfplay_kernel tiny-model "$work/tiny" > /dev/null
   mkfifo "$work/announce"
-  "$py" -m selfplay_kernel serve --model "$work/tiny" --policy smoke --device cpu --port 0 \
+  env -u SELFPLAY_KERNEL_TOKEN "$py" -m selfplay_kernel serve --model "$work/tiny" --policy smoke --device cpu --port 0 --insecure-no-token \
     > "$work/announce" 2> "$work/kernel.log" &
   kernel_pid=$!
   local line url

@@ -6,7 +6,9 @@
  * label allows, and the references between objects that a typo breaks silently until deploy time: selectors that
  * select their own pods, Services that select some pods and name ports they have, probes on declared ports,
  * mounts of declared volumes, secrets only through secretKeyRef, GPU requests equal to their limits, the
- * StatefulSets' governing Services, HPA targets and ServiceMonitor ports. Prints each problem; exits 1 if any.
+ * StatefulSets' governing Services, HPA targets, ServiceMonitor ports, and NetworkPolicies that select pods, admit
+ * peers that exist and ports those pods declare (a policy that selects nothing protects nothing, silently).
+ * Prints each problem; exits 1 if any.
  */
 import { readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
@@ -25,9 +27,12 @@ const API_VERSIONS: Record<string, string> = {
   HorizontalPodAutoscaler: 'autoscaling/v2',
   PodDisruptionBudget: 'policy/v1',
   ServiceMonitor: 'monitoring.coreos.com/v1',
+  NetworkPolicy: 'networking.k8s.io/v1',
 };
 const DNS_LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 const SECRET_LIKE = /(SECRET|PASSWORD|TOKEN|API_KEY|ACCESS_KEY)/;
+/** A variable naming the file a secret is mounted at (SELFPLAY_KERNEL_TOKEN_FILE): its value is a path. */
+const SECRET_FILE = /_FILE$/;
 
 export function checkManifests(objects: readonly Obj[]): string[] {
   const problems: string[] = [];
@@ -41,6 +46,15 @@ export function checkManifests(objects: readonly Obj[]): string[] {
   ];
   const selects = (selector: Obj, labels: Obj): boolean =>
     Object.entries(selector).every(([k, v]) => labels[k] === v || k === 'statefulset.kubernetes.io/pod-name');
+  /** A LabelSelector (matchLabels and matchExpressions) against a pod's labels. */
+  const labelSelectorMatches = (selector: Obj, labels: Obj): boolean =>
+    selects(selector.matchLabels ?? {}, labels) &&
+    (selector.matchExpressions ?? []).every((e: Obj) => {
+      const has = Object.hasOwn(labels, e.key);
+      if (e.operator === 'In') return has && e.values.includes(labels[e.key]);
+      if (e.operator === 'NotIn') return !has || !e.values.includes(labels[e.key]);
+      return e.operator === 'Exists' ? has : !has;
+    });
 
   for (const o of objects) {
     const expected = API_VERSIONS[o.kind];
@@ -84,7 +98,7 @@ export function checkManifests(objects: readonly Obj[]): string[] {
         if (!volumes.has(m.name)) problems.push(`${at}: mounts undeclared volume ${m.name}`);
       }
       for (const e of c.env ?? []) {
-        if (SECRET_LIKE.test(e.name) && e.value !== undefined) {
+        if (SECRET_LIKE.test(e.name) && !SECRET_FILE.test(e.name) && e.value !== undefined) {
           problems.push(
             `${at}: ${e.name} is given as a value; secrets come from a Secret (valueFrom.secretKeyRef)`,
           );
@@ -144,6 +158,28 @@ export function checkManifests(objects: readonly Obj[]): string[] {
       const missing = selected.filter((s) => !(s.spec?.ports ?? []).some((p: Obj) => p.name === e.port));
       for (const s of missing)
         problems.push(`${where(m)}: endpoint port ${e.port} is not a port of ${where(s)}`);
+    }
+  }
+  for (const np of objects.filter((o) => o.kind === 'NetworkPolicy')) {
+    const podsOf = (selector: Obj): Obj[] =>
+      workloads.filter((w) => labelSelectorMatches(selector, podLabels(w)));
+    const targets = podsOf(np.spec?.podSelector ?? {});
+    if (targets.length === 0) problems.push(`${where(np)}: podSelector selects no pods`);
+    for (const rule of np.spec?.ingress ?? []) {
+      for (const peer of rule.from ?? []) {
+        if (peer.podSelector && !peer.namespaceSelector && podsOf(peer.podSelector).length === 0) {
+          problems.push(`${where(np)}: an ingress peer selects no pods: ${JSON.stringify(peer.podSelector)}`);
+        }
+      }
+      for (const p of rule.ports ?? []) {
+        const declared = targets.some((w) =>
+          containersOf(w).some((c) =>
+            (c.ports ?? []).some((cp: Obj) => cp.name === p.port || cp.containerPort === p.port),
+          ),
+        );
+        if (targets.length > 0 && !declared)
+          problems.push(`${where(np)}: admits port ${p.port}, which no selected container declares`);
+      }
     }
   }
   return problems;

@@ -34,6 +34,10 @@ bash infra/local/tools.sh temporal
 bash infra/local/temporal.sh start
 export TEMPORAL_ADDRESS="${TEMPORAL_ADDRESS:-${TEMPORAL_IP:-127.0.0.1}:${TEMPORAL_PORT:-7233}}"
 export SELFPLAY_STORAGE="${SELFPLAY_STORAGE:-$STATE_DIR/storage}"
+# The Python the worker runs W&B's SDK with, for a run with tracking.wandb (docs/tracking.md).
+export SELFPLAY_PYTHON="${SELFPLAY_PYTHON:-$REPO_ROOT/infra/kernels/.venv/bin/python}"
+# Run configs may read inputs from the toy world and the shipped samples only (docs/security.md).
+export SELFPLAY_INPUT_ROOTS="${SELFPLAY_INPUT_ROOTS:-$STATE_DIR/toy-world,$REPO_ROOT/test/fixtures}"
 mkdir -p "$LOG_DIR"
 
 # The unfinished local run, a new one (--new) or the one named (--resume RUN): infra/local/pick-run.ts.
@@ -86,8 +90,9 @@ else
   if [ -z "$MODEL" ]; then
     echo "== MODEL: the TOY WORLD (infra/toy-world): tallies of sums and differences the Challenger turns into"
     echo "   questions and the Reasoner learns to compute, with a small model built here and warm-started by"
-    echo "   supervised training (about 3 minutes on 2 cores the first time, logged as it goes; then cached in"
-    echo "   $STATE_DIR/toy-world). Set SELFPLAY_MODEL to a model name (e.g. Qwen/Qwen3-0.6B, on a machine"
+    echo "   supervised training to its validation targets (about 3 minutes on 2 cores the first time, up to 7;"
+    echo "   logged as it goes; then cached in $STATE_DIR/toy-world)."
+    echo "   Set SELFPLAY_MODEL to a model name (e.g. Qwen/Qwen3-0.6B, on a machine"
     echo "   that can download it) or a local path for a real run."
     WORLD="$("${NODE_TS[@]}" infra/toy-world/prepare.ts --dir "$STATE_DIR/toy-world" --run-config "$STATE_DIR/toy-world-run.json")"
     MODEL="$(node -e 'console.log(JSON.parse(process.argv[1]).model)' "$WORLD")"
@@ -99,12 +104,16 @@ else
       --set spice.maxAttempts=4 --set spice.typeSelectionAttempts=1 --set weightSync.engine=kernel
       --set corpus.maxSegmentChars=1500 --set inference.requestTimeoutSeconds=300)
   fi
-  # The kernel and its clients share a token, as in a deployment (docs/deployment.md); one per local run.
+  # The kernel and its clients share a token, as in a deployment (docs/security.md); one per local run. The
+  # worker sends it to SELFPLAY_TRAINER_URL and SELFPLAY_INFERENCE_URL's server (this kernel) and nowhere else.
   export SELFPLAY_KERNEL_TOKEN="${SELFPLAY_KERNEL_TOKEN:-$(node -e 'console.log(require("crypto").randomBytes(24).toString("hex"))')}"
   # Started for the run (--run): another unfinished run that wakes up on this worker cannot take its weights.
-  # This checkout's kernel code, even when the environment's editable install is another checkout's.
+  # This checkout's kernel code, even when the environment's editable install is another checkout's. Nothing
+  # probes it here, so it restarts itself in place (same pid and port) when a step hangs past its deadline; the
+  # worker then restores the run's last committed checkpoint into it (docs/operations-resilience.md).
   start_json kernel "$LOG_DIR/kernel.log" KERNEL_URL env PYTHONPATH="$REPO_ROOT/infra/kernels" \
-    "$KERNEL_PY" -m selfplay_kernel serve --model "$MODEL" --policy "$POLICY" --run "$LINEAGE" --port 0
+    "$KERNEL_PY" -m selfplay_kernel serve --model "$MODEL" --policy "$POLICY" --run "$LINEAGE" --port 0 \
+    --restart-when-wedged
   echo "   kernel at $KERNEL_URL (log $LOG_DIR/kernel.log)"
   export SELFPLAY_INFERENCE_URL="$KERNEL_URL/v1" SELFPLAY_INFERENCE_MODEL="$POLICY" SELFPLAY_TRAINER_URL="$KERNEL_URL"
   export SELFPLAY_INFERENCE_API_KEY="$SELFPLAY_KERNEL_TOKEN"

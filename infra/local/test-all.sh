@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test on a fresh clone: runs on Node.js 22 (fetched into .tools/node when the node on PATH is
-# older), installs the npm packages with `npm ci` (when the lockfile changed), builds the Go tools (Temporal CLI,
-# MinIO) into .tools/ once, creates the kernel's Python environment, installs Chromium (apt) when missing,
-# type-checks, lints, then runs pytest (the kernel) and jest. The integration tests start their own Temporal dev
+# older), installs the npm packages with `npm ci` (when the lockfile changed), installs the tools (Temporal CLI,
+# MinIO, Helm, checkov) into .tools/ once, creates the kernel's Python environment, installs Chromium (apt) when
+# missing, type-checks, lints, then runs pytest (the kernel) and jest. The integration tests start their own Temporal dev
 # server and MinIO unless TEMPORAL_ADDRESS / S3_ENDPOINT name running ones.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -10,7 +10,7 @@ cd "$REPO_ROOT"
 
 ensure_node
 ensure_node_modules
-bash infra/local/tools.sh temporal minio helm
+bash infra/local/tools.sh temporal minio helm checkov
 bash infra/kernels/setup.sh
 # Headless Chromium, from Debian, for the browser tests: the report (test/unit/cli/report.test.ts) and the Temporal
 # Web UI (test/integration/web-ui.test.ts, driven by playwright-core from package.json, which downloads no browser).

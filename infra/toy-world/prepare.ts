@@ -84,7 +84,15 @@ export async function prepareToyWorld(options: Partial<ToyWorldOptions> = {}): P
       'warm-start.jsonl': jsonl(warmStartExamples(o.seed, o.warmStartDocuments)),
       'validation.jsonl': jsonl(validationExamples(o.seed)),
     },
-    settings: { steps: o.warmStartSteps, seed: o.seed, warmStartSeed: o.warmStartSeed, WARM_START_TARGETS },
+    settings: {
+      steps: o.warmStartSteps,
+      seed: o.seed,
+      warmStartSeed: o.warmStartSeed,
+      WARM_START_TARGETS,
+      // One thread count's warm start is not another's (reduction order); the default (one per core) is
+      // left out, so worlds warm-started before this option keep their hash.
+      threads: o.threads,
+    },
     steps: o.warmStartSteps,
     warmStartSeed: o.warmStartSeed,
     targets: WARM_START_TARGETS,

@@ -188,7 +188,7 @@ describe('selfplay status and list', () => {
     );
     const failed = await cli('list', '--limt', '5');
     expect(failed.code).toBe(1);
-    expect(failed.stderr).toContain('unknown flag --limt');
-    expect(failed.stderr).toContain('selfplay <command>');
+    expect(failed.stderr).toContain('list does not take --limt; it takes --recipe, --state, --limit');
+    expect(failed.stderr).toContain('selfplay list [--recipe ');
   });
 });

@@ -86,6 +86,8 @@ describe('a cluster on one machine', () => {
       SELFPLAY_INFERENCE_URL: proxy.url,
       SELFPLAY_INFERENCE_MODEL: 'scripted-policy',
       SELFPLAY_TRAINER_URL: trainer.url,
+      // The replicas the weight sync calls one by one take the kernel token (docs/security.md).
+      SELFPLAY_CREDENTIAL_BINDINGS: `SELFPLAY_KERNEL_TOKEN=${ports.map((port) => `http://127.0.0.1:${port}`).join(',')}`,
       SELFPLAY_WORKFLOW_BUNDLE: bundle,
     };
     const workers = new Map<Pool, ServerProcess[]>(

@@ -17,8 +17,17 @@ import { kernelToken, startEmbeddingServer, type KernelProcess } from '../suppor
 import { configFor } from '../support/recipe-harness';
 import { SEARCH_DOCS, writeJsonl } from '../support/search-corpus';
 
-/** The embedding server wants the session's kernel token, which run configs name by `apiKeyEnv`. */
-const env = loadWorkerEnv({ SELFPLAY_KERNEL_TOKEN: kernelToken() });
+/**
+ * The embedding server wants the session's kernel token, which run configs name by `apiKeyEnv` and the worker
+ * binds to the servers given (the session's embedding server by default); the indexes lie in the temporary
+ * directory, an input root.
+ */
+const envFor = (...servers: string[]) =>
+  loadWorkerEnv({
+    SELFPLAY_KERNEL_TOKEN: kernelToken(),
+    SELFPLAY_CREDENTIAL_BINDINGS: `SELFPLAY_KERNEL_TOKEN=${[server.url, ...servers].join(',')}`,
+    SELFPLAY_INPUT_ROOTS: os.tmpdir(),
+  });
 const KEY = { apiKeyEnv: 'SELFPLAY_KERNEL_TOKEN' };
 let server: KernelProcess;
 let dir: string;
@@ -73,7 +82,7 @@ test('stores one unit-length float32 row of 384 values per passage', async () =>
 
 test('finds passages by meaning: paraphrased queries rank the right document first', async () => {
   // The manifest's embedding server is used when the config names none.
-  const retriever = await retrieverFor(denseConfig(), { env });
+  const retriever = await retrieverFor(denseConfig(), { env: envFor() });
   expect(retriever.name).toBe(`dense:${index}`);
   for (const [query, id] of [
     ['a mountain that spewed molten rock long ago', 'volcano'],
@@ -90,7 +99,7 @@ test('finds passages by meaning: paraphrased queries rank the right document fir
 
 test('an unreachable embedding server fails the search retryably, naming how to start one', async () => {
   const baseUrl = `http://127.0.0.1:${await freePort()}/v1`;
-  const retriever = await retrieverFor(denseConfig({ baseUrl }), { env });
+  const retriever = await retrieverFor(denseConfig({ baseUrl }), { env: envFor(baseUrl) });
   const err = await rejection(retriever.search('volcano', { topK: 3, maxTokens: 100 }));
   expect(err).not.toBeInstanceOf(ApplicationFailure);
   expect(err.message).toContain(`embedding server ${baseUrl} is unreachable`);
@@ -98,7 +107,7 @@ test('an unreachable embedding server fails the search retryably, naming how to 
 });
 
 test('a model other than the index’s is refused non-retryably, at load and by the server', async () => {
-  const mismatch = await rejection(retrieverFor(denseConfig({ model: 'e5-base-v2' }), { env }));
+  const mismatch = await rejection(retrieverFor(denseConfig({ model: 'e5-base-v2' }), { env: envFor() }));
   expect((mismatch as ApplicationFailure).nonRetryable).toBe(true);
   expect(mismatch.message).toMatch(/"e5-base-v2" but index .* was embedded with "all-MiniLM-L6-v2"/);
 

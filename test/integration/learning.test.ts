@@ -19,17 +19,18 @@ import { runToyWorld, spiceWorldRun, withControl } from '../support/toy-world-ru
  * SPICE itself must raise held-out accuracy while both roles train (steps, loss tokens and a gradient per role
  * in every iteration, from the kernel's metrics in the manifest), and the same run with every advantage's sign
  * flipped must lower it: a sign error between advantage and loss, a role trained on another role's rows or a
- * sync of the wrong weights cannot pass both. The bar sits well inside what `npm run bench -- learning
- * --warm-start-seeds 0,1,2` measured after 20 iterations (gains of 7.5 to 9.7 points; docs/learning.md), since
- * runs are not bit-reproducible (the sampler batches requests as they arrive, so padding and float noise
- * differ).
+ * sync of the wrong weights cannot pass both. The bar sits inside what `npm run bench -- learning
+ * --warm-start-seeds 0,1,2` measured after 30 iterations (gains of 12.0, 10.0 and 5.2 points; docs/learning.md):
+ * another machine's warm start of seed 0 may behave like this machine's seed 2, and runs are not
+ * bit-reproducible (the sampler batches requests as they arrive, so padding and float noise differ).
  *
- * No check of the Challenger's ladder here: on this world its rung shares over 20 iterations are not a
- * reproducible trend (docs/learning.md gives the measured shares), and a bar that passes by chance would
- * claim a co-evolution that is not shown.
+ * No check of the Challenger's ladder here: the share of the easiest rung falls by 12 to 22 points from the
+ * first two iterations to iterations 21-40 (three seeds, the bench), but over a CI-sized run the first two
+ * iterations' shares alone carry an error of about 3 points, and a bar that fails by chance on another machine
+ * would be worse than the bench's measurement.
  */
-const RISE_ITERATIONS = 20;
-const MIN_GAIN_POINTS = 4;
+const RISE_ITERATIONS = 30;
+const MIN_GAIN_POINTS = 3;
 const MAX_FLIPPED_GAIN_POINTS = -5;
 
 const lastAccuracy = (curve: LearningCurve): number =>

@@ -13,8 +13,15 @@ import { waitFor } from '../support/wait';
  */
 describe('a failed iteration waits for the operator', () => {
   let stack: TestStack;
+  /** Runs whose training steps fail (500), as on a kernel whose CUDA calls fail, until taken out. */
+  const failingSteps = new Set<string>();
+  const STEP_FAULT = 'CUDA error: an illegal memory access was encountered';
   beforeAll(async () => {
-    stack = await startStack({ llm: { latencyMs: 50 } });
+    stack = await startStack({
+      llm: { latencyMs: 50 },
+      beforeStep: ({ runId }) =>
+        failingSteps.has(runId) ? Promise.reject(new Error(STEP_FAULT)) : Promise.resolve(),
+    });
   });
   afterAll(() => stack.close());
 
@@ -76,6 +83,67 @@ describe('a failed iteration waits for the operator', () => {
       for (const s of steps) expect(stack.trainer.stats().appliedByKey[s.key]).toBe(1);
     });
   });
+
+  /** A run whose training step fails fast on every attempt (no client retries, short backoff). */
+  const failingStepConfig = (runId: string, stuckAfterMinutes: number) =>
+    stack.runConfig({
+      iterations: 1,
+      training: { policy: runId },
+      inference: { requestTimeoutSeconds: 10, maxRetries: 0 },
+      timeouts: { heartbeatSeconds: 10, retryInitialSeconds: 0.2, retryMaxSeconds: 0.5, stuckAfterMinutes },
+    });
+
+  test('selfplay status shows each pending activity with its attempts and last failure', async () => {
+    const runId = uniqueId('retrying');
+    failingSteps.add(runId);
+    await stack.withWorkers(async () => {
+      const handle = await start(runId, [failingStepConfig(runId, 60)]);
+      // Before: status showed the stage running, and nothing of the attempts failing behind it.
+      let status = '';
+      await waitFor(
+        'status to show the update retried',
+        async () => {
+          status = (await selfplay(['status', runId], stack.cliEnv)).stdout;
+          return /update \(.*\/iter-0+1\): attempt ([3-9]|\d{2,})/.test(status);
+        },
+        120_000,
+      );
+      expect(status).toContain('pending activities');
+      expect(status.replace(/\s+/g, ' ')).toContain(
+        `last failure: trainer ${stack.trainer.url}/v1/train/step: HTTP 500: internal: ${STEP_FAULT}`,
+      );
+      failingSteps.delete(runId);
+      expect(await handle.result()).toMatchObject({ lastCommitted: 1 });
+    });
+  }, 300_000);
+
+  test('a step failing the same way past timeouts.stuckAfterMinutes: the run waits for its operator with that failure', async () => {
+    const runId = uniqueId('stuck');
+    failingSteps.add(runId);
+    await stack.withWorkers(async () => {
+      // Before: retried every half second, forever, the run "running".
+      const handle = await start(runId, [failingStepConfig(runId, 0.05)]);
+      await waitFor(
+        'the run to wait for its operator',
+        async () => (await handle.query(progressQuery)).state === 'needsOperator',
+      );
+      const { failure } = await handle.query(progressQuery);
+      expect(failure).toMatchObject({ iteration: 1, type: 'StuckActivity' });
+      expect(failure?.message).toMatch(
+        /^update has failed for [\d.]+ min without progress, \d+ attempts \(timeouts\.stuckAfterMinutes 0\.05 min\); last failure: trainer /,
+      );
+      expect(failure?.message).toContain(`HTTP 500: internal: ${STEP_FAULT}`);
+      const status = await selfplay(['status', runId], stack.cliEnv);
+      expect(status.stdout).toContain('needs operator: iteration 1 failed (StuckActivity)');
+
+      // The cause fixed, the operator retries: the iteration runs again and its step is applied once.
+      failingSteps.delete(runId);
+      expect((await selfplay(['retry', runId], stack.cliEnv)).code).toBe(0);
+      expect(await handle.result()).toMatchObject({ lastCommitted: 1 });
+      const steps = stack.trainer.stats().steps.filter((s) => s.runId === runId);
+      expect(steps.map((s) => s.iteration)).toEqual([1]);
+    });
+  }, 300_000);
 
   test('a stop accepted before continue-as-new holds in the continued run: it completes at once', async () => {
     const runId = uniqueId('carried-stop');

@@ -24,7 +24,6 @@ import { configFor } from '../support/recipe-harness';
 import { SEARCH_DOCS, writeJsonl } from '../support/search-corpus';
 
 const ROOT = path.resolve(__dirname, '../..');
-const env = loadWorkerEnv({});
 
 const bucket = (): string => {
   const name = process.env.SELFPLAY_TEST_BUCKET;
@@ -32,6 +31,8 @@ const bucket = (): string => {
   return name;
 };
 /** A fresh prefix per test keeps reruns against a long-lived server independent. */
+// The workers may read indexes from the test bucket (SELFPLAY_INPUT_ROOTS).
+const workerEnv = () => loadWorkerEnv({ SELFPLAY_INPUT_ROOTS: `s3://${bucket()}` });
 const freshUri = (what: string): string => `s3://${bucket()}/it-${what}-${randomBytes(6).toString('hex')}`;
 const configAt = (index: string) =>
   configFor({ recipe: 'spice', retrieval: { index, kind: 'bm25', topK: 3, passageTokens: 8 } });
@@ -50,7 +51,7 @@ test('the buildIndex activity writes an index to MinIO once; retrieverFor search
   const corpus = `${freshUri('corpus')}/corpus.jsonl`;
   await writeObjectAtUri(corpus, SEARCH_DOCS.map((d) => JSON.stringify(d)).join('\n'));
   const out = freshUri('index');
-  const activities = indexActivities({ env });
+  const activities = indexActivities({ env: workerEnv() });
   const build = (input: BuildIndexInput): Promise<BuildIndexOutput> =>
     new MockActivityEnvironment().run<[], BuildIndexOutput, () => Promise<BuildIndexOutput>>(() =>
       activities.buildIndex(input),
@@ -63,7 +64,7 @@ test('the buildIndex activity writes an index to MinIO once; retrieverFor search
   expect(await store.list('')).toEqual([INDEX_KEYS.bm25, INDEX_KEYS.manifest, INDEX_KEYS.passages].sort());
   expect(await build(input)).toEqual({ ...first, built: false });
 
-  const retriever = await retrieverFor(configAt(out), { env });
+  const retriever = await retrieverFor(configAt(out), { env: workerEnv() });
   const [hit] = await retriever.search('Sicilian Defence chess opening', { topK: 3, maxTokens: 8 });
   expect(hit).toMatchObject({ id: 'chess#p0', title: 'Sicilian Defence' });
   // 8 tokens: "1.e4" is three ("1", ".", "e4").
@@ -73,7 +74,7 @@ test('the buildIndex activity writes an index to MinIO once; retrieverFor search
 test('a prefix whose manifest was never written fails non-retryably, naming the build command', async () => {
   const out = freshUri('half');
   await writeObjectAtUri(`${out}/${INDEX_KEYS.passages}`, 'partial');
-  const err = await retrieverFor(configAt(out), { env }).then(
+  const err = await retrieverFor(configAt(out), { env: workerEnv() }).then(
     () => undefined,
     (e: unknown) => e,
   );
@@ -101,6 +102,6 @@ test('selfplay index build writes to MinIO and reports skipped documents; a reru
     new RegExp(`^built bm25 index ${out}: 10 documents, 10 passages, skipped 1 empty, 1 duplicate`),
   );
   expect((await cli()).stdout).toContain(`${out} already holds a complete bm25 index of ${corpus}`);
-  const retriever = await retrieverFor(configAt(out), { env });
+  const retriever = await retrieverFor(configAt(out), { env: workerEnv() });
   expect((await retriever.search('ear-shaped pasta', { topK: 1, maxTokens: 50 }))[0]?.id).toBe('pasta#p0');
 });

@@ -54,6 +54,8 @@ describe('two runs sharing one inference server', () => {
       if (runId === parent && iteration === 3) await caughtUp;
     });
     const forkTrainer = await trainer();
+    stack.bind('SELFPLAY_KERNEL_TOKEN', parentTrainer.url, forkTrainer.url);
+    stack.bind('SELFPLAY_INFERENCE_API_KEY', vllm.url);
     const config = (trainerUrl: string, overrides: Record<string, unknown> = {}) =>
       stack.runConfig({
         iterations: 4,

@@ -22,6 +22,7 @@ export default async function globalSetup(): Promise<void> {
   process.env.AWS_REGION ??= 'us-east-1';
   setUpSecrets();
   const results = await Promise.allSettled([setUpTemporal(started), setUpStorage(started)]);
+  setUpInputRoots();
   const failures = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
   if (failures.length > 0) {
     // Jest skips the teardown when the setup throws: clean up here.
@@ -41,6 +42,19 @@ function setUpSecrets(): void {
   if (!process.env.SELFPLAY_RECORD_HISTORIES) {
     process.env.SELFPLAY_CODEC_KEYS ??= `it-${randomBytes(4).toString('hex')}:${randomBytes(32).toString('base64')}`;
   }
+}
+
+/**
+ * The tests' inputs: the fixtures, files they write under the temporary directory, and the test bucket
+ * (workers refuse any other input, config/input-roots.ts).
+ */
+function setUpInputRoots(): void {
+  const bucket = process.env.SELFPLAY_TEST_BUCKET;
+  process.env.SELFPLAY_INPUT_ROOTS ??= [
+    'test/fixtures',
+    os.tmpdir(),
+    ...(bucket ? [`s3://${bucket}`] : []),
+  ].join(',');
 }
 
 async function setUpTemporal(started: StartedServers): Promise<void> {

@@ -8,6 +8,7 @@ import type { RunOutcome } from '../../workflows/selfPlayRun';
 import { selfPlayRun } from '../../workflows';
 import { queueNames } from '../../workers/pools';
 import { kernelAuth, kernelToken, startKernel, type KernelProcess } from './kernel-process';
+import { DEFAULT_INPUT_ROOTS } from '../../config/input-roots';
 import { spawnWorker } from './worker-process';
 import { uniqueId } from './stack';
 import { temporalClient } from './temporal-client';
@@ -43,6 +44,8 @@ export async function withKernelRun<T>(
     policies: (runId: string) => string[];
     /** Where the run stores its artifacts (default: a prefix of the test bucket, SELFPLAY_TEST_BUCKET). */
     storageUri?: (runId: string) => string;
+    /** Directories the run's inputs lie in besides the session's input roots (config/input-roots.ts). */
+    inputRoots?: string[];
   },
   body: (run: KernelRun) => Promise<T>,
 ): Promise<T> {
@@ -80,6 +83,14 @@ export async function withKernelRun<T>(
     // The environment's inference URL is the first kernel's sampler, so its key is the kernel token.
     SELFPLAY_INFERENCE_API_KEY: kernelToken(),
     SELFPLAY_TRAINER_URL: first.url,
+    SELFPLAY_INPUT_ROOTS: [
+      process.env.SELFPLAY_INPUT_ROOTS ?? DEFAULT_INPUT_ROOTS,
+      ...(options.inputRoots ?? []),
+    ].join(','),
+    // Every kernel of the run trains, samples and is synced with the token: the worker's environment says so.
+    SELFPLAY_CREDENTIAL_BINDINGS: `SELFPLAY_KERNEL_TOKEN=${Object.values(kernels)
+      .map((k) => k.url)
+      .join(',')}`,
   });
   const connection = await Connection.connect({ address });
   const store = openStore(storageUri);

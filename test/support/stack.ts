@@ -18,7 +18,8 @@ import {
 } from '../../activities/clients/storage';
 import { RECIPES } from '../../activities/recipes';
 import { createPoolWorkers, POOLS, queueNames, type Pool } from '../../workers/pools';
-import type { WorkerEnv } from '../../config/env';
+import { loadWorkerEnv, type WorkerEnv } from '../../config/env';
+import { BINDINGS_ENV, bindingsFromEnv } from '../../config/endpoint-bindings';
 import { startScriptedLlm, type ScriptedLlm, type ScriptedLlmOptions } from './scripted-llm/server';
 import {
   startRecordingTrainer,
@@ -45,6 +46,11 @@ export interface TestStack {
   cliEnv: Record<string, string>;
   /** A run config for this stack: pools, endpoints and small defaults, overridden by `overrides`. */
   runConfig(overrides?: Record<string, unknown>): Record<string, unknown>;
+  /**
+   * Lets this stack's in-process workers call more servers (a test's own trainers or engines) with
+   * `credential`, as SELFPLAY_CREDENTIAL_BINDINGS on a worker would.
+   */
+  bind(credential: string, ...urls: string[]): void;
   /** Runs in-process workers for the given pools until `fn` settles. */
   withWorkers<T>(fn: () => Promise<T>, pools?: readonly Pool[]): Promise<T>;
   close(): Promise<void>;
@@ -71,6 +77,8 @@ export interface StackOptions {
   queuePrefix?: string;
   /** Awaited before each new training step (see `RecordingTrainerOptions.beforeStep`). */
   beforeStep?: RecordingTrainerOptions['beforeStep'];
+  /** More of the in-process workers' environment (e.g. `python` for W&B tracking). */
+  env?: Partial<WorkerEnv>;
 }
 
 export async function startStack(options: StackOptions = {}): Promise<TestStack> {
@@ -91,12 +99,15 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
   const client = temporalClient(connection);
   const queuePrefix = options.queuePrefix ?? `it-${suffix}`;
   const env: WorkerEnv = {
-    storageUri,
-    inferenceUrl: llm.url,
-    inferenceModel: 'scripted-policy',
-    inferenceApiKey: 'EMPTY',
-    inferenceConcurrency: 64,
-    trainerUrl: trainer.url,
+    ...loadWorkerEnv({
+      ...process.env,
+      SELFPLAY_STORAGE: storageUri,
+      SELFPLAY_INFERENCE_URL: llm.url,
+      SELFPLAY_INFERENCE_MODEL: 'scripted-policy',
+      SELFPLAY_INFERENCE_CONCURRENCY: '64',
+      SELFPLAY_TRAINER_URL: trainer.url,
+    }),
+    ...options.env,
   };
 
   return {
@@ -114,6 +125,12 @@ export async function startStack(options: StackOptions = {}): Promise<TestStack>
       trainerUrl: trainer.url,
     }),
     cliEnv: { TEMPORAL_ADDRESS: address, TEMPORAL_NAMESPACE: 'default', SELFPLAY_STORAGE: storageUri },
+    bind: (credential, ...urls) => {
+      env.bindings = [
+        ...env.bindings,
+        ...bindingsFromEnv({ [BINDINGS_ENV]: `${credential}=${urls.join(',')}` }),
+      ];
+    },
     runConfig: (overrides = {}) => ({
       recipe: 'spice',
       batchSize: 8,

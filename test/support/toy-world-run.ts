@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { runEvaluation } from '../../cli/eval-command';
 import {
   readLearningCurve,
@@ -71,6 +72,7 @@ function runWorld<W>(options: ToyRunOptions<W>, judgeUrl: string | undefined): P
       model: options.world.model,
       name: options.name,
       policies: () => [TOY_WORLD_POLICY],
+      inputRoots: [path.dirname(options.world.corpus)],
       ...(options.storageUri ? { storageUri: options.storageUri } : {}),
     },
     async (run) => {

@@ -185,7 +185,10 @@ describe('run config', () => {
       },
     });
     if (!r.ok) throw new Error(r.problems.join('; '));
-    const env = loadWorkerEnv({ SELFPLAY_TRAINER_URL: 'http://shared:8080' });
+    const env = loadWorkerEnv({
+      SELFPLAY_TRAINER_URL: 'http://shared:8080',
+      SELFPLAY_CREDENTIAL_BINDINGS: 'SELFPLAY_KERNEL_TOKEN=http://kc:8080,http://ks:8080',
+    });
     const versions = { challenger: 4, solver: 7 };
     expect(endpointFor('challenger', r.config, env, versions).model).toBe('challenger-v4');
     expect(endpointFor('reasoner', r.config, env, versions).model).toBe('solver-v7');
@@ -198,6 +201,10 @@ describe('run config', () => {
     expect(trainedPolicyOf(r.config, 'reasoner')).toBe('solver');
     expect(() => trainedPolicyOf(r.config, 'judge')).toThrow(/no policy trains/);
     expect(() => trainerUrlFor(r.config, env, 'ghost')).toThrow(/no policy "ghost"/);
+    // A kernel the worker's environment does not name is no trainer of its.
+    expect(() => trainerUrlFor(r.config, loadWorkerEnv({}), 'solver')).toThrow(
+      'the training kernel of policy "solver", http://ks:8080 is not among this worker\'s servers',
+    );
   });
 
   test('{run} names the run: a fork and its parent, one policy name, request different adapters', () => {

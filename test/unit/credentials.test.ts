@@ -20,6 +20,9 @@ describe('per-endpoint credentials', () => {
     SELFPLAY_INFERENCE_API_KEY: 'env-key',
     SELFPLAY_VLLM_API_KEY: 'vllm-key',
     SELFPLAY_JUDGE_TOKEN: 'judge-key',
+    SELFPLAY_CREDENTIAL_BINDINGS:
+      'SELFPLAY_VLLM_API_KEY=http://vllm:8000; SELFPLAY_JUDGE_TOKEN=http://judge:9000/v1; ' +
+      'SELFPLAY_MISSING_API_KEY=http://x:8000',
     AWS_SECRET_ACCESS_KEY: 'never-sent',
   });
 

@@ -2,6 +2,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { InferenceEndpoint, WeightsMoved, type EndpointSettings } from '../../activities/clients/inference';
 import { SPICE_CALLS } from '../../activities/clients/llm-protocol';
 import { metrics } from '../../activities/lib/metrics';
+import { scriptedEndpoint } from '../support/scripted-llm/endpoint';
 import { startScriptedLlm, type ScriptedLlm } from '../support/scripted-llm/server';
 import { logprobOf, tokenIdsOf } from '../support/scripted-llm/token-ids';
 
@@ -177,15 +178,7 @@ describe('InferenceEndpoint sampled tokens', () => {
 
   const ask = (tokenIds: 'vllm' | 'sglang' | 'none') => {
     llm.configure({ tokenIds });
-    return new InferenceEndpoint({
-      baseUrl: llm.url,
-      model: 'scripted-policy',
-      apiKey: 'EMPTY',
-      maxConcurrentCompletions: 8,
-      supportsN: true,
-      requestTimeoutMs: 2_000,
-      maxRetries: 0,
-    }).chat({
+    return scriptedEndpoint(llm).chat({
       role: 'reasoner',
       call: SPICE_CALLS.reason,
       messages: [{ role: 'user', content: 'Problem 0000abcd: compute 3 * 5 + 1.' }],

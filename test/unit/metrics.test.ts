@@ -3,8 +3,10 @@ import { metrics, Registry } from '../../activities/lib/metrics';
 import { recordFilterMetrics } from '../../activities/stages/stage-metrics';
 import {
   bindAddress,
+  metricsHost,
   serveProjectMetrics,
   serverAddress,
+  startMetricsFromEnv,
   workersReadiness,
   type Readiness,
 } from '../../workers/metrics';
@@ -88,10 +90,36 @@ describe('worker metrics endpoint', () => {
   test('parses the port variables', () => {
     expect(bindAddress('P', undefined)).toBeUndefined();
     expect(bindAddress('P', ' ')).toBeUndefined();
-    expect(bindAddress('P', '9464')).toBe('0.0.0.0:9464');
-    expect(bindAddress('P', '127.0.0.1:9464')).toBe('127.0.0.1:9464');
+    expect(bindAddress('P', '9464')).toBe('127.0.0.1:9464');
+    expect(bindAddress('P', '9464', '0.0.0.0')).toBe('0.0.0.0:9464');
+    expect(bindAddress('P', '10.0.0.5:9464', '0.0.0.0')).toBe('10.0.0.5:9464');
     expect(() => bindAddress('P', 'abc')).toThrow(/P="abc": expected a port/);
     expect(() => bindAddress('P', '70000')).toThrow(/expected a port/);
+  });
+
+  test('SELFPLAY_METRICS_HOST: loopback unless set; an address with a port or spaces is refused', () => {
+    expect(metricsHost(undefined)).toBe('127.0.0.1');
+    expect(metricsHost(' ')).toBe('127.0.0.1');
+    expect(metricsHost('0.0.0.0')).toBe('0.0.0.0');
+    expect(() => metricsHost('0.0.0.0:9464')).toThrow(
+      /SELFPLAY_METRICS_HOST="0.0.0.0:9464": expected an IPv4/,
+    );
+    expect(() => metricsHost('a b')).toThrow(/SELFPLAY_METRICS_HOST/);
+  });
+
+  test('a bare port binds on loopback by default, on SELFPLAY_METRICS_HOST when set', async () => {
+    for (const [env, host] of [
+      [{ SELFPLAY_PROJECT_METRICS_PORT: '0' }, '127.0.0.1'],
+      [{ SELFPLAY_PROJECT_METRICS_PORT: '0', SELFPLAY_METRICS_HOST: '0.0.0.0' }, '0.0.0.0'],
+    ] as const) {
+      const endpoints = await startMetricsFromEnv(env);
+      try {
+        expect(endpoints.project?.replace(/:\d+$/, '')).toBe(host);
+        expect(endpoints.temporal).toBeUndefined();
+      } finally {
+        await endpoints.close();
+      }
+    }
   });
 
   test('serves the registry over HTTP at /metrics', async () => {

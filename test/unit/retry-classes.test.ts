@@ -27,8 +27,10 @@ describe('retry classes', () => {
     expect(policy).toMatchObject({ initialInterval: '1 seconds', maximumInterval: '60 seconds' });
     expect([...(policy.nonRetryableErrorTypes ?? [])].sort()).toEqual([
       'ContractViolation',
+      'CorruptData',
       'InvalidConfig',
       'InvalidInput',
+      'ProgrammingError',
       'UnknownModel',
       'VersionConflict',
     ]);
@@ -61,6 +63,7 @@ describe('retry classes', () => {
       activityMaxAttempts: 10,
       retryInitialSeconds: 1,
       retryMaxSeconds: 60,
+      stuckAfterMinutes: 30,
     });
     const bad = resolveRunConfig({
       recipe: 'spice',
@@ -86,7 +89,8 @@ describe('retry classes', () => {
       new MockActivityEnvironment().run(() =>
         planActivities({
           store: new LocalStore(path.join(dir, 'store')),
-          env: loadWorkerEnv({}),
+          // The corpora this test reads are inside the worker's input roots: what fails is the read.
+          env: loadWorkerEnv({ SELFPLAY_INPUT_ROOTS: `${dir},s3://selfplay-down` }),
           inference: new InferencePool(),
           recipes: RECIPES,
         }).plan({

@@ -2,6 +2,7 @@ import { InferencePool, WeightsMoved } from '../../activities/clients/inference'
 import { SPICE_CALLS } from '../../activities/clients/llm-protocol';
 import { LocalStore } from '../../activities/clients/storage';
 import { recipeContext } from '../../activities/stages/deps';
+import { loadWorkerEnv } from '../../config/env';
 import { configFor } from '../support/recipe-harness';
 import { startScriptedLlm, type ScriptedLlm } from '../support/scripted-llm/server';
 
@@ -18,7 +19,7 @@ describe("a synced role's caller", () => {
     recipeContext(
       {
         store: new LocalStore('/nonexistent'),
-        env: { storageUri: '/nonexistent', inferenceApiKey: 'EMPTY', inferenceConcurrency: 4 },
+        env: loadWorkerEnv({ SELFPLAY_STORAGE: '/nonexistent', SELFPLAY_INFERENCE_CONCURRENCY: '4' }),
         inference: new InferencePool(),
         recipes: {},
       },

@@ -2,10 +2,13 @@ import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
+import { SPICE_CALLS } from '../../activities/clients/llm-protocol';
 import { LocalStore } from '../../activities/clients/storage';
 import { unitKey } from '../../activities/clients/storage/keys';
 import { NON_RETRYABLE, nonRetryable } from '../../activities/lib/errors';
 import { runShardUnits, type ShardUnitsResult } from '../../activities/stages/shard-units';
+import { scriptedEndpoint } from '../support/scripted-llm/endpoint';
+import { startScriptedLlm } from '../support/scripted-llm/server';
 
 interface Out {
   unit: number;
@@ -75,5 +78,45 @@ describe('the units of a shard', () => {
     expect(err).toBe(fatal);
     expect(aborted).toEqual([fatal, fatal]);
     expect(await store.list(`runs/${runId}/`)).toEqual([]);
+  });
+
+  test('each beat carries the completion tokens the attempt has sampled so far beside its units', async () => {
+    const llm = await startScriptedLlm();
+    try {
+      const endpoint = scriptedEndpoint(llm);
+      const sampled: number[] = [];
+      const env = new MockActivityEnvironment();
+      const beats: unknown[] = [];
+      env.on('heartbeat', (beat: unknown) => beats.push(beat));
+      await env.run(() =>
+        runShardUnits({
+          store,
+          runId: fresh(),
+          iteration: 1,
+          stage: 'solve',
+          shard: 0,
+          inputs,
+          work: async ({ unit }) => {
+            const [sample] = await endpoint.chat({
+              role: 'reasoner',
+              call: SPICE_CALLS.reason,
+              messages: [{ role: 'user', content: `Problem 0000abcd: compute 3 * ${unit} + 1.` }],
+              n: 1,
+              seed: unit,
+              temperature: 1,
+              topP: 1,
+              maxTokens: 256,
+            });
+            sampled.push(sample?.completionTokens ?? Number.NaN);
+            return { unit, value: sample?.content ?? '' };
+          },
+        }),
+      );
+      const tokens = sampled.reduce((a, b) => a + b, 0);
+      expect(tokens).toBeGreaterThan(0);
+      expect(beats.at(-1)).toEqual({ stage: 'solve', shard: 0, done: 3, total: 3, completionTokens: tokens });
+    } finally {
+      await llm.close();
+    }
   });
 });

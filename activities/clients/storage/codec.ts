@@ -1,14 +1,19 @@
 import { once } from 'node:events';
-import { Readable } from 'node:stream';
+import { Readable, type Transform } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { promisify } from 'node:util';
-import { createGunzip, createGzip, gunzip, gzip } from 'node:zlib';
+import * as zlib from 'node:zlib';
+import { createGzip, gunzip, gzip } from 'node:zlib';
+import { CorruptObjectError, PermanentReadError } from '../../lib/errors';
 import type { ObjectStore } from './types';
 
 const gzipAsync = promisify(gzip);
 const gunzipAsync = promisify(gunzip);
 
-/** JSON (or JSON Lines) objects, gzipped when the key ends in `.gz`. Missing objects read as undefined. */
+/**
+ * JSON (or JSON Lines) objects, gzipped when the key ends in `.gz`. Missing objects read as undefined; one that
+ * does not decode (not gzip, truncated, not JSON) is a `CorruptObjectError`, which no retry fixes.
+ */
 export async function putJson(store: ObjectStore, key: string, value: unknown): Promise<void> {
   const text = JSON.stringify(value);
   if (text === undefined)
@@ -22,7 +27,9 @@ export async function getJson<T>(store: ObjectStore, key: string): Promise<T | u
   try {
     return JSON.parse(text) as T;
   } catch (err) {
-    throw new Error(`${store.uri(key)} is not valid JSON: ${(err as Error).message}`, { cause: err });
+    throw new CorruptObjectError(`${store.uri(key)} is not valid JSON: ${(err as Error).message}`, {
+      cause: err,
+    });
   }
 }
 
@@ -79,37 +86,51 @@ export async function getJsonl<T>(store: ObjectStore, key: string): Promise<T[] 
   const bytes = await store.get(key);
   if (bytes === undefined) return undefined;
   const rows: T[] = [];
-  for await (const row of jsonlValues(Readable.from([bytes]), key.endsWith('.gz'), store.uri(key)))
+  for await (const row of jsonlValues(Readable.from([bytes]), compressionOf(key), store.uri(key)))
     rows.push(row as T);
   return rows;
 }
 
+/** How a JSON Lines object's bytes are compressed, from its name: `.gz` gzip, `.zst` zstd, else not. */
+export type Compression = 'gzip' | 'zstd' | 'none';
+export const compressionOf = (name: string): Compression =>
+  name.endsWith('.gz') ? 'gzip' : /\.zstd?$/.test(name) ? 'zstd' : 'none';
+
 /**
- * The JSON values of a JSON Lines byte stream (gunzipped when `gzip`), parsed line by line as the bytes arrive:
- * only one line is ever a string. Blank lines are skipped; `source` names the object in errors.
+ * The JSON values of a JSON Lines byte stream (decompressed as `compression` says), parsed line by line as the
+ * bytes arrive: only one line is ever a string. Blank lines are skipped; `source` names the object in errors.
  */
-export async function* jsonlValues(input: Readable, gzip: boolean, source: string): AsyncGenerator<unknown> {
+export async function* jsonlValues(
+  input: Readable,
+  compression: Compression,
+  source: string,
+): AsyncGenerator<unknown> {
   let lineNo = 0;
   const parse = (line: string): unknown => {
     try {
       return JSON.parse(line);
     } catch (err) {
-      throw new Error(`${source} line ${lineNo} is not valid JSON: ${(err as Error).message}`, {
+      throw new CorruptObjectError(`${source} line ${lineNo} is not valid JSON: ${(err as Error).message}`, {
         cause: err,
       });
     }
   };
-  for await (const line of jsonlLines(input, gzip, source)) {
+  for await (const line of jsonlLines(input, compression, source)) {
     lineNo++;
     if (line.trim() !== '') yield parse(line);
   }
 }
 
-/** The lines of a byte stream (gunzipped when `gzip`), split on bytes so no string holds more than one line. */
-export async function* jsonlLines(input: Readable, gzip: boolean, source: string): AsyncGenerator<string> {
-  const bytes = gzip ? input.pipe(createGunzip()) : input;
-  // A failure of the input does not reach a piped gunzip on its own.
-  if (gzip) input.once('error', (err) => bytes.destroy(err));
+/**
+ * The lines of a byte stream (decompressed as `compression` says), split on bytes so no string holds more than
+ * one line. Bytes that do not decompress are a `CorruptObjectError` naming `source`.
+ */
+export async function* jsonlLines(
+  input: Readable,
+  compression: Compression,
+  source: string,
+): AsyncGenerator<string> {
+  const bytes = decompressed(input, compression, source);
   let pending: Buffer[] = [];
   try {
     for await (const chunk of bytes as AsyncIterable<Buffer>) {
@@ -123,11 +144,29 @@ export async function* jsonlLines(input: Readable, gzip: boolean, source: string
       if (from < chunk.length) pending.push(chunk.subarray(from));
     }
   } catch (err) {
-    const isZlib = String((err as NodeJS.ErrnoException).code).startsWith('Z_');
-    if (isZlib) throw new Error(`${source} is not valid gzip: ${(err as Error).message}`, { cause: err });
+    const code = String((err as NodeJS.ErrnoException).code);
+    if (code.startsWith('Z_') || code.startsWith('ZSTD_'))
+      throw new CorruptObjectError(`${source} is not valid ${compression}: ${(err as Error).message}`, {
+        cause: err,
+      });
     throw err;
   }
   if (pending.length > 0) yield Buffer.concat(pending).toString('utf8');
+}
+
+function decompressed(input: Readable, compression: Compression, source: string): Readable {
+  if (compression === 'none') return input;
+  // Node has zstd from 22.15 (and 23.8); the worker image's Node may be older.
+  const { createZstdDecompress } = zlib as { createZstdDecompress?: typeof zlib.createZstdDecompress };
+  if (compression === 'zstd' && !createZstdDecompress)
+    throw new PermanentReadError(
+      `${source} is zstd, which this Node (${process.version}) cannot read: it needs Node 22.15 or later; ` +
+        'or give the file as .jsonl.gz or .parquet',
+    );
+  const inflate = compression === 'gzip' ? zlib.createGunzip() : (createZstdDecompress as () => Transform)();
+  // A failure of the input does not reach a piped decompressor on its own.
+  input.once('error', (err) => inflate.destroy(err));
+  return input.pipe(inflate);
 }
 
 async function encode(key: string, text: string): Promise<Buffer> {
@@ -140,7 +179,9 @@ async function readText(store: ObjectStore, key: string): Promise<string | undef
   try {
     return (await gunzipAsync(bytes)).toString('utf8');
   } catch (err) {
-    throw new Error(`${store.uri(key)} is not valid gzip: ${(err as Error).message}`, { cause: err });
+    throw new CorruptObjectError(`${store.uri(key)} is not valid gzip: ${(err as Error).message}`, {
+      cause: err,
+    });
   }
 }
 

@@ -80,7 +80,8 @@ function splitS3Uri(uri: string): { bucket: string; rest: string } {
   return { bucket, rest: slash < 0 ? '' : body.slice(slash + 1).replace(/\/+$/, '') };
 }
 
-function localPath(uri: string): string {
+/** The file a local path or `file:` URI names (an absolute path). */
+export function localPath(uri: string): string {
   if (uri.startsWith('file:')) return fileURLToPath(uri);
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(uri)) {
     throw new PermanentReadError(

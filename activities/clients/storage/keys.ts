@@ -16,6 +16,7 @@
  *   runs/{runId}/snapshots/{policy}/v000042/                   the sampler snapshot of version 42
  *   runs/{runId}/forks/{otherRunId}.json                       another run started from one of this run's commits
  *                                                             (a fork or resume: retention keeps that commit)
+ *   runs/{runId}/tracking/{tracker}.json                       the last iteration logged to an experiment tracker
  *   corpora/{id}/                                               a corpus's segment index, shared by every run
  *                                                               (activities/corpus/segment-index.ts)
  */
@@ -123,5 +124,9 @@ export const forkKey = (runId: string, forkRunId: string): string =>
   `${runPrefix(runId)}/forks/${forkRunId}.json`;
 
 export const forksPrefix = (runId: string): string => `${runPrefix(runId)}/forks/`;
+
+/** How far a tracker has logged the lineage (activities/tracking/track.ts): where its next call starts reading. */
+export const trackingKey = (runId: string, tracker: string): string =>
+  `${runPrefix(runId)}/tracking/${tracker}.json`;
 
 export const corpusIndexPrefix = (id: string): string => `corpora/${id}`;

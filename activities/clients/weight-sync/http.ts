@@ -45,6 +45,13 @@ export function engineRoot(server: string): string {
 /** A bearer token for the server (the kernel's), sent as `Authorization`; none for servers that need none. */
 export type BearerToken = string | undefined;
 
+/**
+ * The token of each server: the credential the worker's environment binds to its URL
+ * (config/endpoint-bindings.ts), never one a run config chose. None by default.
+ */
+export type TokenFor = (server: string) => BearerToken;
+export const NO_TOKEN: TokenFor = () => undefined;
+
 export async function getJson(
   url: string,
   policy: HttpPolicy,

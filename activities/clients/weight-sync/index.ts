@@ -1,4 +1,4 @@
-import type { HttpPolicy } from './http';
+import type { HttpPolicy, TokenFor } from './http';
 import { kernelAdapter } from './kernel';
 import { sglangAdapter } from './sglang';
 import { SnapshotCache } from './snapshot-cache';
@@ -14,8 +14,8 @@ export interface AdapterOptions {
   http?: HttpPolicy;
   /** Where s3:// snapshots are copied for vLLM and SGLang; one cache per process by default. */
   cache?: SnapshotCache;
-  /** The kernel's bearer token (SELFPLAY_KERNEL_TOKEN), sent to kernel samplers only. */
-  kernelToken?: string;
+  /** Each server's bearer token: the credential the worker binds to its URL (none by default). */
+  tokenFor?: TokenFor;
   /**
    * Kernel samplers serve a copy of each snapshot even when their own policy is at its version, instead of
    * the live weights, which the next train step changes: a run that samples while it trains needs this.
@@ -29,10 +29,10 @@ export function adapterFor(engine: Engine, options: AdapterOptions = {}): Weight
   const cache = (): SnapshotCache => options.cache ?? (sharedCache ??= new SnapshotCache());
   switch (engine) {
     case 'kernel':
-      return kernelAdapter(options.http, options.kernelToken, options.pinKernelSnapshots);
+      return kernelAdapter(options.http, options.tokenFor, options.pinKernelSnapshots);
     case 'vllm':
-      return vllmAdapter(cache(), options.http);
+      return vllmAdapter(cache(), options.http, options.tokenFor);
     case 'sglang':
-      return sglangAdapter(cache(), options.http);
+      return sglangAdapter(cache(), options.http, options.tokenFor);
   }
 }

@@ -4,8 +4,9 @@ import {
   engineRoot,
   listModels,
   postJson,
-  type BearerToken,
+  NO_TOKEN,
   type HttpPolicy,
+  type TokenFor,
 } from './http';
 import { otherRunsWeights, refuseOtherRun } from './owner';
 import type { WeightSyncAdapter } from './types';
@@ -20,18 +21,18 @@ import type { WeightSyncAdapter } from './types';
  *        whose weights it serves (null: base weights, no one's), and pinned: whether it serves a copy of a
  *        snapshot rather than the trainer's live weights
  *
- * Both with the kernel's bearer token (SELFPLAY_KERNEL_TOKEN). One model per process: a sync for a run
+ * Both with the token bound to the server (the kernel's SELFPLAY_KERNEL_TOKEN). One model per process: a sync for a run
  * refuses a sampler that serves another run's weights (owner.ts).
  */
 export function kernelAdapter(
   http: HttpPolicy = DEFAULT_HTTP_POLICY,
-  token: BearerToken = undefined,
+  tokenFor: TokenFor = NO_TOKEN,
   pin = false,
 ): WeightSyncAdapter {
   return {
     engine: 'kernel',
     async servedVersion(server, target, signal) {
-      const models = await listModels(engineRoot(server), http, signal, token);
+      const models = await listModels(engineRoot(server), http, signal, tokenFor(server));
       const model = models.find((m) => m.id === target.snapshot.policy);
       refuseOtherRun(
         'kernel',
@@ -48,7 +49,7 @@ export function kernelAdapter(
     async load(server, target, signal) {
       const { uri, version } = target.snapshot;
       const body = { uri, version, ...(target.run ? { lineage: target.run } : {}), ...(pin ? { pin } : {}) };
-      await postJson(`${engineRoot(server)}/v1/sampler/load`, body, http, signal, token).catch(
+      await postJson(`${engineRoot(server)}/v1/sampler/load`, body, http, signal, tokenFor(server)).catch(
         (err: unknown) => {
           // The sampler took another run's load between our read and our load.
           if (err instanceof EngineRefusal && err.type === 'lineage_conflict')

@@ -4,8 +4,10 @@ import {
   engineRoot,
   getJson,
   parseAnswer,
+  NO_TOKEN,
   postJson,
   type HttpPolicy,
+  type TokenFor,
 } from './http';
 import { formatWeightTag, parseWeightTag } from '../weight-tag';
 import type { SnapshotCache } from './snapshot-cache';
@@ -31,11 +33,12 @@ import type { WeightSyncAdapter } from './types';
 export function sglangAdapter(
   cache: SnapshotCache,
   http: HttpPolicy = DEFAULT_HTTP_POLICY,
+  tokenFor: TokenFor = NO_TOKEN,
 ): WeightSyncAdapter {
   return {
     engine: 'sglang',
     async servedVersion(server, target, signal) {
-      const body = await getJson(`${engineRoot(server)}/get_weight_version`, http, signal);
+      const body = await getJson(`${engineRoot(server)}/get_weight_version`, http, signal, tokenFor(server));
       const tag = parseWeightTag((body as { weight_version?: unknown } | null)?.weight_version);
       if (!tag) return undefined;
       refuseOtherRun('sglang', server, target, tag.run);
@@ -50,7 +53,7 @@ export function sglangAdapter(
         flush_cache: true,
         abort_all_requests: false,
       };
-      const text = await postJson(url, body, http, signal);
+      const text = await postJson(url, body, http, signal, tokenFor(server));
       const answer = parseAnswer(`POST ${url}`, text) as { success?: unknown; message?: unknown } | null;
       if (answer?.success !== true) {
         throw new EngineRefusal(200, `POST ${url}: load failed: ${String(answer?.message)}`);

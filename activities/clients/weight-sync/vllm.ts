@@ -3,8 +3,10 @@ import {
   EngineRefusal,
   engineRoot,
   listModels,
+  NO_TOKEN,
   postJson,
   type HttpPolicy,
+  type TokenFor,
 } from './http';
 import { fillModelName, versionNamed } from '../../../config/model-name';
 import { NON_RETRYABLE, nonRetryable } from '../../lib/errors';
@@ -25,7 +27,11 @@ import type { SyncTarget, WeightSyncAdapter } from './types';
  * than N and N-1 are unloaded (N-1 may still be finishing requests), best effort. With `{run}` in the name,
  * several runs share one server: each sees, loads and unloads only its own run's adapters.
  */
-export function vllmAdapter(cache: SnapshotCache, http: HttpPolicy = DEFAULT_HTTP_POLICY): WeightSyncAdapter {
+export function vllmAdapter(
+  cache: SnapshotCache,
+  http: HttpPolicy = DEFAULT_HTTP_POLICY,
+  tokenFor: TokenFor = NO_TOKEN,
+): WeightSyncAdapter {
   const named = (target: SyncTarget) => {
     const template = target.model ?? DEFAULT_MODEL;
     if (template.split('{version}').length !== 2) {
@@ -43,12 +49,12 @@ export function vllmAdapter(cache: SnapshotCache, http: HttpPolicy = DEFAULT_HTT
   };
 
   const listedVersions = async (
-    root: string,
+    server: string,
     target: SyncTarget,
     signal?: AbortSignal,
   ): Promise<number[]> => {
     const { version } = named(target);
-    return (await listModels(root, http, signal))
+    return (await listModels(engineRoot(server), http, signal, tokenFor(server)))
       .map((m) => (typeof m.id === 'string' ? version(m.id) : undefined))
       .filter((v): v is number => v !== undefined);
   };
@@ -56,31 +62,33 @@ export function vllmAdapter(cache: SnapshotCache, http: HttpPolicy = DEFAULT_HTT
   return {
     engine: 'vllm',
     async servedVersion(server, target, signal) {
-      const versions = await listedVersions(engineRoot(server), target, signal);
+      const versions = await listedVersions(server, target, signal);
       return versions.length === 0 ? undefined : Math.max(...versions);
     },
     async load(server, target, signal) {
       const root = engineRoot(server);
       const { snapshot } = target;
       const { name } = named(target);
-      const listed = await listedVersions(root, target, signal);
+      const listed = await listedVersions(server, target, signal);
       if (!listed.includes(snapshot.version)) {
         const body = {
           lora_name: name(snapshot.version),
           lora_path: await cache.localPath(snapshot, signal),
         };
         try {
-          await postJson(`${root}/v1/load_lora_adapter`, body, http, signal);
+          await postJson(`${root}/v1/load_lora_adapter`, body, http, signal, tokenFor(server));
         } catch (err) {
           // A retried try refused as a same-name reload means an earlier try did load it.
           if (!(err instanceof EngineRefusal)) throw err;
-          if (!(await listedVersions(root, target, signal)).includes(snapshot.version)) throw withHint(err);
+          if (!(await listedVersions(server, target, signal)).includes(snapshot.version)) throw withHint(err);
         }
       }
       for (const stale of listed.filter((v) => v !== snapshot.version && v !== snapshot.version - 1)) {
         const unload = { lora_name: name(stale) };
         // Best effort: a leftover is unloaded again after the next version's load.
-        await postJson(`${root}/v1/unload_lora_adapter`, unload, http, signal).catch(() => undefined);
+        await postJson(`${root}/v1/unload_lora_adapter`, unload, http, signal, tokenFor(server)).catch(
+          () => undefined,
+        );
       }
     },
   };

@@ -1,7 +1,7 @@
 import { parseRecipeState } from '../state';
 import { z } from 'zod';
-import { readObjectAtUri } from '../../clients/storage';
 import { inputReadFailure, NON_RETRYABLE, nonRetryable } from '../../lib/errors';
+import { readInputRecords, type InputRecord } from '../../lib/input-records';
 import type { MaeParams } from '../../../config/presets/mae';
 import { ZERO_SETTING_SEEDS } from './zero-seeds';
 import type { MaeState, QaPair } from './records';
@@ -25,7 +25,7 @@ const EMPTY: MaeState = { v: 1, seedCount: 0, questions: [], pairs: [] };
 export async function currentPools(params: MaeParams, state: unknown): Promise<MaeState> {
   if (state !== undefined) return parseRecipeState(stateSchema, state, "MAE's pools");
   const seeds = params.seedQuestions
-    ? await readQuestionFile('mae.seedQuestions', params.seedQuestions)
+    ? await readQuestionFile('mae.seedQuestions', params.seedQuestions, params.seedColumns)
     : ZERO_SETTING_SEEDS;
   if (seeds.length === 0)
     throw nonRetryable(
@@ -54,38 +54,35 @@ export async function excludedQuestionKeys(
   return new Set(questions.map(questionKey));
 }
 
-async function readQuestionFile(field: string, uri: string): Promise<string[]> {
-  let text: string;
+/** The questions of the file at `uri` (`field` names the option it came from). */
+async function readQuestionFile(
+  field: string,
+  uri: string,
+  columns?: MaeParams['seedColumns'],
+): Promise<string[]> {
+  const records: InputRecord[] = [];
   try {
-    text = (await readObjectAtUri(uri)).toString('utf8');
+    const reading = readInputRecords(uri, { columns, required: ['question'], columnsAt: 'mae.seedColumns' });
+    for await (const record of reading) records.push(record);
   } catch (err) {
     throw inputReadFailure(field, uri, err);
   }
-  return parseSeedQuestions(text, uri, field);
+  return parseSeedQuestions(records, uri, field);
 }
 
-/**
- * A JSONL question file (`field` names the option it came from): one `{"question": "..."}` per line (other
- * fields are ignored), blank lines skipped.
- */
-export function parseSeedQuestions(text: string, uri: string, field = 'mae.seedQuestions'): string[] {
-  const line = z.looseObject({ question: z.string().trim().min(1) });
-  return text.split('\n').flatMap((raw, i) => {
-    if (raw.trim() === '') return [];
-    let value: unknown;
-    try {
-      value = JSON.parse(raw);
-    } catch {
-      throw nonRetryable(NON_RETRYABLE.invalidConfig, `${field} ${uri} line ${i + 1}: not JSON`);
-    }
-    const parsed = line.safeParse(value);
-    if (!parsed.success) {
-      throw nonRetryable(
-        NON_RETRYABLE.invalidConfig,
-        `${field} ${uri} line ${i + 1}: expected {"question": "<non-empty text>"}`,
-      );
-    }
-    return [parsed.data.question];
+/** A question file's records (`field` names the option it came from): one `{"question": "..."}` each (other fields are ignored). */
+export function parseSeedQuestions(
+  records: Iterable<InputRecord>,
+  uri: string,
+  field = 'mae.seedQuestions',
+): string[] {
+  const seed = z.looseObject({ question: z.string().trim().min(1) });
+  return [...records].map((record) => {
+    const bad = (why: string) => nonRetryable(NON_RETRYABLE.invalidConfig, `${field} ${uri} ${record.at}: ${why}`);
+    if (!('row' in record)) throw bad(record.problem);
+    const parsed = seed.safeParse(record.row);
+    if (!parsed.success) throw bad('expected {"question": "<non-empty text>"}');
+    return parsed.data.question;
   });
 }
 

@@ -1,14 +1,14 @@
-import { gunzipSync } from 'node:zlib';
 import { z } from 'zod';
-import { readObjectAtUri } from '../../clients/storage';
+import type { SspParams } from '../../../config/presets/ssp';
 import { inputReadFailure, NON_RETRYABLE, nonRetryable } from '../../lib/errors';
+import { readInputRecords, type InputRecord } from '../../lib/input-records';
 import type { SspAnswer } from './records';
 
 /**
- * The answer set D (ssp.md §1.1): JSONL, one record per line. The answer is `answer` (or the released
- * data's `ground_truth`), a string or a number; `search_turns` is n; `examples` (or `sys_question_example`)
- * are example questions, a list or one string. Other fields are ignored; blank lines are skipped. A
- * malformed line is a configuration error that names the file and the line.
+ * The answer set D (ssp.md §1.1): one record per JSONL line or Parquet row. The answer is `answer` (or the
+ * released data's `ground_truth`), a string or a number; `search_turns` is n; `examples` (or
+ * `sys_question_example`) are example questions, a list or one string. Other fields are ignored; blank lines
+ * are skipped. A malformed record is a configuration error that names the file and the line (or row).
  */
 
 const text = z.union([z.string(), z.number()]).transform(String);
@@ -23,21 +23,19 @@ const record = z.looseObject({
 const examplesOf = (v: string[] | string | undefined): string[] =>
   (v === undefined ? [] : typeof v === 'string' ? [v] : v).map((e) => e.trim()).filter((e) => e !== '');
 
-export function parseAnswers(body: string, uri: string, defaultSearchTurns: number): SspAnswer[] {
-  const bad = (line: number, why: string) =>
-    nonRetryable(NON_RETRYABLE.invalidConfig, `ssp.answers ${uri} line ${line}: ${why}`);
-  return body.split('\n').flatMap((raw, i): SspAnswer[] => {
-    if (raw.trim() === '') return [];
-    let value: unknown;
-    try {
-      value = JSON.parse(raw);
-    } catch {
-      throw bad(i + 1, 'not JSON');
-    }
-    const parsed = record.safeParse(value);
-    if (!parsed.success) throw bad(i + 1, parsed.error.issues[0]?.message ?? 'invalid record');
+export function parseAnswers(
+  records: Iterable<InputRecord>,
+  uri: string,
+  defaultSearchTurns: number,
+): SspAnswer[] {
+  const bad = (at: string, why: string) =>
+    nonRetryable(NON_RETRYABLE.invalidConfig, `ssp.answers ${uri} ${at}: ${why}`);
+  return [...records].flatMap((one): SspAnswer[] => {
+    if (!('row' in one)) throw bad(one.at, one.problem);
+    const parsed = record.safeParse(one.row);
+    if (!parsed.success) throw bad(one.at, parsed.error.issues[0]?.message ?? 'invalid record');
     const answer = (parsed.data.answer ?? parsed.data.ground_truth ?? '').trim();
-    if (answer === '') throw bad(i + 1, 'expected {"answer": "<non-empty text>", ...}');
+    if (answer === '') throw bad(one.at, 'expected {"answer": "<non-empty text>", ...}');
     return [
       {
         answer,
@@ -48,16 +46,19 @@ export function parseAnswers(body: string, uri: string, defaultSearchTurns: numb
   });
 }
 
-/** Reads and parses D from a local path or s3:// (gzip when the name ends in `.gz`). */
-export async function loadAnswers(uri: string, defaultSearchTurns: number): Promise<SspAnswer[]> {
-  let text: string;
+/** Reads and parses D (`ssp.answers`, its columns `ssp.answerColumns`) from a local path or s3://. */
+export async function loadAnswers(
+  params: Pick<SspParams, 'answers' | 'answerColumns' | 'defaultSearchTurns'>,
+): Promise<SspAnswer[]> {
+  const uri = params.answers;
+  const records: InputRecord[] = [];
   try {
-    const body = await readObjectAtUri(uri);
-    text = (uri.endsWith('.gz') ? gunzipSync(body) : body).toString('utf8');
+    const reading = readInputRecords(uri, { columns: params.answerColumns, columnsAt: 'ssp.answerColumns' });
+    for await (const one of reading) records.push(one);
   } catch (err) {
     throw inputReadFailure('ssp.answers', uri, err);
   }
-  const answers = parseAnswers(text, uri, defaultSearchTurns);
+  const answers = parseAnswers(records, uri, params.defaultSearchTurns);
   if (answers.length === 0) throw nonRetryable(NON_RETRYABLE.invalidConfig, `ssp.answers ${uri}: no answers`);
   return answers;
 }

@@ -30,7 +30,7 @@ export async function planSsp(ctx: PlanContext<SspState>): Promise<Planned[]> {
     );
   }
   readState(ctx.state); // a state of another recipe fails here, before any sampling
-  const answers = await loadAnswers(config.ssp.answers, config.ssp.defaultSearchTurns);
+  const answers = await loadAnswers(config.ssp);
   return answerWalk(answers, config.seed, iteration, config.batchSize);
 }
 

@@ -1,12 +1,20 @@
-"""HTTP routes. Handlers are plain `def`s, so FastAPI runs them on its thread pool; the policy's locks (see
-policy.py) order training, state operations and sampling. Every error is JSON
+"""HTTP routes. Sampling and the operations on the policy (a train step, checkpoint, restore, publish, sampler
+load) block for seconds to hours, so they run on worker threads of their own (`SAMPLING` and `OPERATIONS`,
+each with its own limit); the routes that only read (health, liveness, the policy's state, the running step's
+progress, models) answer on the event loop. So no number of sampling requests in flight makes a probe or
+`GET /v1/policies` wait (they shared one thread pool: under sampling load the readiness probe timed out and the
+kernel left its Service).
+The policy's locks (see policy.py) order training, state operations and sampling. Every error is JSON
 `{"error": {"type", "message", "code"}}` naming the problem (OpenAI-style on the `/v1/chat` and `/v1/models`
 routes, trainer-contract style elsewhere)."""
 
 from __future__ import annotations
 
 import logging
-from typing import Annotated
+from collections.abc import Callable
+from typing import Annotated, TypeVar
+
+import anyio
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -22,8 +30,16 @@ from .lineage import check_sampler_load
 from .policy import Policy
 from .sampler import ChatCompletionRequest, Sampler
 from .trainer import TrainStepRequest, train_step
+from .watchdog import Watchdog
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+# Requests waiting for their sampling batch each hold a thread (cheap: they wait on a future), up to this many.
+SAMPLING_THREADS = 256
+# Operations run one at a time under `Policy.ops`; a few more may wait for it.
+OPERATION_THREADS = 8
 
 NonEmpty = Annotated[str, Field(min_length=1)]
 
@@ -93,13 +109,34 @@ def install_error_handlers(app: FastAPI) -> None:
         return JSONResponse(KernelError(500, "internal", f"{type(err).__name__}: {err}").body(), status_code=500)
 
 
-def create_app(policy: Policy, sampler: Sampler, access: Access) -> FastAPI:
-    """The kernel's routes behind `access`: its bearer token, and its storage roots for every URI."""
+def create_app(policy: Policy, sampler: Sampler, access: Access, watchdog: Watchdog | None = None) -> FastAPI:
+    """The kernel's routes behind `access`: its bearer token, and its storage roots for every URI. `watchdog`
+    (default: the deadline of `policy.config.op_deadline_seconds`) answers `GET /health/live`."""
     app = FastAPI(title="selfplay-kernel", docs_url=None, redoc_url=None, openapi_url=None)
     name = policy.config.policy
+    watchdog = watchdog or Watchdog(policy, policy.config.op_deadline_seconds)
+    sampling = anyio.CapacityLimiter(SAMPLING_THREADS)
+    operations = anyio.CapacityLimiter(OPERATION_THREADS)
     install_error_handlers(app)
-    install_token_check(app, access.token)
+    install_token_check(app, access)
     add_health_route(app)
+
+    async def blocking(limiter: anyio.CapacityLimiter, route: str, work: Callable[[], T]) -> T:
+        """`work()` on a worker thread of `limiter`'s, marked as serving `route` for the watchdog."""
+
+        def run() -> T:
+            with watchdog.serving(route):
+                return work()
+
+        return await anyio.to_thread.run_sync(run, limiter=limiter)
+
+    @app.get("/health/live")
+    async def live() -> JSONResponse:
+        reason = watchdog.wedged()
+        if reason is not None:
+            log.error("liveness: %s", reason)
+            return JSONResponse(KernelError(503, "wedged", reason).body(), status_code=503)
+        return JSONResponse({"status": "ok"})
 
     def known(policy_name: str) -> None:
         if policy_name != name:
@@ -108,7 +145,7 @@ def create_app(policy: Policy, sampler: Sampler, access: Access) -> FastAPI:
             )
 
     @app.get("/v1/models")
-    def models() -> dict:
+    async def models() -> dict:
         return {
             "object": "list",
             "data": [
@@ -125,12 +162,15 @@ def create_app(policy: Policy, sampler: Sampler, access: Access) -> FastAPI:
         }
 
     @app.post("/v1/chat/completions")
-    def chat_completions(body: ChatCompletionRequest) -> dict:
-        return sampler.complete(body)
+    async def chat_completions(body: ChatCompletionRequest) -> dict:
+        return await blocking(sampling, "POST /v1/chat/completions", lambda: sampler.complete(body))
 
     @app.post("/v1/sampler/load")
-    def sampler_load(body: SamplerLoadRequest) -> dict:
+    async def sampler_load(body: SamplerLoadRequest) -> dict:
         access.check_uri(body.uri)
+        return await blocking(operations, "POST /v1/sampler/load", lambda: load_sampler(body))
+
+    def load_sampler(body: SamplerLoadRequest) -> dict:
         with policy.ops:
             check_sampler_load(policy, sampler.lineage, body.lineage)
             check_sampler_load(policy, policy.lineage, body.lineage)
@@ -148,41 +188,49 @@ def create_app(policy: Policy, sampler: Sampler, access: Access) -> FastAPI:
         return {"object": "sampler.load", "model": name, "weight_version": sampler.version, "loaded": loaded}
 
     @app.post("/v1/train/step")
-    def step(body: TrainStepRequest) -> dict:
+    async def step(body: TrainStepRequest) -> dict:
         access.check_uri(body.batch.uri, "batch.uri")
-        return train_step(policy, body)
+        return await blocking(operations, "POST /v1/train/step", lambda: train_step(policy, body))
+
+    @app.get("/v1/train/progress")
+    async def train_progress() -> dict:
+        # On the event loop, beside the step it reports on (which holds an operations thread and the policy).
+        return {"object": "train.progress", "policy": name, "step": policy.progress.snapshot()}
 
     @app.get("/v1/policies/{policy_name}")
-    def policy_state(policy_name: str) -> dict:
+    async def policy_state(policy_name: str) -> dict:
         known(policy_name)
         return {"policy": name, "policyVersion": policy.version, "lineage": policy.lineage}
 
     @app.post("/v1/policies/{policy_name}/checkpoint")
-    def checkpoint(policy_name: str, body: CheckpointRequest) -> dict:
+    async def checkpoint(policy_name: str, body: CheckpointRequest) -> dict:
         known(policy_name)
         access.check_uri(body.uri)
-        return state.checkpoint(policy, body.uri, body.version)
+        route = "POST /v1/policies/{policy}/checkpoint"
+        return await blocking(operations, route, lambda: state.checkpoint(policy, body.uri, body.version))
 
     @app.post("/v1/policies/{policy_name}/restore")
-    def restore(policy_name: str, body: RestoreRequest) -> dict:
+    async def restore(policy_name: str, body: RestoreRequest) -> dict:
         known(policy_name)
         access.check_uri(body.uri)
-        return state.restore(policy, body.uri, body.lineage)
+        route = "POST /v1/policies/{policy}/restore"
+        return await blocking(operations, route, lambda: state.restore(policy, body.uri, body.lineage))
 
     @app.post("/v1/policies/{policy_name}/publish")
-    def publish(policy_name: str, body: VersionedUriRequest) -> dict:
+    async def publish(policy_name: str, body: VersionedUriRequest) -> dict:
         known(policy_name)
         access.check_uri(body.uri)
-        return state.publish(policy, body.uri, body.version)
+        route = "POST /v1/policies/{policy}/publish"
+        return await blocking(operations, route, lambda: state.publish(policy, body.uri, body.version))
 
     return app
 
 
-def create_embedding_app(embedder: Embedder, token: str | None) -> FastAPI:
+def create_embedding_app(embedder: Embedder, access: Access) -> FastAPI:
     """The embedding server (`embed`): no policy, only `/v1/embeddings` and `/v1/models`, behind `token`."""
     app = FastAPI(title="selfplay-kernel-embeddings", docs_url=None, redoc_url=None, openapi_url=None)
     install_error_handlers(app)
-    install_token_check(app, token)
+    install_token_check(app, access)
     add_health_route(app)
     add_embedding_routes(app, embedder)
     return app

@@ -4,7 +4,9 @@ The batch is untrusted: its bytes must hash to the sha256 the request names, it 
 URI ends in `.gz`, with a cap on the decompressed size), and every JSONL line must be a valid TrainingRow
 (trainer-contract.ts): its sampled ids, when it carries them, non-negative integers with one behaviour log-prob
 each (whether they are in the model's vocabulary is checked against the tokenizer, trainer.encode_exact); for a
-`tis` loss, every row with behaviour log-probs. Every refusal names what is wrong: `batch line N: field: problem`.
+`tis` loss, every row with behaviour log-probs. Every refusal names what is wrong: `batch line N: field: problem`;
+bytes that do not decode (or hash to another sha256) are a corrupt object (422), rows that decode but break the
+contract a refused request (400).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from .errors import KernelError
+from .errors import KernelError, corrupt_object
 from .storage import ObjectNotFound, read_object
 
 MAX_BATCH_BYTES = 1 << 30
@@ -99,7 +101,7 @@ class BatchRef(BaseModel):
 
 def load_batch(ref: BatchRef, off_policy: str = "ppo_ratio", max_bytes: int = MAX_BATCH_BYTES) -> list[TrainingRow]:
     """Reads, verifies and parses the batch for a loss with correction `off_policy` (`require_behaviour`);
-    raises KernelError (400 batch_*, 503 batch_unreadable)."""
+    raises KernelError (400 batch_*, 422 corrupt_object, 503 batch_unreadable)."""
     try:
         raw = read_object(ref.uri, "batch.uri")
     except ObjectNotFound:
@@ -110,7 +112,7 @@ def load_batch(ref: BatchRef, off_policy: str = "ppo_ratio", max_bytes: int = MA
         raise KernelError(503, "batch_unreadable", f"batch.uri: reading {ref.uri} failed: {err}") from err
     digest = hashlib.sha256(raw).hexdigest()
     if digest != ref.sha256:
-        raise KernelError(400, "batch_invalid", f"batch.sha256: the object's sha256 is {digest}, not {ref.sha256}")
+        raise corrupt_object(f"batch.sha256: the object's sha256 is {digest}, not {ref.sha256}")
     text = _decode(raw, gzipped=ref.uri.endswith(".gz"), max_bytes=max_bytes)
     rows = [parse_row(line, number) for number, line in enumerate(text.split("\n"), start=1) if line.strip()]
     if len(rows) != ref.rows:
@@ -142,11 +144,11 @@ def _decode(raw: bytes, gzipped: bool, max_bytes: int) -> str:
         try:
             data = inflater.decompress(raw, max_bytes + 1)
         except zlib.error as err:
-            raise KernelError(400, "batch_invalid", f"batch.uri: not a gzip object: {err}") from None
+            raise corrupt_object(f"batch.uri: not a gzip object: {err}") from None
         if len(data) > max_bytes or inflater.unconsumed_tail:
             raise KernelError(400, "batch_invalid", f"batch.uri: decompresses to more than {max_bytes} bytes")
         if not inflater.eof:
-            raise KernelError(400, "batch_invalid", "batch.uri: truncated gzip object")
+            raise corrupt_object("batch.uri: truncated gzip object")
     else:
         data = raw
     if len(data) > max_bytes:
@@ -154,7 +156,7 @@ def _decode(raw: bytes, gzipped: bool, max_bytes: int) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
-        raise KernelError(400, "batch_invalid", f"batch.uri: not UTF-8 text: {err}") from None
+        raise corrupt_object(f"batch.uri: not UTF-8 text: {err}") from None
 
 
 def parse_row(line: str, number: int) -> TrainingRow:
@@ -163,7 +165,7 @@ def parse_row(line: str, number: int) -> TrainingRow:
         return TrainingRow.model_validate_json(line)
     except ValidationError as err:
         if err.errors()[0]["type"] == "json_invalid":
-            raise KernelError(400, "batch_invalid", f"batch line {number}: not JSON") from None
+            raise corrupt_object(f"batch line {number}: not JSON") from None
         raise KernelError(400, "batch_invalid", f"batch line {number}: {describe(err)}") from None
 
 

@@ -7,8 +7,8 @@ train one FSDP-sharded policy and rank 0 serves the HTTP API (distributed.py).
 
 `serve` and `embed` print exactly one JSON line to stdout once the server accepts connections (the caller's handshake:
 it learns the URL even with `--port 0`); everything else goes to stderr. SIGTERM and SIGINT shut it down
-cleanly (exit 0). Both take their bearer token from SELFPLAY_KERNEL_TOKEN and refuse a non-loopback `--host`
-without one (access.py).
+cleanly (exit 0). Both take their bearer token from SELFPLAY_KERNEL_TOKEN and refuse to start without one,
+unless `--insecure-no-token` on a loopback `--host` (access.py).
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ import sys
 import threading
 import time
 
+log = logging.getLogger(__name__)
+
 
 def _serve(args: argparse.Namespace) -> int:
     from .access import access_from_env, check_exposure
@@ -30,6 +32,7 @@ def _serve(args: argparse.Namespace) -> int:
     from .distributed import init_world, stop_followers
     from .policy import KernelConfig, Policy
     from .sampler import Sampler
+    from .watchdog import Watchdog
 
     config = KernelConfig(
         model=args.model,
@@ -43,16 +46,21 @@ def _serve(args: argparse.Namespace) -> int:
         seed=args.seed,
         max_batch_rows=args.max_batch_rows,
         step_snapshot_max_gib=args.step_snapshot_max_gib,
+        op_deadline_seconds=args.op_deadline_seconds,
         run=args.run_id,
     )
     access = access_from_env(args.root)
-    check_exposure(args.host, access, needs_roots=True)
+    check_exposure(args.host, access, needs_roots=True, insecure_no_token=args.insecure_no_token)
     world = init_world(args.device)
     policy = Policy.load(config, world)
     if not world.leader:
         return _follow(policy, args.host, args.port)
     sampler = Sampler(policy)
-    app = create_app(policy, sampler, access)
+    watchdog = Watchdog(policy, config.op_deadline_seconds)
+    app = create_app(policy, sampler, access, watchdog)
+    restart = args.restart_when_wedged and not world.distributed
+    if args.restart_when_wedged and world.distributed:
+        log.warning("--restart-when-wedged: ignored under torchrun; a liveness probe on /health/live restarts the pod")
 
     try:
         return _run_server(
@@ -65,8 +73,10 @@ def _serve(args: argparse.Namespace) -> int:
                 "policyVersion": policy.version,
                 "worldSize": world.size,
             },
+            (lambda port: watchdog.restart_when_wedged(sys.orig_argv, port)) if restart else None,
         )
     finally:
+        watchdog.close()
         sampler.close()
         stop_followers(world)
         _leave(world)
@@ -75,7 +85,8 @@ def _serve(args: argparse.Namespace) -> int:
 def _follow(policy, host: str, port: int) -> int:
     """A rank other than 0 under torchrun: runs rank 0's operations until rank 0 stops it (SIGTERM and SIGINT
     are left to rank 0, which stops the followers on its way out). The first process of each host or pod
-    (LOCAL_RANK 0, or no torchrun) answers `GET /health` on the serving port (what access.py leaves open for probes on rank 0), for probes that ask every pod."""
+    (LOCAL_RANK 0, or no torchrun) answers `GET /health` and `GET /health/live` on the serving port (what access.py
+    leaves open for probes on rank 0), for probes that ask every pod."""
     import os
 
     from .distributed import follow
@@ -90,14 +101,14 @@ def _follow(policy, host: str, port: int) -> int:
 
 
 def _serve_health(host: str, port: int, body: dict) -> None:
-    """`GET /health` answering `body`, from a daemon thread."""
+    """`GET /health` and `GET /health/live` answering `body`, from a daemon thread."""
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     payload = json.dumps(body).encode()
 
     class Health(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802 (the http.server API)
-            found = self.path == "/health"
+            found = self.path in ("/health", "/health/live")
             self.send_response(200 if found else 404)
             self.send_header("Content-Type", "application/json")
             self.end_headers()
@@ -128,10 +139,10 @@ def _embed(args: argparse.Namespace) -> int:
 
         torch.set_num_threads(args.threads)
     access = access_from_env()
-    check_exposure(args.host, access, needs_roots=False)
+    check_exposure(args.host, access, needs_roots=False, insecure_no_token=args.insecure_no_token)
     path = bundled_model_path() if args.model == BUNDLED_MODEL else args.model
     embedder = Embedder(path, name=args.name or args.model, device=resolve_device(args.device))
-    app = create_embedding_app(embedder, access.token)
+    app = create_embedding_app(embedder, access)
     return _run_server(
         app,
         args.host,
@@ -140,14 +151,17 @@ def _embed(args: argparse.Namespace) -> int:
     )
 
 
-def _run_server(app, host: str, port: int, details) -> int:
-    """Serves `app` until SIGTERM/SIGINT; announces `{"url", "port", **details()}` once listening."""
+def _run_server(app, host: str, port: int, details, bound=None) -> int:
+    """Serves `app` until SIGTERM/SIGINT; announces `{"url", "port", **details()}` once listening. `bound(port)`,
+    when given, learns the port it bound (a restart must come back on it)."""
     import uvicorn
 
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     port = sock.getsockname()[1]
+    if bound is not None:
+        bound(port)
     server = uvicorn.Server(uvicorn.Config(app, log_config=None, access_log=True, timeout_graceful_shutdown=30))
 
     def announce() -> None:
@@ -156,7 +170,10 @@ def _run_server(app, host: str, port: int, details) -> int:
                 return
             time.sleep(0.05)
         shown = f"[{host}]" if ":" in host else host
-        print(json.dumps({"url": f"http://{shown}:{port}", "port": port, **details()}), flush=True)
+        try:
+            print(json.dumps({"url": f"http://{shown}:{port}", "port": port, **details()}), flush=True)
+        except BrokenPipeError:
+            log.info("announced to nobody: the reader of the first start is gone (a restart in place)")
 
     threading.Thread(target=announce, name="announce", daemon=True).start()
     # uvicorn shuts down gracefully on SIGTERM/SIGINT, then re-raises the signal to the handler it found
@@ -172,6 +189,20 @@ def _tiny_model(args: argparse.Namespace) -> int:
 
     out = build_tiny_model(args.out_dir, seed=args.seed)
     print(json.dumps({"model": str(out)}), flush=True)
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from .errors import KernelError
+    from .export import ExportError, export
+
+    meta = json.loads(args.meta) if args.meta else None
+    try:
+        done = export(args.checkpoint, args.out, merge_lora=args.merge_lora, model=args.model, meta=meta)
+    except (ExportError, KernelError) as err:
+        print(f"export: {err}", file=sys.stderr)
+        return 2
+    print(json.dumps(done), flush=True)
     return 0
 
 
@@ -232,6 +263,14 @@ def _role_factor(text: str) -> tuple[str, float]:
     return role, value
 
 
+def _insecure_no_token_flag(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--insecure-no-token",
+        action="store_true",
+        help="run without SELFPLAY_KERNEL_TOKEN on a loopback --host: every local process can then drive it",
+    )
+
+
 def parser() -> argparse.ArgumentParser:
     from .policy import KernelConfig
     from .warm_start import WarmStartConfig
@@ -253,6 +292,7 @@ def parser() -> argparse.ArgumentParser:
         help="a storage root (s3://bucket/prefix or an absolute directory) the kernel may read and write; "
         "repeatable; default SELFPLAY_KERNEL_ROOTS (comma-separated), else anywhere (loopback only)",
     )
+    _insecure_no_token_flag(serve)
     serve.add_argument("--port", type=int, default=0, help="0 picks a free port")
     serve.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     serve.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"])
@@ -273,6 +313,20 @@ def parser() -> argparse.ArgumentParser:
         "restore; 0 never copies",
     )
     serve.add_argument(
+        "--op-deadline-seconds",
+        type=float,
+        default=KernelConfig.op_deadline_seconds,
+        help="how long one train step, checkpoint, restore, publish or sampler load may hold the policy: past it "
+        "the kernel is wedged and GET /health/live answers 503 (the liveness probe); default 7200, the trainer "
+        "activity's deadline (timeouts.trainStepMinutes)",
+    )
+    serve.add_argument(
+        "--restart-when-wedged",
+        action="store_true",
+        help="once wedged, re-execute this command in place on the same port (one process only; the local stack): "
+        "the restarted kernel's clients restore the run's last committed checkpoint",
+    )
+    serve.add_argument(
         "--run",
         dest="run_id",
         help="the run this kernel serves (the runId its train steps carry: {run}.r{n} once it has rolled back): "
@@ -291,6 +345,7 @@ def parser() -> argparse.ArgumentParser:
     embed.add_argument(
         "--host", default="127.0.0.1", help="beyond loopback only with SELFPLAY_KERNEL_TOKEN set"
     )
+    _insecure_no_token_flag(embed)
     embed.add_argument("--port", type=int, default=0, help="0 picks a free port")
     embed.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     embed.add_argument(
@@ -304,6 +359,14 @@ def parser() -> argparse.ArgumentParser:
     tiny.add_argument("out_dir")
     tiny.add_argument("--seed", type=int, default=0)
     tiny.set_defaults(run=_tiny_model)
+
+    out = sub.add_parser("export", help="write a committed checkpoint as a Hugging Face model directory")
+    out.add_argument("--checkpoint", required=True, help="the checkpoint (a directory or s3://) a manifest names")
+    out.add_argument("--out", required=True, help="where to write the model directory (a directory or s3://)")
+    out.add_argument("--merge-lora", action="store_true", help="merge a LoRA adapter into the base weights")
+    out.add_argument("--model", help="the base model, when not where the checkpoint says (another path, a mirror)")
+    out.add_argument("--meta", help="JSON written into selfplay_export.json (run, iteration)")
+    out.set_defaults(run=_export)
 
     warm = sub.add_parser("warm-start", help="build a small model and train it on supervised examples (JSONL)")
     warm.add_argument("examples", help='JSONL of {"messages", "completion", "role"}')
@@ -347,6 +410,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if not getattr(args, "step_snapshot_max_gib", 0) >= 0:
         print("--step-snapshot-max-gib must be >= 0", file=sys.stderr)
+        return 2
+    if not getattr(args, "op_deadline_seconds", 1) > 0:
+        print("--op-deadline-seconds must be > 0", file=sys.stderr)
         return 2
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     from transformers.utils import logging as hf_logging

@@ -15,6 +15,7 @@ import copy
 import json
 import logging
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from pathlib import Path
 import torch
 
 from .distributed import World, device_of, full, shard
+from .progress import StepProgress
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +47,9 @@ class KernelConfig:
     max_batch_rows: int = 64
     # The largest CPU copy of a step's changes one rank takes to undo a failed step (atomic.py).
     step_snapshot_max_gib: float = 16.0
+    # How long one operation (a train step, checkpoint, restore, publish, sampler load) may hold the policy before
+    # the kernel counts as wedged (watchdog.py): the trainer activity's deadline, timeouts.trainStepMinutes.
+    op_deadline_seconds: float = 7200.0
     # The run this kernel was started for: its base weights are that run's from the start (lineage.py), so a
     # run that wakes up beside it (another unfinished run on the same workers) cannot take them first.
     run: str | None = None
@@ -59,6 +64,30 @@ def resolve_device(name: str) -> torch.device:
     if name not in ("cpu", "cuda"):
         raise SystemExit(f"--device {name}: expected auto, cpu or cuda")
     return torch.device(name)
+
+
+class OpsLock:
+    """The lock of `Policy.ops` that knows since when and by which thread it is held: an operation that holds it
+    past its deadline (a hung CUDA or NCCL call) is what the watchdog reports as wedged (watchdog.py)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.since: float | None = None
+        self.holder: int | None = None
+
+    def __enter__(self) -> OpsLock:
+        self._lock.acquire()
+        self.since, self.holder = time.monotonic(), threading.get_ident()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.since = self.holder = None
+        self._lock.release()
+
+    def held_for(self) -> float | None:
+        """Seconds the lock has been held, None when it is free."""
+        since = self.since
+        return None if since is None else time.monotonic() - since
 
 
 class RWLock:
@@ -128,7 +157,8 @@ class Policy:
     """Live training state. `version` counts applied steps (it is also the optimizer's step count, which
     the warm-up schedule reads); `responses` maps each applied idempotency key to its first response;
     `lineage` is the run whose weights these are (None: the base weights, nobody's yet; see lineage.py);
-    `dirty` says why the weights are a failed step's that could not be undone (None: they are not; atomic.py)."""
+    `dirty` says why the weights are a failed step's that could not be undone (None: they are not; atomic.py);
+    `progress` how far the running step has got (progress.py)."""
 
     config: KernelConfig
     device: torch.device
@@ -140,9 +170,10 @@ class Policy:
     responses: dict[str, dict] = field(default_factory=dict)
     lineage: str | None = None
     dirty: str | None = None
-    ops: threading.Lock = field(default_factory=threading.Lock)
+    ops: OpsLock = field(default_factory=OpsLock)
     weights: RWLock = field(default_factory=RWLock)
     world: World = field(default_factory=World)
+    progress: StepProgress = field(default_factory=StepProgress)
     replica: torch.nn.Module | None = None  # rank 0's unsharded copy under FSDP
     _reference: torch.nn.Module | None = None
 

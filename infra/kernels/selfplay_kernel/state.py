@@ -24,17 +24,18 @@ import json
 import logging
 import random
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import torch
 from safetensors.torch import load_file, save_file
 
 from .atomic import check_clean
 from .distributed import collective, everywhere, full, like
-from .errors import KernelError
+from .errors import KernelError, corrupt_object
 from .lineage import check_restore
 from .policy import Policy, load_base_model
 from .storage import Location, ObjectNotFound, parse
@@ -44,6 +45,8 @@ log = logging.getLogger(__name__)
 MARKER = "COMPLETE"
 CHECKPOINT_FORMAT = "selfplay-kernel-checkpoint/1"
 SNAPSHOT_META = "selfplay_snapshot.json"
+
+T = TypeVar("T")
 
 
 @contextmanager
@@ -228,20 +231,31 @@ class _Checkpoint:
 def _read_checkpoint(policy: Policy, uri: str) -> _Checkpoint:
     """A complete checkpoint of this kernel's policy and model, read and checked; KernelError when not."""
     with _fetched(parse(uri), "checkpoint") as files:
-        try:
-            state = json.loads((files / "state.json").read_text())
-        except (OSError, ValueError) as err:
-            raise KernelError(400, "checkpoint_invalid", f"uri: {uri}/state.json is unreadable: {err}") from None
+        state = _decoded(uri, "state.json", lambda: json.loads((files / "state.json").read_text()))
         _check_compatible(policy, state, uri)
-        tensors = load_file(str(files / "trainable.safetensors"))
+        tensors = _decoded(uri, "trainable.safetensors", lambda: load_file(str(files / "trainable.safetensors")))
         params = policy.trainable()
         if set(tensors) != set(params) or any(tensors[n].shape != p.shape for n, p in params.items()):
             raise KernelError(
                 400, "checkpoint_invalid", f"uri: the parameters in {uri} do not match this kernel's model"
             )
-        optimizer_state = torch.load(files / "optimizer.pt", map_location="cpu", weights_only=True)
-        rng = torch.load(files / "rng.pt", map_location="cpu", weights_only=True)
+        optimizer_state = _decoded(
+            uri, "optimizer.pt", lambda: torch.load(files / "optimizer.pt", map_location="cpu", weights_only=True)
+        )
+        rng = _decoded(uri, "rng.pt", lambda: torch.load(files / "rng.pt", map_location="cpu", weights_only=True))
     return _Checkpoint(state, tensors, optimizer_state, rng)
+
+
+def _decoded(uri: str, name: str, read: Callable[[], T]) -> T:
+    """`read()` of the file `name` of the complete save at `uri`, already fetched: a file that does not decode
+    (or is missing although the marker says the save is complete) is corrupt (422), not an outage; running out
+    of memory is neither."""
+    try:
+        return read()
+    except (MemoryError, torch.OutOfMemoryError):
+        raise
+    except Exception as err:
+        raise corrupt_object(f"{uri}/{name} is corrupt: {type(err).__name__}: {err}; delete or restore it") from err
 
 
 def _read_owned_checkpoint(policy: Policy, uri: str, lineage: str | None) -> tuple[_Checkpoint, str | None]:
@@ -338,10 +352,7 @@ def load_snapshot(policy: Policy, uri: str, version: int) -> torch.nn.Module:
     """A published snapshot as a ready-to-sample model; 409 when it is not of `version`."""
     loc = parse(uri)
     with _fetched(loc, "snapshot") as files:
-        try:
-            meta = json.loads((files / SNAPSHOT_META).read_text())
-        except (OSError, ValueError) as err:
-            raise KernelError(400, "snapshot_invalid", f"uri: {uri}/{SNAPSHOT_META} is unreadable: {err}") from None
+        meta = _decoded(uri, SNAPSHOT_META, lambda: json.loads((files / SNAPSHOT_META).read_text()))
         if meta.get("policyVersion") != version:
             raise KernelError(
                 409,
@@ -352,9 +363,9 @@ def load_snapshot(policy: Policy, uri: str, version: int) -> torch.nn.Module:
             from peft import PeftModel
 
             base = load_base_model(policy.config.model, policy.device, policy.dtype)
-            model = PeftModel.from_pretrained(base, str(files)).merge_and_unload()
+            model = _decoded(uri, "adapter", lambda: PeftModel.from_pretrained(base, str(files)).merge_and_unload())
         elif (files / "config.json").exists():
-            model = load_base_model(str(files), policy.device, policy.dtype)
+            model = _decoded(uri, "model", lambda: load_base_model(str(files), policy.device, policy.dtype))
         else:
             raise KernelError(400, "snapshot_invalid", f"uri: {uri} holds neither a model nor a LoRA adapter")
     model.eval()

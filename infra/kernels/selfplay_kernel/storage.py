@@ -30,7 +30,7 @@ class Location:
     def child(self, name: str) -> str:
         """The URI-free key or path of the object `name` inside this location."""
         if self.path is not None:
-            return str(self.path / name)
+            return str(inside(self.path, name, self.uri))
         return f"{self.prefix}/{name}" if self.prefix else name
 
     def read(self, name: str) -> bytes:
@@ -45,7 +45,7 @@ class Location:
 
     def write(self, name: str, data: bytes) -> None:
         if self.path is not None:
-            target = self.path / name
+            target = inside(self.path, name, self.uri)
             target.parent.mkdir(parents=True, exist_ok=True)
             tmp = target.with_name(target.name + ".tmp")
             tmp.write_bytes(data)
@@ -55,7 +55,7 @@ class Location:
 
     def delete(self, name: str) -> None:
         if self.path is not None:
-            (self.path / name).unlink(missing_ok=True)
+            inside(self.path, name, self.uri).unlink(missing_ok=True)
         else:
             _s3().delete_object(Bucket=self.bucket, Key=self.child(name))
 
@@ -79,15 +79,33 @@ class Location:
         for page in client.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=start):
             for item in page.get("Contents", []):
                 rel = item["Key"][len(start) :]
-                if not rel or rel.endswith("/") or ".." in Path(rel).parts:
-                    continue
-                target = local / rel
+                if not rel or rel.endswith("/"):
+                    continue  # the prefix itself, or a "directory" placeholder: no file to write
+                target = inside(local, rel, f"s3://{self.bucket}/{item['Key']}")
                 target.parent.mkdir(parents=True, exist_ok=True)
                 client.download_file(self.bucket, item["Key"], str(target))
                 found = True
         if not found:
             raise ObjectNotFound(f"no objects under {self.uri}")
         return local
+
+
+def inside(base: Path, name: str, source: str) -> Path:
+    """`base / name`, refused unless `name` is a relative path of plain segments: no empty, `.` or `..`
+    segment (an S3 key `ckpt//tmp/x` would otherwise name the absolute `/tmp/x`), and no symlink in `base`
+    leading out of it. A stored checkpoint is data anyone with write access to the bucket may have shaped."""
+    segments = name.split("/")
+    if any(segment in ("", ".", "..") for segment in segments):
+        raise KernelError(
+            400,
+            "unsafe_path",
+            f"{source}: the name {name!r} has an empty, '.' or '..' segment; the kernel writes only below "
+            f"{base}, so remove or rename that object",
+        )
+    target = base.joinpath(*segments)
+    if not target.resolve().is_relative_to(base.resolve()):
+        raise KernelError(400, "unsafe_path", f"{source}: {name!r} leads outside {base} (through a symlink)")
+    return target
 
 
 def parse(uri: str, field: str = "uri") -> Location:

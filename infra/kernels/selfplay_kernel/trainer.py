@@ -248,7 +248,8 @@ def train_step(policy: Policy, request: TrainStepRequest) -> dict:
                 f"{request.policy!r}, which is at version {policy.version}",
             )
         started = time.perf_counter()
-        metrics = everywhere(policy, run_step, request.model_dump_json())
+        with policy.progress.running(request.idempotencyKey):
+            metrics = everywhere(policy, run_step, request.model_dump_json())
         metrics["seconds"] = time.perf_counter() - started
         response = {
             "idempotencyKey": request.idempotencyKey,
@@ -415,6 +416,7 @@ def accumulate_gradients(policy: Policy, seqs: list[Trajectory], spec: LossSpec)
             weights_seen.add(part.weights)
         for i, h in zip(idx, part.entropy_sums):
             entropy_sum[seqs[i].role] = entropy_sum.get(seqs[i].role, 0.0) + h
+        policy.progress.trained(min(start + size, len(mine)) / len(mine))
     roles = sorted({s.role for s in seqs})
     total_loss, total_kl, clipped, dual_clipped, w_total, w_count, w_truncated, *sums = world.sum(
         [
@@ -454,14 +456,17 @@ def _apply(policy: Policy, seqs: list[Trajectory], request: TrainStepRequest) ->
     nothing has changed and the request fails."""
     spec = request.update or UpdateSpec()
     plan = plan_steps([tuple(s.prompt) for s in seqs], [s.role for s in seqs], spec)
+    policy.progress.planned(plan)
     if len(plan) > 1:
         if request.loss.offPolicy == "tis":
             fill_proximal(policy, seqs, plan)
         fill_behaviour(policy, seqs, plan)
-    # A failure on any rank fails the optimizer step on every rank, so all of them roll back (atomic.py).
-    steps = [
-        policy.world.agree(partial(optimizer_step, policy, [seqs[i] for i in rows], request)) for rows in plan
-    ]
+    steps = []
+    for rows in plan:
+        policy.progress.mini_batch(len(rows))
+        # A failure on any rank fails the optimizer step on every rank, so all of them roll back (atomic.py).
+        steps.append(policy.world.agree(partial(optimizer_step, policy, [seqs[i] for i in rows], request)))
+        policy.progress.mini_batch_done()
     applied = [s for s in steps if s["applied"]]
     if not applied:
         raise KernelError(

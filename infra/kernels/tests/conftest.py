@@ -6,12 +6,16 @@ import gzip
 import hashlib
 import json
 import os
+import subprocess
+import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import torch
+import uvicorn
 from fastapi.testclient import TestClient
 
 from selfplay_kernel.access import Access, Roots
@@ -133,3 +137,33 @@ def params(policy: Policy) -> dict[str, torch.Tensor]:
 
 def same_params(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> bool:
     return a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
+def read_line(process: subprocess.Popen, timeout: float, stderr: list[str] | None = None) -> str:
+    """The next line a `serve` process prints (its announcement), failing the test after `timeout` seconds (with
+    the `stderr` lines collected so far)."""
+    result: list[str] = []
+    reader = threading.Thread(target=lambda: result.append(process.stdout.readline()), daemon=True)
+    reader.start()
+    reader.join(timeout)
+    assert result and result[0], (
+        f"serve printed nothing in {timeout}s (exit code {process.poll()})" + "".join(stderr or [])[-4000:]
+    )
+    return result[0]
+
+
+@contextmanager
+def served(app) -> Iterator[str]:
+    """`app` on a real uvicorn server (a thread pool as in production, unlike the in-process TestClient)."""
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_config=None))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        assert thread.is_alive(), "uvicorn did not start"
+        thread.join(0.01)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(30)

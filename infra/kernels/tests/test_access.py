@@ -1,16 +1,17 @@
-"""The kernel's bearer token on every route but /health, its storage roots on every URI, and its refusal to
-listen beyond loopback unprotected."""
+"""The kernel's bearer token on every route but the probes (/health, /health/live), its storage roots on every
+URI, and its refusal to listen beyond loopback unprotected."""
 
 import pytest
 from conftest import TOKEN, row, step_request, write_batch
 
-from selfplay_kernel.access import Access, Roots, access_from_env, check_exposure
+from selfplay_kernel.access import Access, Roots, TokenFile, access_from_env, check_exposure
 
 PROTECTED = [
     ("GET", "/v1/models", None),
     ("POST", "/v1/chat/completions", {"model": "pol", "messages": [{"role": "user", "content": "hi"}]}),
     ("POST", "/v1/sampler/load", {"uri": "/tmp/x", "version": 1}),
     ("POST", "/v1/train/step", {}),
+    ("GET", "/v1/train/progress", None),
     ("GET", "/v1/policies/pol", None),
     ("POST", "/v1/policies/pol/checkpoint", {"uri": "/tmp/x"}),
     ("POST", "/v1/policies/pol/restore", {"uri": "/tmp/x"}),
@@ -18,11 +19,11 @@ PROTECTED = [
 ]
 
 
-def test_every_route_but_health_needs_the_token(make_kernel):
+def test_every_route_but_the_probes_needs_the_token(make_kernel):
     kernel = make_kernel()
     routes = {(m, r.path) for r in kernel.client.app.routes for m in getattr(r, "methods", ()) if m != "HEAD"}
     assert {(m, p.replace("/policies/pol", "/policies/{policy_name}")) for m, p, _ in PROTECTED} == (
-        routes - {("GET", "/health")}
+        routes - {("GET", "/health"), ("GET", "/health/live")}
     )
     for method, path, body in PROTECTED:
         for headers, why in (({"Authorization": ""}, "has no Authorization header"),
@@ -35,6 +36,7 @@ def test_every_route_but_health_needs_the_token(make_kernel):
             assert error["type"] == "unauthorized" and why in error["message"], error
             assert "SELFPLAY_KERNEL_TOKEN" in error["message"]
     assert kernel.client.get("/health", headers={"Authorization": ""}).json() == {"status": "ok"}
+    assert kernel.client.get("/health/live", headers={"Authorization": ""}).json() == {"status": "ok"}
     assert kernel.client.get("/v1/policies/pol").json() == {"policy": "pol", "policyVersion": 0, "lineage": None}
 
 
@@ -84,15 +86,21 @@ def test_uris_outside_the_roots_are_refused(make_kernel, tmp_path):
     assert ok.status_code == 200, ok.text
 
 
-def test_no_token_or_no_roots_only_on_loopback():
+def test_no_token_only_on_loopback_and_only_when_asked():
     open_access = Access()
     for host in ("127.0.0.1", "::1", "localhost"):
-        check_exposure(host, open_access, needs_roots=True)
-    with pytest.raises(SystemExit, match="without a token; set SELFPLAY_KERNEL_TOKEN"):
-        check_exposure("0.0.0.0", open_access, needs_roots=False)
+        check_exposure(host, open_access, needs_roots=True, insecure_no_token=True)
+        with pytest.raises(SystemExit, match="refusing to start without a token.*--insecure-no-token"):
+            check_exposure(host, open_access, needs_roots=True)
+    for asked in (False, True):
+        with pytest.raises(SystemExit, match="without a token; set SELFPLAY_KERNEL_TOKEN"):
+            check_exposure("0.0.0.0", open_access, needs_roots=False, insecure_no_token=asked)
+    with pytest.raises(SystemExit, match="--insecure-no-token: SELFPLAY_KERNEL_TOKEN is set"):
+        check_exposure("127.0.0.1", Access(token=TOKEN), needs_roots=False, insecure_no_token=True)
     with pytest.raises(SystemExit, match="without storage roots; pass --root"):
         check_exposure("0.0.0.0", Access(token=TOKEN), needs_roots=True)
     check_exposure("0.0.0.0", Access(token=TOKEN), needs_roots=False)
+    check_exposure("127.0.0.1", Access(token=TOKEN), needs_roots=True)
 
 
 def test_access_from_the_environment():
@@ -104,3 +112,47 @@ def test_access_from_the_environment():
         access_from_env(env={"SELFPLAY_KERNEL_TOKEN": "short"})
     with pytest.raises(SystemExit, match="is not file:///abs/path"):
         access_from_env(["relative/dir"], env={})
+
+
+def test_a_token_file_in_a_secret_volume_follows_the_kubelets_swap(make_kernel, tmp_path):
+    """The chart mounts the Secret as a volume: `tokens` is a link through `..data` to a directory of the
+    Secret's files, and the kubelet updates it by writing a new directory and renaming a new `..data` over the
+    old one. The kernel reads through the links, so it sees the new tokens."""
+    old, new = "old-token-0123456789", "new-token-0123456789abcdef"
+
+    def publish(version: str, text: str) -> None:
+        (tmp_path / version).mkdir()
+        (tmp_path / version / "tokens").write_text(text)
+        (tmp_path / "..data_tmp").symlink_to(version)
+        (tmp_path / "..data_tmp").rename(tmp_path / "..data")
+
+    publish("..v1", f"{old}\n")
+    (tmp_path / "tokens").symlink_to("..data/tokens")
+    kernel = make_kernel(Access(token_file=TokenFile(tmp_path / "tokens")))
+    status = lambda token: kernel.client.get("/v1/models", headers={"Authorization": f"Bearer {token}"}).status_code
+    assert (status(old), status(new)) == (200, 401)
+    publish("..v2", f"{new}\n{old}\n")
+    assert (status(old), status(new)) == (200, 200)
+
+
+def test_a_token_rotates_while_the_kernel_runs(make_kernel, tmp_path):
+    """The token file is re-read when it changes: the new token is added, the clients move, the old is dropped."""
+    old, new = "old-token-0123456789", "new-token-0123456789abcdef"
+    file = tmp_path / "tokens"
+    file.write_text(f"{old}\n")
+    kernel = make_kernel(Access(token_file=TokenFile(file)))
+    status = lambda token: kernel.client.get("/v1/models", headers={"Authorization": f"Bearer {token}"}).status_code
+    assert (status(old), status(new)) == (200, 401)
+    file.write_text(f"{new}\n{old}\n")
+    assert (status(old), status(new)) == (200, 200)
+    file.write_text(f"{new}\n")
+    assert (status(old), status(new)) == (401, 200)
+    file.write_text("short\n")  # a broken edit: ignored, the kernel keeps the tokens it had
+    assert (status(old), status(new)) == (401, 200)
+    file.unlink()
+    assert status(new) == 200
+    with pytest.raises(SystemExit, match="holds no token"):
+        (tmp_path / "empty").write_text("\n")
+        TokenFile(tmp_path / "empty")
+    with pytest.raises(SystemExit, match="both set"):
+        access_from_env(env={"SELFPLAY_KERNEL_TOKEN": TOKEN, "SELFPLAY_KERNEL_TOKEN_FILE": str(file)})

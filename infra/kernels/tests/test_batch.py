@@ -37,7 +37,8 @@ def test_bad_json_line(kernel, tmp_path):
     path.write_bytes(raw)
     batch = {"uri": str(path), "rows": 2, "sha256": hashlib.sha256(raw).hexdigest()}
     status, error = _refusal(kernel, step_request(batch))
-    assert status == 400 and error["type"] == "batch_invalid"
+    # Bytes that do not decode: a corrupt object (422), which the client does not retry, not a refused request.
+    assert status == 422 and error["type"] == "corrupt_object"
     assert error["message"] == "batch line 2: not JSON"
 
 
@@ -85,7 +86,8 @@ def test_a_tis_step_refuses_rows_without_behaviour_logprobs(kernel, tmp_path):
 def test_wrong_sha(kernel, tmp_path):
     batch = write_batch(tmp_path / "b.jsonl", [row("four", 1.0)])
     status, error = _refusal(kernel, step_request({**batch, "sha256": "0" * 64}))
-    assert status == 400 and error["message"].startswith(f"batch.sha256: the object's sha256 is {batch['sha256']}")
+    assert status == 422 and error["type"] == "corrupt_object"
+    assert error["message"].startswith(f"batch.sha256: the object's sha256 is {batch['sha256']}")
 
 
 def test_wrong_row_count(kernel, tmp_path):
@@ -106,7 +108,8 @@ def test_not_gzip(kernel, tmp_path):
     path.write_bytes(b"plain text")
     batch = {"uri": str(path), "rows": 1, "sha256": hashlib.sha256(b"plain text").hexdigest()}
     status, error = _refusal(kernel, step_request(batch))
-    assert status == 400 and error["message"].startswith("batch.uri: not a gzip object")
+    assert status == 422 and error["type"] == "corrupt_object"
+    assert error["message"].startswith("batch.uri: not a gzip object")
 
 
 def test_relative_uri(kernel, tmp_path):

@@ -12,6 +12,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from conftest import read_line
+
 from selfplay_kernel import cli
 
 
@@ -30,16 +32,17 @@ def test_serve_announces_itself_and_stops_on_sigterm(tiny_model):
             "0",
             "--device",
             "cpu",
+            "--insecure-no-token",
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        env={**{k: v for k, v in os.environ.items() if k != "SELFPLAY_KERNEL_TOKEN"}, "PYTHONUNBUFFERED": "1"},
     )
     stderr: list[str] = []
     threading.Thread(target=lambda: stderr.extend(process.stderr), daemon=True).start()
     try:
-        line = _readline(process, timeout=120)
+        line = read_line(process, timeout=120)
         announced = json.loads(line)
         assert announced["device"] == "cpu" and announced["policyVersion"] == 0 and announced["model"] == tiny_model
         assert announced["url"] == f"http://127.0.0.1:{announced['port']}"
@@ -57,15 +60,6 @@ def test_serve_announces_itself_and_stops_on_sigterm(tiny_model):
     finally:
         if process.poll() is None:
             process.kill()
-
-
-def _readline(process: subprocess.Popen, timeout: float) -> str:
-    result: list[str] = []
-    reader = threading.Thread(target=lambda: result.append(process.stdout.readline()), daemon=True)
-    reader.start()
-    reader.join(timeout)
-    assert result and result[0], f"serve printed nothing in {timeout}s (exit code {process.poll()})"
-    return result[0]
 
 
 def test_tiny_model_is_deterministic(tiny_model, tmp_path, capsys):
@@ -124,3 +118,12 @@ def test_warm_start_takes_role_weights_and_learning_rates_and_refuses_bad_ones(c
             cli.parser().parse_args([*base, "--role-weight", bad])
         assert refused.value.code == 2
         assert "expected ROLE=FACTOR with FACTOR > 0" in capsys.readouterr().err
+
+
+def test_serve_and_embed_refuse_to_start_without_a_token_unless_told(monkeypatch):
+    monkeypatch.delenv("SELFPLAY_KERNEL_TOKEN", raising=False)
+    for command in (["serve", "--model", "unused", "--policy", "pol"], ["embed"]):
+        with pytest.raises(SystemExit, match="refusing to start without a token.*--insecure-no-token"):
+            cli.main(command)
+        with pytest.raises(SystemExit, match="--host 0.0.0.0: refusing to listen beyond loopback without a token"):
+            cli.main([*command, "--host", "0.0.0.0", "--insecure-no-token"])

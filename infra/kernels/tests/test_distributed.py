@@ -56,10 +56,10 @@ def torchrun_kernel(
     stops rank 1 (torchrun itself then exits 1, as it does on any signal)."""
     args = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2"]
     args += [*program, "serve", "--model", model, "--policy", POLICY, "--device", "cpu"]
-    args += ["--port", "0", "--micro-batch-size", str(MICRO_BATCH)]
+    args += ["--port", "0", "--micro-batch-size", str(MICRO_BATCH), "--insecure-no-token"]
     if lora:
         args += ["--lora-rank", str(LORA["lora_rank"]), "--lora-alpha", str(LORA["lora_alpha"])]
-    env = {**os.environ, **(env or {}), "OMP_NUM_THREADS": str(threads), "PYTHONPATH": os.pathsep.join(sys.path)}
+    env = {**{k: v for k, v in os.environ.items() if k != "SELFPLAY_KERNEL_TOKEN"}, **(env or {}), "OMP_NUM_THREADS": str(threads), "PYTHONPATH": os.pathsep.join(sys.path)}
     log = (tmp_path / "torchrun.log").open("w")
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=log, text=True, env=env, start_new_session=True)
     try:
@@ -235,7 +235,8 @@ def test_a_two_rank_checkpoint_restores_on_one_and_on_two(make_kernel, tiny_mode
         assert missing.status_code == 404 and missing.json()["error"]["type"] == "checkpoint_not_found"
         assert two.get(f"/v1/policies/{POLICY}").json()["policyVersion"] == 2
         bad_batch = {**second, "idempotencyKey": "k3", "baseVersion": 2, "batch": {**batch, "sha256": "0" * 64}}
-        assert two.post("/v1/train/step", json=bad_batch).status_code == 400
+        refused = two.post("/v1/train/step", json=bad_batch)  # a batch whose bytes do not match: corrupt
+        assert refused.status_code == 422 and refused.json()["error"]["type"] == "corrupt_object"
         assert post(two, "/v1/train/step", {**second, "idempotencyKey": "k4", "baseVersion": 2})["applied"]
 
 

@@ -9,6 +9,7 @@ from fastapi.testclient import TestClient
 
 from conftest import AUTH, TOKEN
 
+from selfplay_kernel.access import Access
 from selfplay_kernel.app import create_embedding_app
 from selfplay_kernel.embeddings import BUNDLED_MODEL, Embedder, bundled_model_path
 
@@ -16,7 +17,7 @@ from selfplay_kernel.embeddings import BUNDLED_MODEL, Embedder, bundled_model_pa
 @pytest.fixture(scope="module")
 def client() -> TestClient:
     embedder = Embedder(bundled_model_path(), name=BUNDLED_MODEL, device=torch.device("cpu"))
-    return TestClient(create_embedding_app(embedder, TOKEN), headers=AUTH, raise_server_exceptions=False)
+    return TestClient(create_embedding_app(embedder, Access(token=TOKEN)), headers=AUTH, raise_server_exceptions=False)
 
 
 def embed(client: TestClient, texts, **extra) -> dict:

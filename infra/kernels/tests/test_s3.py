@@ -69,3 +69,19 @@ def test_train_checkpoint_publish_and_load_through_s3(make_kernel, s3):
         sampler.client.post("/v1/chat/completions", json=body).json()["choices"]
         == trainer.client.post("/v1/chat/completions", json=body).json()["choices"]
     )
+
+
+def test_a_download_never_writes_outside_its_directory(make_kernel, s3, tmp_path):
+    """A key with an empty segment (`ckpt//tmp/x`) once named an absolute path, written as it stood."""
+    trainer = make_kernel()
+    assert trainer.client.post("/v1/policies/pol/checkpoint", json={"uri": "s3://runs/r1/ckpt/0"}).status_code == 200
+    escaped = tmp_path / "evil"
+    for key in (f"r1/ckpt/0/{escaped}", "r1/ckpt/0/a/../../evil", "r1/ckpt/0/./evil"):
+        s3.put_object(Bucket="runs", Key=key, Body=b"planted")
+        refused = make_kernel().client.post("/v1/policies/pol/restore", json={"uri": "s3://runs/r1/ckpt/0"})
+        assert refused.status_code == 400, (key, refused.text)
+        error = refused.json()["error"]
+        assert error["type"] == "unsafe_path" and f"s3://runs/{key}" in error["message"], error
+        s3.delete_object(Bucket="runs", Key=key)
+    assert not escaped.exists()
+    assert make_kernel().client.post("/v1/policies/pol/restore", json={"uri": "s3://runs/r1/ckpt/0"}).status_code == 200

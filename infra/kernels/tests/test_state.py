@@ -72,6 +72,24 @@ def test_restore_refuses_incomplete_and_mismatched_checkpoints(make_kernel, tmp_
     assert "written with LoRA rank 0; this kernel runs rank 4" in response.json()["error"]["message"]
 
 
+@pytest.mark.parametrize("file", ["trainable.safetensors", "optimizer.pt", "state.json"])
+def test_a_corrupt_checkpoint_is_422_corrupt_object_and_changes_nothing(make_kernel, tmp_path, file):
+    """A truncated file of a complete checkpoint is corruption, not an outage: 422 (the client's CorruptData, never
+    retried) naming the file, where it was a 500 retried forever."""
+    kernel = make_kernel()
+    uri = str(tmp_path / "ckpt")
+    assert kernel.client.post("/v1/policies/pol/checkpoint", json={"uri": uri}).status_code == 200
+    path = tmp_path / "ckpt" / file
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    before = params(kernel.policy)
+    response = kernel.client.post("/v1/policies/pol/restore", json={"uri": uri})
+    assert response.status_code == 422, response.text
+    error = response.json()["error"]
+    assert error["type"] == "corrupt_object" and error["code"] == "corrupt_object"
+    assert error["message"].startswith(f"{uri}/{file} is corrupt: ")
+    assert same_params(params(kernel.policy), before)
+
+
 def test_checkpoint_over_another_version_is_refused(make_kernel, tmp_path):
     kernel = make_kernel()
     uri = str(tmp_path / "ckpt")
@@ -155,3 +173,20 @@ def test_load_of_a_missing_snapshot(make_kernel, tmp_path):
     response = kernel.client.post("/v1/sampler/load", json={"uri": str(tmp_path / "none"), "version": 1})
     assert response.status_code == 404
     assert response.json()["error"]["type"] == "snapshot_not_found"
+
+
+def test_a_local_location_writes_only_inside_itself(tmp_path):
+    from selfplay_kernel.errors import KernelError
+    from selfplay_kernel.storage import parse
+
+    loc = parse(str(tmp_path / "ckpt"))
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "ckpt").mkdir()
+    (tmp_path / "ckpt" / "link").symlink_to(tmp_path / "outside")
+    for name in ("../x", "/abs", "a//b", "link/x"):
+        with pytest.raises(KernelError) as refused:
+            loc.write(name, b"data")
+        assert refused.value.type == "unsafe_path", name
+    assert list((tmp_path / "outside").iterdir()) == [] and not (tmp_path / "x").exists()
+    loc.write("sub/ok", b"data")
+    assert (tmp_path / "ckpt" / "sub" / "ok").read_bytes() == b"data"

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { jsonlLines } from '../../../activities/clients/storage/codec';
+import { compressionOf, jsonlLines } from '../../../activities/clients/storage/codec';
 import type { TrainingRow, TrainStepRequest } from '../../../activities/clients/trainer-contract';
 import { fieldPath } from '../http-json';
 import { trainingRowSchema } from './schemas';
@@ -59,7 +59,7 @@ export async function loadBatch(
   const rows: TrainingRow[] = [];
   let lineNumber = 0;
   try {
-    for await (const line of jsonlLines(Readable.from([raw]), batch.uri.endsWith('.gz'), batch.uri)) {
+    for await (const line of jsonlLines(Readable.from([raw]), compressionOf(batch.uri), batch.uri)) {
       lineNumber++;
       if (line.trim() !== '') rows.push(parseRow(line, lineNumber));
     }

@@ -5,6 +5,7 @@ import type {
   PublishResponse,
   PolicyState,
   TrainerError,
+  TrainProgress,
   TrainingRow,
   TrainStepMetrics,
   TrainStepRequest,
@@ -41,6 +42,12 @@ export interface RecordingTrainerOptions {
    * and weight-sync time (bench/pipeline.ts), or a test's gate that holds a step until something happened.
    */
   beforeStep?: (step: { runId: string; iteration: number; policy: string }) => Promise<void>;
+  /**
+   * Awaited while a step trains, after its batch is read: `trained(rows)` sets the rows that
+   * `GET /v1/train/progress` reports, as a kernel counts its micro-batches, so a test can move a step along
+   * and hold it between reports.
+   */
+  duringStep?: (step: { policy: string; rows: number }, trained: (rows: number) => void) => Promise<void>;
   /**
    * What a publish writes: `full` (the default) a `snapshot.json` descriptor, `lora` a PEFT
    * `adapter_config.json` that also names the snapshot's URI, so a fake vLLM can load it and a test can tell
@@ -107,6 +114,7 @@ export async function startRecordingTrainer(options: RecordingTrainerOptions): P
     readBatch,
     writeObject,
     beforeStep,
+    duringStep,
     beforeAction,
     snapshotFormat = 'full',
     port: wantedPort = 0,
@@ -118,6 +126,8 @@ export async function startRecordingTrainer(options: RecordingTrainerOptions): P
   let rejected = 0;
   // Steps run one at a time, as on a real trainer; it also makes "check the key, then apply" atomic.
   let queue: Promise<unknown> = Promise.resolve();
+  /** The step in training, as GET /v1/train/progress reports it (one mini-batch: the whole batch). */
+  let running: TrainProgress | null = null;
 
   const step = async (body: unknown): Promise<TrainStepResponse> => {
     const parsed = trainStepRequestSchema.safeParse(body);
@@ -144,6 +154,14 @@ export async function startRecordingTrainer(options: RecordingTrainerOptions): P
     const started = performance.now();
     await beforeStep?.(request);
     const rows = await loadBatch(request.batch, readBatch);
+    if (duringStep) {
+      const { idempotencyKey, policy } = request;
+      const step = { idempotencyKey, miniBatches: 1, miniBatchesDone: 0, rows: rows.length, rowsTrained: 0 };
+      running = { policy, step };
+      await duringStep({ policy, rows: rows.length }, (trained) => {
+        step.rowsTrained = trained;
+      }).finally(() => (running = null));
+    }
     const response: TrainStepResponse = {
       idempotencyKey: request.idempotencyKey,
       applied: true,
@@ -263,6 +281,9 @@ export async function startRecordingTrainer(options: RecordingTrainerOptions): P
         policy: name,
         policyVersion: state.versions[name] ?? 0,
       } satisfies PolicyState);
+    }
+    if (method === 'GET' && path === '/v1/train/progress') {
+      return sendJson(res, 200, running ?? ({ policy: '', step: null } satisfies TrainProgress));
     }
     if (method === 'GET' && path === '/admin/stats') return sendJson(res, 200, stats());
     return sendError(res, 404, 'not_found', `no route for ${method} ${path}`);

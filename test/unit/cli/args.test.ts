@@ -1,4 +1,4 @@
-import { applySet, parseFlags } from '../../../cli/args';
+import { applySet } from '../../../cli/args';
 
 describe('selfplay flags', () => {
   test('--set writes nested keys with JSON values, plain strings kept as strings', () => {
@@ -34,23 +34,5 @@ describe('selfplay flags', () => {
     expect(() => applySet(config, 'iterations=')).toThrow('empty value');
     expect(() => applySet(config, 'corpus={"uri": s3}')).toThrow('looks like JSON but does not parse');
     expect(config).toEqual({ corpus: { uri: 'x' } });
-  });
-
-  test('flags take values (--flag v or --flag=v), repeat, and unknown ones are refused', () => {
-    const { positionals, flags, switches } = parseFlags([
-      'run-1',
-      '--set',
-      'a=1',
-      '--set=b=2',
-      '--limit=5',
-      '--watch',
-    ]);
-    expect(positionals).toEqual(['run-1']);
-    expect(flags.get('--set')).toEqual(['a=1', 'b=2']);
-    expect(flags.get('--limit')).toEqual(['5']);
-    expect([...switches]).toEqual(['--watch']);
-    expect(() => parseFlags(['--wacth'])).toThrow('unknown flag --wacth');
-    expect(() => parseFlags(['--limit'])).toThrow('--limit needs a value');
-    expect(() => parseFlags(['--config', '--wait'])).toThrow('--config needs a value');
   });
 });

@@ -1,15 +1,15 @@
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { parseFlags } from '../../../cli/args';
+import { parseCommandLine } from '../../../cli/command-line';
+import { COMMANDS } from '../../../cli/commands';
 import { indexCommand } from '../../../cli/index-command';
 import { forgetCorpora } from '../../../activities/corpus/corpus';
 import { SEARCH_DOCS, writeJsonl } from '../../support/search-corpus';
 
-const run = (...argv: string[]): Promise<void> => {
-  const { positionals, flags } = parseFlags(argv);
-  return indexCommand(positionals, flags);
-};
+/** `selfplay index ARGV`, parsed by the CLI's command line. */
+const run = async (...argv: string[]): Promise<void> =>
+  indexCommand(parseCommandLine(COMMANDS, ['index', ...argv]).flags);
 
 let dir: string;
 beforeEach(async () => {
@@ -33,10 +33,14 @@ test('index build writes a local index and says what it built', async () => {
 });
 
 test('refuses missing or bad flags before reading anything', async () => {
-  await expect(run('build', '--corpus', 'c.jsonl')).rejects.toThrow('index build --corpus URI --out');
-  await expect(run('rebuild', '--corpus', 'c.jsonl', '--out', dir)).rejects.toThrow('expected:');
+  await expect(run('build', '--corpus', 'c.jsonl')).rejects.toThrow(
+    'index build needs --out DIR_OR_S3\n\nselfplay index build --corpus URI --out DIR_OR_S3',
+  );
+  await expect(run('rebuild', '--corpus', 'c.jsonl', '--out', dir)).rejects.toThrow(
+    'index has no command "rebuild": one of build',
+  );
   await expect(run('build', '--corpus', 'c.jsonl', '--out', dir, '--kind', 'faiss')).rejects.toThrow(
-    '--kind: expected bm25 or dense, got faiss',
+    '--kind: expected one of bm25, dense, got faiss',
   );
   await expect(run('build', '--corpus', 'c.jsonl', '--out', dir, '--kind', 'dense')).rejects.toThrow(
     '--kind dense needs --embedding-url',

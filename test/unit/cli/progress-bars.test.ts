@@ -103,6 +103,33 @@ describe('selfplay status rendering', () => {
     expect(line(text, 'propose')).toMatch(/ 4\/8$/);
   });
 
+  test('pending activities: each retried one with its attempt and whole last failure, then the count of the rest', () => {
+    const failure =
+      'trainer http://kernel:8000/v1/train/step: HTTP 500: internal: CUDA error (gave up after 4 attempts)';
+    const text = renderStatus(
+      snapshot({
+        pending: [
+          { workflowId: 'spice-1/iter-2', activity: 'update', attempt: 7, lastFailure: failure },
+          { workflowId: 'spice-1/iter-2', activity: 'solve', attempt: 1 },
+          { workflowId: 'spice-1/iter-2', activity: 'solve', attempt: 1 },
+        ],
+      }),
+      60,
+    );
+    const lines = text.split('\n');
+    const at = lines.indexOf('pending activities');
+    expect(at).toBeGreaterThan(0);
+    expect(lines[at + 1]).toMatch(/^ {2}update \(spice-1\/iter-2\): attempt 7; last failure: /);
+    expect(
+      lines
+        .slice(at + 1, -1)
+        .join(' ')
+        .replace(/\s+/g, ' '),
+    ).toContain(failure);
+    expect(lines.filter((l) => l === '  2 on their first attempt')).toHaveLength(1);
+    expect(lines.every((l) => l.length <= 60)).toBe(true);
+  });
+
   test('paused: held at a boundary, unfinished stages marked, and how to resume', () => {
     const text = renderStatus(
       snapshot({

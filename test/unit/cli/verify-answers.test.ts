@@ -1,13 +1,15 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { parseFlags } from '../../../cli/args';
+import { parseCommandLine } from '../../../cli/command-line';
+import { COMMANDS } from '../../../cli/commands';
 import { answerIn, parseAnswerPairs, verifyAnswersCommand } from '../../../cli/verify-answers';
 import { selfplay } from '../../support/cli';
 
-const run = (...argv: string[]): Promise<void> => {
-  const { positionals, flags } = parseFlags(argv);
-  return verifyAnswersCommand(positionals, flags);
+/** `selfplay verify-answers ARGV`, parsed by the CLI's command line. */
+const run = async (...argv: string[]): Promise<void> => {
+  const { args, flags } = parseCommandLine(COMMANDS, ['verify-answers', ...argv]);
+  return verifyAnswersCommand(args[0] as string, flags);
 };
 
 const PAIRS = [
@@ -67,7 +69,7 @@ test('names every bad line and refuses bad flags before checking anything', asyn
     '--kind: expected one of mcq, integer, expression, string, got essay',
   );
   await expect(run(file, '--timeout-ms', '0')).rejects.toThrow('--timeout-ms: expected a positive integer');
-  await expect(run()).rejects.toThrow('verify-answers FILE.jsonl');
+  await expect(run()).rejects.toThrow('verify-answers needs FILE');
   await expect(run(path.join(dir, 'missing.jsonl'))).rejects.toThrow('cannot read');
 });
 

@@ -1,6 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { jsonlRecords } from '../../../activities/lib/input-records';
 import {
   currentPools,
   excludedQuestionKeys,
@@ -74,14 +75,13 @@ describe('the pools at the start of an iteration', () => {
     ['no question field', '{"text": "a"}\n', /line 1: expected/],
     ['an empty question', '{"question": "   "}\n', /line 1: expected/],
   ])('seed line %s', (_name, text, message) => {
-    expect(() => parseSeedQuestions(text, 'seeds.jsonl')).toThrow(message);
+    expect(() => parseSeedQuestions(jsonlRecords(text), 'seeds.jsonl')).toThrow(message);
   });
 
   test('seed lines may carry other fields; blank lines are skipped; duplicates are kept once', async () => {
-    expect(parseSeedQuestions('{"question":" a ","domain":"x"}\n\n{"question":"b"}\n', 's')).toEqual([
-      'a',
-      'b',
-    ]);
+    expect(
+      parseSeedQuestions(jsonlRecords('{"question":" a ","domain":"x"}\n\n{"question":"b"}\n'), 's'),
+    ).toEqual(['a', 'b']);
     const dir = mkdtempSync(path.join(os.tmpdir(), 'mae-seeds-'));
     const file = path.join(dir, 'dup.jsonl');
     writeFileSync(file, '{"question":"What  is 2?"}\n{"question":"What is 2?"}\n{"question":"Why?"}\n');

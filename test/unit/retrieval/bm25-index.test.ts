@@ -120,7 +120,8 @@ describe('bm25 index', () => {
 });
 
 describe('retrieverFor', () => {
-  const env = loadWorkerEnv({});
+  // The indexes these tests build lie in the temporary directory: an input root of this worker.
+  const env = loadWorkerEnv({ SELFPLAY_INPUT_ROOTS: os.tmpdir() });
 
   test('loads the configured index once per process', async () => {
     const out = path.join(dir, 'index');

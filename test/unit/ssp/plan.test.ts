@@ -1,3 +1,4 @@
+import { jsonlRecords } from '../../../activities/lib/input-records';
 import { parseAnswers } from '../../../activities/recipes/ssp/answers';
 import { answerWalk, planSsp } from '../../../activities/recipes/ssp/plan';
 import type { SspAnswer } from '../../../activities/recipes/ssp/records';
@@ -17,7 +18,7 @@ describe('SSP answers and plan (ssp.md §1.1)', () => {
       JSON.stringify({ ground_truth: 1621, sys_question_example: 'one example', extra: true }),
       JSON.stringify({ answer: ' Ostrel ' }),
     ].join('\n');
-    expect(parseAnswers(body, 'mem', 2)).toEqual([
+    expect(parseAnswers(jsonlRecords(body), 'mem', 2)).toEqual([
       { answer: 'Velmora', searchTurns: 3, examples: ['q1', 'q2'] },
       { answer: '1621', searchTurns: 2, examples: ['one example'] },
       { answer: 'Ostrel', searchTurns: 2, examples: [] },
@@ -30,7 +31,7 @@ describe('SSP answers and plan (ssp.md §1.1)', () => {
     ['{"answer":"  "}', /line 1: expected \{"answer"/],
     ['{"answer":"x","search_turns":0}', /line 1:/],
   ])('a bad line (%s) is a config error naming the line', (line, message) => {
-    expect(() => parseAnswers(line, 'mem', 2)).toThrow(message);
+    expect(() => parseAnswers(jsonlRecords(line), 'mem', 2)).toThrow(message);
   });
 
   test('one epoch is a permutation of D: no repeats until every answer was planned', () => {

@@ -6,6 +6,7 @@ import { LocalStore } from '../../../activities/clients/storage';
 import { getJson } from '../../../activities/clients/storage/codec';
 import { unitPartKey } from '../../../activities/clients/storage/keys';
 import { recipeContext } from '../../../activities/stages/deps';
+import { loadWorkerEnv } from '../../../config/env';
 import { trajectoryCheckpoint } from '../../../activities/recipes/search-rollout';
 import { runSearchLoop } from '../../../activities/tools/search-loop';
 import type { SearchLoopSpec, Trajectory } from '../../../activities/tools/types';
@@ -26,7 +27,7 @@ describe('stored trajectory checkpoints', () => {
     recipeContext(
       {
         store,
-        env: { storageUri: dir, inferenceApiKey: 'EMPTY', inferenceConcurrency: 1 },
+        env: loadWorkerEnv({ SELFPLAY_STORAGE: dir, SELFPLAY_INFERENCE_CONCURRENCY: '1' }),
         inference: new InferencePool(),
         recipes: {},
       },

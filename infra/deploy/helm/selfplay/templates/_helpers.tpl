@@ -71,6 +71,53 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version }}
 {{- printf "http://%s:%d" (include "selfplay.name" (dict "root" .root "component" (printf "kernel-%s" .policy))) (int .root.Values.kernel.port) -}}
 {{- end -}}
 
+{{/* Each vLLM/SGLang replica's own address (its pod behind the headless Service), a JSON list: weightSync.servers. */}}
+{{- define "selfplay.inferenceReplicaUrls" -}}
+{{- $name := include "selfplay.name" (dict "root" . "component" "inference") }}
+{{- $urls := list }}
+{{- range $r := until (int .Values.inference.replicas) }}
+{{- $urls = append $urls (printf "http://%s-%d.%s-replicas:%d" $name $r $name (int $.Values.inference.port)) }}
+{{- end }}
+{{- toJson $urls -}}
+{{- end -}}
+
+{{/*
+SELFPLAY_CREDENTIAL_BINDINGS of every pool (config/endpoint-bindings.ts): which credential may go to which of the
+release's servers. The kernel token to every kernel's Service (its trainer and, with inference.engine "kernel",
+its sampler); the inference key to the vLLM/SGLang Service and to each replica, which the weight sync calls one by
+one; then workers.extraCredentialBindings. Every pool gets them all: the orchestrator checks a run config's
+trainer and weight-sync servers against them before the run starts.
+*/}}
+{{- define "selfplay.credentialBindings" -}}
+{{- $kernels := list }}
+{{- range .Values.kernels }}
+{{- $kernels = append $kernels (include "selfplay.kernelUrl" (dict "root" $ "policy" .policy)) }}
+{{- end }}
+{{- $entries := list (printf "SELFPLAY_KERNEL_TOKEN=%s" (join "," $kernels)) }}
+{{- if ne .Values.inference.engine "kernel" }}
+{{- $service := printf "http://%s:%d" (include "selfplay.name" (dict "root" . "component" "inference")) (int .Values.inference.port) }}
+{{- $servers := prepend (include "selfplay.inferenceReplicaUrls" . | fromJsonArray) $service }}
+{{- $entries = append $entries (printf "SELFPLAY_INFERENCE_API_KEY=%s" (join "," $servers)) }}
+{{- end }}
+{{- range $credential, $prefixes := .Values.workers.extraCredentialBindings }}
+{{- $entries = append $entries (printf "%s=%s" $credential (join "," $prefixes)) }}
+{{- end }}
+{{- join ";" $entries -}}
+{{- end -}}
+
+{{/* SELFPLAY_INPUT_ROOTS of every pool: workers.inputRoots, else the storage bucket (and MinIO's bucket). */}}
+{{- define "selfplay.inputRoots" -}}
+{{- if .Values.workers.inputRoots }}
+{{- join "," .Values.workers.inputRoots -}}
+{{- else }}
+{{- $roots := list (regexReplaceAll "^(s3://[^/]+).*$" .Values.storage.uri "${1}") }}
+{{- if .Values.minio.enabled }}
+{{- $roots = append $roots (printf "s3://%s" .Values.minio.bucket) }}
+{{- end }}
+{{- join "," (uniq $roots) -}}
+{{- end }}
+{{- end -}}
+
 {{/* The default inference endpoint: the rollout servers' Service, or the (first) kernel's sampler. */}}
 {{- define "selfplay.inferenceUrl" -}}
 {{- if .Values.inference.url -}}{{ .Values.inference.url }}
@@ -141,7 +188,9 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version }}
 
 {{- /* The servers' key; when the kernel samples, the kernel token is its key. */}}
 {{- define "selfplay.inferenceApiKeyEnv" -}}
-{{- if .Values.inference.apiKey.existingSecret }}
+{{- if and .Values.inference.apiKey.existingSecret (eq .Values.inference.engine "kernel") }}
+{{- fail "inference.apiKey.existingSecret is the vLLM/SGLang servers' key; with inference.engine \"kernel\" the kernel samples and takes the kernel token (security.kernelToken): leave it empty" }}
+{{- else if .Values.inference.apiKey.existingSecret }}
 - name: SELFPLAY_INFERENCE_API_KEY
   valueFrom:
     secretKeyRef: { name: {{ .Values.inference.apiKey.existingSecret | quote }}, key: {{ .Values.inference.apiKey.key | quote }} }
@@ -156,11 +205,32 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version }}
 {{- required "security.kernelToken.existingSecret: name a Secret holding the kernels' bearer token (SELFPLAY_KERNEL_TOKEN, at least 16 characters); kernels refuse to listen without one" .Values.security.kernelToken.existingSecret }}
 {{- end -}}
 
-{{- /* The kernel token (kernels and workers) and the codec keys (workers). */}}
+{{- /* The kernel token the workers send, and the codec keys (workers). The kernels read theirs from a file. */}}
 {{- define "selfplay.kernelTokenEnv" -}}
 - name: SELFPLAY_KERNEL_TOKEN
   valueFrom:
     secretKeyRef: { name: {{ include "selfplay.kernelTokenSecret" . | quote }}, key: {{ .Values.security.kernelToken.key | quote }} }
+{{- end -}}
+
+{{/*
+The kernels' accepted tokens: the Secret mounted as a volume (never through subPath, which the kubelet does not
+update), so a rotated token reaches a running kernel, which re-reads SELFPLAY_KERNEL_TOKEN_FILE when it changes.
+*/}}
+{{- define "selfplay.kernelTokenFileEnv" -}}
+- name: SELFPLAY_KERNEL_TOKEN_FILE
+  value: /etc/selfplay/kernel-token/tokens
+{{- end -}}
+
+{{- define "selfplay.kernelTokenMount" -}}
+- { name: kernel-token, mountPath: /etc/selfplay/kernel-token, readOnly: true }
+{{- end -}}
+
+{{- define "selfplay.kernelTokenVolume" -}}
+- name: kernel-token
+  secret:
+    secretName: {{ include "selfplay.kernelTokenSecret" . | quote }}
+    items:
+      - { key: {{ .Values.security.kernelToken.acceptedKey | default .Values.security.kernelToken.key | quote }}, path: tokens }
 {{- end -}}
 
 {{- define "selfplay.codecKeysEnv" -}}
@@ -206,4 +276,52 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version }}
 {{- else }}
   emptyDir: {}
 {{- end }}
+{{- end -}}
+
+{{/*
+A component's securityContext: the release-wide one (.base: .Values.podSecurityContext or .securityContext) with
+the keys the component's own (.override) names replaced. A shallow merge, so an override can set false.
+*/}}
+{{- define "selfplay.securityContext" -}}
+{{- $merged := deepCopy .base -}}
+{{- range $k, $v := (.override | default dict) }}
+{{- $_ := set $merged $k $v }}
+{{- end }}
+{{- toYaml $merged -}}
+{{- end -}}
+
+{{/*
+The Python images (kernel, vLLM, SGLang) run as a uid with no passwd entry: torch asks for the user's name
+(getpass) when it sets up its compile cache, and caches that follow HOME (torch, Triton, FlashInfer) need a
+writable home on a read-only root, so HOME is the pod's /tmp emptyDir.
+*/}}
+{{- define "selfplay.nonRootEnv" -}}
+- name: HOME
+  value: /tmp
+- name: USER
+  value: selfplay
+{{- end -}}
+
+{{/* A label selector of the release's pods of the named components (.components, e.g. "worker-rollout"). */}}
+{{- define "selfplay.componentsSelector" -}}
+matchLabels:
+  app.kubernetes.io/name: {{ .root.Chart.Name }}
+  app.kubernetes.io/instance: {{ .root.Release.Name }}
+matchExpressions:
+  - { key: app.kubernetes.io/component, operator: In, values: {{ toJson .components }} }
+{{- end -}}
+
+{{/* A NetworkPolicy peer: the release's pods of the named components. */}}
+{{- define "selfplay.peer" -}}
+- podSelector:
+    {{- include "selfplay.componentsSelector" . | nindent 4 }}
+{{- end -}}
+
+{{/* The worker pools' components: of the pools named (.pools), or of all three. */}}
+{{- define "selfplay.workerComponents" -}}
+{{- $components := list }}
+{{- range (.pools | default (list "orchestrator" "rollout" "trainer")) }}
+{{- $components = append $components (printf "worker-%s" .) }}
+{{- end }}
+{{- toJson $components -}}
 {{- end -}}
