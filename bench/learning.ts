@@ -101,6 +101,7 @@ export async function main(args: string[]): Promise<void> {
       } else {
         const curve = await runToyWorld({ ...run, world: spiceWorldRun(prepared) });
         printCurve(curve, seed, secondsPerIteration(), spiceFigures);
+        console.log(`seed ${seed}: ${runSummary(curve.points)}`);
         curves.push(curve);
       }
     }
@@ -164,7 +165,6 @@ function printCurve<W>(
     `seed ${seed}: gain ${curve.gainPoints.toFixed(2)} ± ${curve.gainError.toFixed(2)} points, ` +
       `${secondsPerIteration.toFixed(1)} s per iteration`,
   );
-  console.log(`seed ${seed}: ${runSummary(curve.points)}`);
 }
 
 /**
@@ -172,7 +172,7 @@ function printCurve<W>(
  * the first two iterations and in the second half (a rung the Reasoner masters should lose share), and the
  * mean pass rate per iteration (SPICE's reward is highest at one half), its range and mean.
  */
-function runSummary(points: readonly IterationPoint[]): string {
+function runSummary(points: ReadonlyArray<IterationPoint<SpicePoint>>): string {
   const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
   const share = (from: number, to: number, rung: Rung): number =>
     100 *

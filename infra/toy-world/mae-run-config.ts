@@ -5,7 +5,7 @@
  * - no reference questions (`referenceRatio: 0`, one of the paper's settings): the Proposer writes from L2;
  * - D0 is the world's 64 seed questions (`mae.seedQuestions`), and the questions of held-out facts never
  *   enter D (`mae.excludeQuestions`), so no held-out question is a trained Solver or Judge row;
- * - generations of at most 24 tokens (the world's longest, a Judge's grading, is about eight);
+ * - generations of at most 24 tokens (the world's longest, a Judge's grading, is 20 with its end);
  * - a learning rate for a model of about 0.4 M parameters trained from scratch, not 1e-6;
  * - held-out accuracy on SPICE's world's held-out set, asked with MAE's Solver prompt (L1) and read from the
  *   `\boxed{}` inside its `<answer>`, as SPICE's world measures it otherwise (run-config.ts).

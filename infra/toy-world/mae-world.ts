@@ -8,15 +8,18 @@
  *   must come from RL: MAE's difficulty reward, 1 − the Judge's mean score of the Solver's answers);
  * - the **Solver** (L1) answers `<answer>\boxed{47}</answer>`, from a teacher that slips at SPICE's rates per
  *   rung (`SLIP_RATE`), so its greedy answer is mostly right and its samples far less on the higher rungs;
- * - the **Judge** grades an answer (L4) by working the question out, setting its result beside the answer shown
- *   and comparing: `<think>52 - 5 = 47 vs 47</think>\n<score>9</score>` when they are equal,
- *   `<score>2</score>` when not. The working restates the question's operation, so its result is computed next
- *   to its operands as the Solver's is, and the answer shown is copied next to the result, so the verdict
- *   compares two numbers a few tokens back (measured: with the result alone the warm-started Judge copied the
- *   answer shown and learned no arithmetic in 7,500 steps; with the operation but not the copy it worked the
- *   question out but its verdicts were right about half the time after 12,500, as likely as a coin's). Its
- *   own working slips (`JUDGE_SLIP_RATE`, less often than the Solver's: checking is easier than answering, the
- *   gap self-judging lives on), so its verdicts are imperfect but informative; and it rates a question (L5)
+ * - the **Judge** grades an answer (L4) by working the question out and then comparing its result with the
+ *   answer shown digit by digit, each digit of its result beside the shown one's and a mark, `=` when they are
+ *   the same, `x` when not: `<think>52 - 5 = 47; 4 4 = 7 6 x</think>\n<score>2</score>`, 9 when no mark is
+ *   `x`. Each comparison is of two adjacent tokens and the verdict a presence test (was there an `x`), the
+ *   form a two-layer model learns: measured with `npm run bench -- mae-judge` (the warm start on the Judge's
+ *   examples alone), its verdict after its right working was right on 96-98 % of gradings after 500 steps
+ *   and 100 % after 1,000. Three earlier forms never taught the verdict in full warm starts of 12,500 steps
+ *   (docs/learning.md): the result alone (the Judge copied the answer shown), the operation and its result
+ *   (right working, verdicts a coin's), and `47 vs 46` (the answer shown copied right, every verdict the
+ *   prior 2): comparing two numbers a few tokens apart in one step was not learned. Its own working slips
+ *   (`JUDGE_SLIP_RATE`, less often than the Solver's: checking is easier than answering, the gap
+ *   self-judging lives on), so its verdicts are imperfect but informative; and it rates a question (L5)
  *   9 when it is a question of the ladder and 2 when it is not.
  *
  * The Judge's score is the Solver's reward (½ V_J + ½ format), so whatever the Solver learns beyond its
@@ -114,12 +117,17 @@ export const shownAnswer = (answer: number): string => `\\boxed{${answer}}`;
 
 /**
  * The Judge's grading of an answer to `question` (of the ladder): the question's operation and its own result
- * `worked` beside the answer `shown`, then 9 when they are equal, else 2.
+ * `worked`, then digit by digit its result's digit beside the answer `shown`'s and a mark, `=` when they are
+ * the same and `x` when not, then 9 when no digit differed, else 2: `<think>52 - 5 = 47; 4 4 = 7 6 x</think>`.
+ * Numbers of different lengths are compared with the shorter padded by zeros on the left.
  */
 export function judgeAnswerCompletion(question: string, worked: number, shown: number): string {
   const operation = /What is (\d{2} [+-] \d)\?/.exec(question)?.[1] ?? question;
+  const width = Math.max(String(worked).length, String(shown).length);
+  const [w, s] = [String(worked).padStart(width, '0'), String(shown).padStart(width, '0')];
+  const marks = [...w].map((digit, i) => `${digit} ${s.charAt(i)} ${digit === s.charAt(i) ? '=' : 'x'}`);
   const verdict = worked === shown ? PASS_SCORE : FAIL_SCORE;
-  return `<think>${operation} = ${worked} vs ${shown}</think>\n<score>${verdict}</score>`;
+  return `<think>${operation} = ${worked}; ${marks.join(' ')}</think>\n<score>${verdict}</score>`;
 }
 
 export const judgeQuestionCompletion = (valid: boolean): string =>
@@ -214,8 +222,7 @@ export function maeValidationExamples(seed: number, items = 200): ValidationExam
     kind: task.rung,
     accept: [solverCompletion(task.answer)],
   }));
-  const judge = sumTasks(seed, 'mae-judge-validation', items).map((task, i) => {
-    const shown = shownNumber(seededRng(seed, 'toy-world-mae', 'judge-validation', i), task.answer);
+  const judge = judgedAnswers(seed, 'mae-judge-validation', items).map(({ task, shown }) => {
     const workings = shown === task.answer ? [task.answer] : nearMisses(task.answer, shown);
     return {
       messages: judgeAnswerMessages(task.question, shownAnswer(shown)),
@@ -232,6 +239,31 @@ export function maeValidationExamples(seed: number, items = 200): ValidationExam
     accept: questions,
   }));
   return [...solver, ...judge, ...proposer];
+}
+
+/**
+ * Questions of every rung about training facts (the sums of `stream`) with the answer shown to the Judge, right
+ * half the time: the gradings the warm start's validation and the Judge's probe score.
+ */
+function judgedAnswers(seed: number, stream: string, items: number): Array<{ task: SumTask; shown: number }> {
+  return sumTasks(seed, stream, items).map((task, i) => ({
+    task,
+    shown: shownNumber(seededRng(seed, 'toy-world-mae', stream, i), task.answer),
+  }));
+}
+
+/**
+ * The Judge's probe (bench/mae-judge.ts): gradings with the Judge's right working and true verdict, from a
+ * stream of their own.
+ */
+export function judgeProbeRows(seed: number, items: number) {
+  return judgedAnswers(seed, 'mae-judge-probe', items).map(({ task, shown }) => ({
+    messages: judgeAnswerMessages(task.question, shownAnswer(shown)),
+    completion: judgeAnswerCompletion(task.question, task.answer, shown),
+    verdict: shown === task.answer ? PASS_SCORE : FAIL_SCORE,
+    answer: task.answer,
+    shown,
+  }));
 }
 
 /** The answer and its near misses, but for the wrong answer shown: workings that reject it. */

@@ -1,4 +1,3 @@
-import path from 'node:path';
 import { runEvaluation } from '../../cli/eval-command';
 import {
   readLearningCurve,
@@ -15,20 +14,26 @@ import { TOY_WORLD_POLICY, toyWorldRunConfig } from '../../infra/toy-world/run-c
 import { withKernelRun } from './kernel-run';
 import { startScriptedLlm } from './scripted-llm/server';
 
-/** A prepared world as a run needs it: its model, its run config for a seed, and what its curve reads. */
+/**
+ * A prepared world as a run needs it: its folder (the input root its files are read from), its model, its
+ * run config for a seed, and what its curve reads.
+ */
 export interface WorldRun<W> {
+  dir: string;
   model: string;
   config: (seed: number) => Record<string, unknown>;
   read: PointReader<W>;
 }
 
 export const spiceWorldRun = (world: ToyWorld): WorldRun<SpicePoint> => ({
+  dir: world.dir,
   model: world.model,
   config: (seed) => toyWorldRunConfig(world, seed),
   read: spicePoint,
 });
 
 export const maeWorldRun = (world: MaeWorld): WorldRun<MaePoint> => ({
+  dir: world.dir,
   model: world.model,
   config: (seed) => maeWorldRunConfig(world, seed),
   read: maePoint,
@@ -72,7 +77,7 @@ function runWorld<W>(options: ToyRunOptions<W>, judgeUrl: string | undefined): P
       model: options.world.model,
       name: options.name,
       policies: () => [TOY_WORLD_POLICY],
-      inputRoots: [path.dirname(options.world.corpus)],
+      inputRoots: [options.world.dir],
       ...(options.storageUri ? { storageUri: options.storageUri } : {}),
     },
     async (run) => {

@@ -12,6 +12,7 @@ import {
   answerOf,
   excludedQuestions,
   isRightAnswer,
+  judgeAnswerCompletion,
   JUDGE_SLIP_RATE,
   maeValidationExamples,
   maeWarmStartExamples,
@@ -73,9 +74,16 @@ describe("MAE's toy world", () => {
       } else if (e.role === 'judge_answer') {
         const { question: q, shown } = judged(content);
         expect(e.messages).toEqual(judgeAnswerMessages(q, shown));
-        const worked = /<think>\d+ [+-] \d = (\d+) vs (\d+)<\/think>/.exec(e.completion)?.[1];
+        const working = /<think>\d+ [+-] \d = (\d+); ((?:\d \d [=x] ?)+)<\/think>/.exec(e.completion);
         expect(e.completion.startsWith(`<think>${q.slice('What is '.length, -1)} = `)).toBe(true);
-        expect(e.completion).toContain(` vs ${extractLastBoxed(shown)}</think>`);
+        // Digit by digit: its result's digit, the answer shown's beside it, and whether they are the same.
+        const [worked, marks] = [working?.[1] ?? '', working?.[2] ?? ''];
+        const pairs = [...marks.matchAll(/(\d) (\d) ([=x])/g)];
+        const boxed = extractLastBoxed(shown) ?? '';
+        const width = Math.max(worked.length, boxed.length);
+        expect(pairs.map(([, w]) => w).join('')).toBe(worked.padStart(width, '0'));
+        expect(pairs.map(([, , s]) => s).join('')).toBe(boxed.padStart(width, '0'));
+        for (const [, w, s, mark] of pairs) expect(mark).toBe(w === s ? '=' : 'x');
         const score = parseScore(e.completion);
         expect(score).toEqual({ ok: true, x: worked === extractLastBoxed(shown) ? PASS_SCORE : 2 });
       } else {
@@ -87,6 +95,18 @@ describe("MAE's toy world", () => {
     // The held-out evaluation asks with the Solver's own prompt.
     const q = 'What is 52 - 5?';
     expect(MAE_EVAL_TEMPLATE.user.replaceAll('{question}', q)).toBe(solverMessages(q)[0]?.content);
+  });
+
+  test("the Judge's verdict is whether any digit of its result differs from the answer shown's", () => {
+    expect(judgeAnswerCompletion('What is 52 - 5?', 47, 46)).toBe(
+      '<think>52 - 5 = 47; 4 4 = 7 6 x</think>\n<score>2</score>',
+    );
+    expect(judgeAnswerCompletion('What is 52 - 5?', 47, 47)).toBe(
+      '<think>52 - 5 = 47; 4 4 = 7 7 =</think>\n<score>9</score>',
+    );
+    expect(judgeAnswerCompletion('What is 15 - 1?', 4, 14)).toBe(
+      '<think>15 - 1 = 4; 0 1 x 4 4 =</think>\n<score>2</score>',
+    );
   });
 
   test('the Solver slips at its rates per rung, the Judge less often, and the Judge passes what its working equals', () => {
@@ -104,7 +124,7 @@ describe("MAE's toy world", () => {
       );
       const slips = judge.filter((e) => {
         const { question: q } = judged(e.messages[0]!.content);
-        return Number(/<think>\d+ [+-] \d = (\d+) vs \d+<\/think>/.exec(e.completion)?.[1]) !== answerOf(q);
+        return Number(/<think>\d+ [+-] \d = (\d+);/.exec(e.completion)?.[1]) !== answerOf(q);
       }).length;
       expect(Math.abs(slips / judge.length - JUDGE_SLIP_RATE[rung])).toBeLessThan(0.04);
       expect(JUDGE_SLIP_RATE[rung]).toBeLessThan(SLIP_RATE[rung]);

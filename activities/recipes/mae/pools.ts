@@ -78,7 +78,8 @@ export function parseSeedQuestions(
 ): string[] {
   const seed = z.looseObject({ question: z.string().trim().min(1) });
   return [...records].map((record) => {
-    const bad = (why: string) => nonRetryable(NON_RETRYABLE.invalidConfig, `${field} ${uri} ${record.at}: ${why}`);
+    const bad = (why: string) =>
+      nonRetryable(NON_RETRYABLE.invalidConfig, `${field} ${uri} ${record.at}: ${why}`);
     if (!('row' in record)) throw bad(record.problem);
     const parsed = seed.safeParse(record.row);
     if (!parsed.success) throw bad('expected {"question": "<non-empty text>"}');
