@@ -154,15 +154,25 @@ function garbledQuestion(rng: Rng, task: SumTask): string {
   }
 }
 
-/** A right answer half the time, else a near miss of it (off by one or by ten, a Solver's slips). */
+/**
+ * The answer shown to the Judge: right a quarter of the time, else as often a near miss of it (off by one or
+ * by ten, a Solver's slips) as any other number of two digits. Shown right half the time and near misses
+ * otherwise, it was a shortcut: the warm-started Judge copied it into its working (on 83 % of the wrong ones
+ * after 500 Judge steps, `npm run bench -- mae-judge`), each copied digit being right three times in four,
+ * and its working stayed right on about half the gradings while the Solver's arithmetic reached 97 %.
+ */
 function shownNumber(rng: Rng, answer: number): number {
-  return rng.next() < 0.5 ? answer : answer + rng.pick([-10, -1, 1, 10]);
+  const draw = rng.next();
+  if (draw < 0.25) return answer;
+  if (draw < 0.625) return answer + rng.pick([-10, -1, 1, 10]);
+  const other = 10 + rng.int(89);
+  return other >= answer ? other + 1 : other;
 }
 
 /**
  * Supervised warm-start examples, rendered by MAE's prompt functions, per index: one Proposer question (a rung
  * and a training fact drawn uniformly), one Solver answer per rung from the slipping teacher, one Judge
- * grading per rung of an answer that is right half the time (its working slipping at `JUDGE_SLIP_RATE`),
+ * grading per rung of an answer that is right a quarter of the time (its working slipping at `JUDGE_SLIP_RATE`),
  * and one quality rating of a question that is of the ladder half the time. No example names a held-out fact.
  * The example roles are the prompts' (`judge_answer`, `judge_question`): each role's prompts share one
  * template, which the tokenizer makes a token.
@@ -211,7 +221,7 @@ export function maeWarmStartExamples(seed: number, items: number): WarmStartExam
 
 /**
  * What the warm start scores as it trains (greedy and sampled), from streams of their own and about training
- * facts: Solver questions of every rung (right: the answer), Judge gradings of answers right half the time
+ * facts: Solver questions of every rung (right: the answer), Judge gradings of answers right a quarter of the time
  * (right: its working correct and its verdict with it, or on a wrong answer any working but the answer shown
  * with the verdict 2), and Proposer prompts (right: any question of the ladder about a training fact).
  */
@@ -243,7 +253,7 @@ export function maeValidationExamples(seed: number, items = 200): ValidationExam
 
 /**
  * Questions of every rung about training facts (the sums of `stream`) with the answer shown to the Judge, right
- * half the time: the gradings the warm start's validation and the Judge's probe score.
+ * a quarter of the time: the gradings the warm start's validation and the Judge's probe score.
  */
 function judgedAnswers(seed: number, stream: string, items: number): Array<{ task: SumTask; shown: number }> {
   return sumTasks(seed, stream, items).map((task, i) => ({

@@ -129,6 +129,15 @@ describe("MAE's toy world", () => {
       expect(Math.abs(slips / judge.length - JUDGE_SLIP_RATE[rung])).toBeLessThan(0.04);
       expect(JUDGE_SLIP_RATE[rung]).toBeLessThan(SLIP_RATE[rung]);
     }
+    // The answer shown to the Judge is right a quarter of the time (shown right half the time, it was copied
+    // into the Judge's working instead of worked out), a wrong one as often a near miss as any other number.
+    const gradings = examples
+      .filter((e) => e.role === 'judge_answer')
+      .map((e) => judged(e.messages[0]!.content))
+      .map(({ question: q, shown }) => Number(extractLastBoxed(shown)) - answerOf(q)!);
+    const share = (keep: (d: number) => boolean): number => gradings.filter(keep).length / gradings.length;
+    expect(Math.abs(share((d) => d === 0) - 0.25)).toBeLessThan(0.03);
+    expect(Math.abs(share((d) => [-10, -1, 1, 10].includes(d)) - 0.375)).toBeLessThan(0.03);
     expect(isRightAnswer('What is 52 - 5?', '\\boxed{47}')).toBe(true);
     expect(isRightAnswer('What is 52 - 5?', '\\boxed{46}')).toBe(false);
     expect(isRightAnswer('What is 5 - 52?', '\\boxed{-47}')).toBe(false);
