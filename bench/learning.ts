@@ -2,48 +2,63 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { IterationPoint, LearningCurve } from '../infra/toy-world/learning';
+import type { IterationPoint, LearningCurve, SpicePoint } from '../infra/toy-world/learning';
+import type { MaePoint } from '../infra/toy-world/mae-learning';
+import { prepareMaeWorld } from '../infra/toy-world/mae-prepare';
 import { applySet } from '../cli/args';
 import { prepareToyWorld } from '../infra/toy-world/prepare';
 import { RUNGS, type Rung } from '../infra/toy-world/world';
 import { startTemporalDevServer } from '../test/support/temporal-server';
-import { CONTROLS, runToyWorld, withControl, type Control } from '../test/support/toy-world-run';
+import {
+  CONTROLS,
+  maeWorldRun,
+  runToyWorld,
+  spiceWorldRun,
+  type Control,
+} from '../test/support/toy-world-run';
 
 /**
- * `npm run bench -- learning [--warm-start-seeds 0,1,2] [--iterations K] [--control C] [--max-staleness K]
- * [--streaming] [--warm-start-steps N] [--warm-start-threads N] [--set key=value ...]`:
- * for each warm-start seed, the toy world's warm start with that seed (cached after its first run), then one
- * SPICE run of K iterations (run seed = warm-start seed) on a local stack (a Temporal dev server, storage in a
- * temporary directory, the kernel, a worker process). `--control` is one of lr0, flipped (must not learn),
- * reasoner-only, challenger-only (ablations: one role's rows trained). `--max-staleness 1` runs one-step-off
- * (its last version evaluated after the run, test/support/toy-world-run.ts); `--streaming` with it starts each
- * iteration once the previous one's requests are sent (`pipeline.streaming`). `--warm-start-threads` runs the
- * warm start on that many PyTorch threads (another reduction order, so another model). `--set` edits the run config as
- * `selfplay start --set` does (e.g. `training.optimizer.learningRate=6e-4`), after the control.
+ * `npm run bench -- learning [--recipe spice|mae] [--warm-start-seeds 0,1,2] [--iterations K] [--control C]
+ * [--max-staleness K] [--streaming] [--warm-start-steps N] [--warm-start-threads N] [--set key=value ...]`:
+ * for each warm-start seed, the recipe's toy world with its warm start of that seed (cached after its first
+ * run), then one run of K iterations (run seed = warm-start seed) on a local stack (a Temporal dev server,
+ * storage in a temporary directory, the kernel, a worker process). `--control` is one of lr0, flipped (must
+ * not learn), for SPICE reasoner-only, challenger-only (ablations: one role's rows trained), for MAE
+ * random-judge (every Judge call answered by a scripted grader that ignores the answer: must not learn).
+ * `--max-staleness 1` runs one-step-off (its last version evaluated after the run,
+ * test/support/toy-world-run.ts); `--streaming` with it starts each iteration once the previous one's requests
+ * are sent (`pipeline.streaming`). `--warm-start-threads` runs the warm start on that many PyTorch threads
+ * (another reduction order, so another model). `--set` edits the run config as `selfplay start --set` does
+ * (e.g. `training.optimizer.learningRate=6e-4`), before the control.
  *
- * Prints per seed the start accuracy and the curve (held-out accuracy with its standard error where evaluated,
- * valid tasks, the Reasoner's pass rate on the Challenger's valid tasks, the rungs of those tasks and the pass
- * rate per rung, what each role trained), the gain with its error, then `heldout_start_spread <points>` (the
- * largest minus the smallest start accuracy over the warm-start seeds) and last `heldout_accuracy_gain
- * <points>` (the mean gain over seeds).
+ * Prints per seed the start accuracy and the curve (held-out accuracy with its standard error where
+ * evaluated, what each role trained, and the world's figures: for SPICE valid tasks, the Reasoner's pass
+ * rate, the rungs of the Challenger's tasks and the pass rate per rung; for MAE the Judge's agreement with
+ * the true verdicts, on all the pairs it scored and on those about held-out facts, the rungs of the
+ * Proposer's questions and the Solver's accuracy on its trained answers), the gain with its error, then
+ * `heldout_start_spread <points>` (the largest minus the smallest start accuracy over the warm-start seeds)
+ * and last `heldout_accuracy_gain <points>` (the mean gain over seeds).
  */
 export async function main(args: string[]): Promise<void> {
   const option = (name: string): string | undefined => {
     const i = args.indexOf(name);
     return i >= 0 ? args[i + 1] : undefined;
   };
+  const recipe = option('--recipe') ?? 'spice';
   const iterations = Number(option('--iterations') ?? 40);
   const seeds = (option('--warm-start-seeds') ?? '0').split(',').map(Number);
   const control = option('--control') as Control | undefined;
   const maxStaleness = Number(option('--max-staleness') ?? 0);
+  if (recipe !== 'spice' && recipe !== 'mae') throw new Error(`--recipe: spice or mae, not ${recipe}`);
   if (!Number.isInteger(maxStaleness) || maxStaleness < 0) throw new Error('--max-staleness: 0, 1, 2, ...');
   const streaming = args.includes('--streaming');
   if (streaming && maxStaleness < 1)
     throw new Error(
       '--streaming starts an iteration before the previous one commits: add --max-staleness 1 (or more)',
     );
-  if (control !== undefined && !CONTROLS.includes(control))
-    throw new Error(`--control: one of ${CONTROLS.join(', ')}, not ${String(control)}`);
+  const controls = CONTROLS.filter((c) => RECIPE_CONTROLS[c] === undefined || RECIPE_CONTROLS[c] === recipe);
+  if (control !== undefined && !controls.includes(control))
+    throw new Error(`--control for ${recipe}: one of ${controls.join(', ')}, not ${String(control)}`);
   if (!Number.isInteger(iterations) || iterations < 1) throw new Error('--iterations: a positive integer');
   if (seeds.some((s) => !Number.isInteger(s) || s < 0))
     throw new Error('--warm-start-seeds: comma-separated non-negative integers, e.g. 0,1,2');
@@ -54,36 +69,51 @@ export async function main(args: string[]): Promise<void> {
   const threads = option('--warm-start-threads');
   if (threads !== undefined && !(Number.isInteger(Number(threads)) && Number(threads) >= 1))
     throw new Error('--warm-start-threads: a positive integer');
+  const warmStart = {
+    ...(steps ? { warmStartSteps: Number(steps) } : {}),
+    ...(threads ? { threads: Number(threads) } : {}),
+  };
   const sets = args.flatMap((arg, i) => (args[i - 1] === '--set' ? [arg] : []));
   const scratch = mkdtempSync(path.join(os.tmpdir(), 'bench-learning-'));
   const temporal = await startTemporalDevServer({ dbFile: path.join(scratch, 'temporal.db') });
   process.env.TEMPORAL_ADDRESS = temporal.address;
-  const curves: LearningCurve[] = [];
+  const curves: Array<LearningCurve<unknown>> = [];
   try {
     for (const seed of seeds) {
       let t0 = Date.now();
-      const world = await prepareToyWorld({
-        warmStartSeed: seed,
-        ...(steps ? { warmStartSteps: Number(steps) } : {}),
-        ...(threads ? { threads: Number(threads) } : {}),
-      });
-      console.log(`warm start ${seed}: ${JSON.stringify(world.warmStart)}`);
-      console.log(`world ready in ${((Date.now() - t0) / 1000).toFixed(1)} s (${world.dir})`);
+      const prepared =
+        recipe === 'mae'
+          ? await prepareMaeWorld({ warmStartSeed: seed, ...warmStart })
+          : await prepareToyWorld({ warmStartSeed: seed, ...warmStart });
+      console.log(`warm start ${seed}: ${JSON.stringify(prepared.warmStart)}`);
+      console.log(`world ready in ${((Date.now() - t0) / 1000).toFixed(1)} s (${prepared.dir})`);
       t0 = Date.now();
-      const curve = await runToyWorld({
-        world,
-        name: `learning-s${seed}`,
+      const run = {
+        name: `learning-${recipe}-s${seed}`,
         seed,
-        storageUri: (runId) => path.join(scratch, 'storage', runId),
-        overrides: (c) => {
-          const run = { ...c, iterations, pipeline: { maxStaleness, ...(streaming ? { streaming } : {}) } };
-          const edited = control ? withControl(run, control) : run;
+        storageUri: (runId: string) => path.join(scratch, 'storage', runId),
+        overrides: (c: Record<string, unknown>) => {
+          const edited = {
+            ...c,
+            iterations,
+            pipeline: { maxStaleness, ...(streaming ? { streaming } : {}) },
+          };
           for (const assignment of sets) applySet(edited, assignment);
           return edited;
         },
-      });
-      print(curve, seed, (Date.now() - t0) / 1000 / iterations);
-      curves.push(curve);
+        ...(control ? { control } : {}),
+      };
+      const secondsPerIteration = (): number => (Date.now() - t0) / 1000 / iterations;
+      if ('excludedQuestions' in prepared) {
+        const curve = await runToyWorld({ ...run, world: maeWorldRun(prepared) });
+        printCurve(curve, seed, secondsPerIteration(), maeFigures);
+        curves.push(curve);
+      } else {
+        const curve = await runToyWorld({ ...run, world: spiceWorldRun(prepared) });
+        printCurve(curve, seed, secondsPerIteration(), spiceFigures);
+        console.log(`seed ${seed}: ${runSummary(curve.points)}`);
+        curves.push(curve);
+      }
     }
   } finally {
     await temporal.stop();
@@ -100,10 +130,34 @@ export async function main(args: string[]): Promise<void> {
   console.log(`heldout_accuracy_gain ${mean.toFixed(2)}`);
 }
 
-function print(curve: LearningCurve, seed: number, secondsPerIteration: number): void {
-  const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
-  const byRung = (values: Partial<Record<string, number>>): string =>
-    RUNGS.map((rung) => `${rung} ${values[rung] === undefined ? '-' : pct(values[rung])}`).join(', ');
+/** The controls that only one recipe's world has (the others apply to both). */
+const RECIPE_CONTROLS: Partial<Record<Control, 'spice' | 'mae'>> = {
+  'reasoner-only': 'spice',
+  'challenger-only': 'spice',
+  'random-judge': 'mae',
+};
+
+const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
+const byRung = (values: Partial<Record<string, number>>): string =>
+  RUNGS.map((rung) => `${rung} ${values[rung] === undefined ? '-' : pct(values[rung])}`).join(', ');
+
+const spiceFigures = (p: IterationPoint<SpicePoint>): string =>
+  `valid tasks ${pct(p.validTaskRate)}, ` +
+  `pass rate ${pct(p.meanPassRate)}, histogram [${p.passRateHistogram.join(' ')}], ` +
+  `rungs [${byRung(p.rungShares)}], pass by rung [${byRung(p.passRateByRung)}]`;
+
+const maeFigures = (p: IterationPoint<MaePoint>): string =>
+  `accepted into D ${pct(p.validTaskRate)}, judge agreement ${pct(p.judgeAgreement.rate)} of ${p.judgeAgreement.pairs}, ` +
+  `on held-out facts ${pct(p.heldOutJudgeAgreement.rate)} of ${p.heldOutJudgeAgreement.pairs}, ` +
+  `proposer: ladder ${pct(p.ladderShare)}, rungs [${byRung(p.rungShares)}], ` +
+  `solver right ${pct(p.solverAccuracy)} [${byRung(p.solverAccuracyByRung)}]`;
+
+function printCurve<W>(
+  curve: LearningCurve<W>,
+  seed: number,
+  secondsPerIteration: number,
+  figures: (point: IterationPoint<W>) => string,
+): void {
   const { start } = curve;
   console.log(
     `seed ${seed}: held-out accuracy at start ${pct(start.accuracy)} ± ${pct(start.standardError)}`,
@@ -115,17 +169,12 @@ function print(curve: LearningCurve, seed: number, secondsPerIteration: number):
     const trained = Object.entries(p.trained)
       .map(([role, t]) => `${role} ${t.steps} steps ${t.tokens} tokens |g| ${t.gradNorm.toFixed(3)}`)
       .join('; ');
-    console.log(
-      `  iteration ${p.iteration}: ${heldOut}valid tasks ${pct(p.validTaskRate)}, ` +
-        `pass rate ${pct(p.meanPassRate)}, histogram [${p.passRateHistogram.join(' ')}], ` +
-        `rungs [${byRung(p.rungShares)}], pass by rung [${byRung(p.passRateByRung)}], trained: ${trained}`,
-    );
+    console.log(`  iteration ${p.iteration}: ${heldOut}${figures(p)}, trained: ${trained}`);
   }
   console.log(
     `seed ${seed}: gain ${curve.gainPoints.toFixed(2)} ± ${curve.gainError.toFixed(2)} points, ` +
       `${secondsPerIteration.toFixed(1)} s per iteration`,
   );
-  console.log(`seed ${seed}: ${runSummary(curve.points)}`);
 }
 
 /**
@@ -133,7 +182,7 @@ function print(curve: LearningCurve, seed: number, secondsPerIteration: number):
  * the first two iterations and in the second half (a rung the Reasoner masters should lose share), and the
  * mean pass rate per iteration (SPICE's reward is highest at one half), its range and mean.
  */
-function runSummary(points: readonly IterationPoint[]): string {
+function runSummary(points: ReadonlyArray<IterationPoint<SpicePoint>>): string {
   const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
   const share = (from: number, to: number, rung: Rung): number =>
     100 *

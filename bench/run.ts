@@ -6,6 +6,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   retriever: async () => (await import('./retriever')).main(),
   learning: async () => (await import('./learning')).main(process.argv.slice(3)),
   'reasoner-ceiling': async () => (await import('./reasoner-ceiling')).main(process.argv.slice(3)),
+  'mae-judge': async () => (await import('./mae-judge')).main(process.argv.slice(3)),
   checker: async () => (await import('./checker')).main(),
   corpus: async () => (await import('./corpus')).main(),
   'large-batch': async () => (await import('./large-batch')).main(),

@@ -18,6 +18,12 @@ export const maeParams = z.strictObject({
    * zero setting's 16 built-in self-written questions.
    */
   seedQuestions: z.string().min(1).optional(),
+  /**
+   * Decontamination: `{"question": "..."}` records (read as `seedQuestions` is; e.g. a benchmark's
+   * questions) that never enter D, compared as D compares questions. A proposal of one is still scored and rewarded; the gate
+   * records it as rejected `excluded`.
+   */
+  excludeQuestions: z.string().min(1).optional(),
   /** The seed file's column for `question` when it has another name, e.g. `{"question": "prompt"}`. */
   seedColumns: inputColumns(['question']).optional(),
   /** A proposed question enters D when its quality score is at least this (§1 step 3). */

@@ -1,15 +1,50 @@
-import path from 'node:path';
 import { runEvaluation } from '../../cli/eval-command';
-import { readLearningCurve, type LearningCurve } from '../../infra/toy-world/learning';
+import {
+  readLearningCurve,
+  spicePoint,
+  type LearningCurve,
+  type PointReader,
+  type SpicePoint,
+} from '../../infra/toy-world/learning';
+import { maePoint, type MaePoint } from '../../infra/toy-world/mae-learning';
+import type { MaeWorld } from '../../infra/toy-world/mae-prepare';
+import { maeWorldRunConfig } from '../../infra/toy-world/mae-run-config';
 import type { ToyWorld } from '../../infra/toy-world/prepare';
 import { TOY_WORLD_POLICY, toyWorldRunConfig } from '../../infra/toy-world/run-config';
 import { withKernelRun } from './kernel-run';
+import { startScriptedLlm } from './scripted-llm/server';
 
 /**
- * One toy-world SPICE run on a kernel of its own (loaded with the warm-started model, so every run starts
- * from the same weights), a worker serving every pool, Temporal from the environment; returns its learning
- * curve. `seed` is the run's (and its evaluation's) seed; `overrides` edits the run config (iterations, the
- * controls, `pipeline.maxStaleness`).
+ * A prepared world as a run needs it: its folder (the input root its files are read from), its model, its
+ * run config for a seed, and what its curve reads.
+ */
+export interface WorldRun<W> {
+  dir: string;
+  model: string;
+  config: (seed: number) => Record<string, unknown>;
+  read: PointReader<W>;
+}
+
+export const spiceWorldRun = (world: ToyWorld): WorldRun<SpicePoint> => ({
+  dir: world.dir,
+  model: world.model,
+  config: (seed) => toyWorldRunConfig(world, seed),
+  read: spicePoint,
+});
+
+export const maeWorldRun = (world: MaeWorld): WorldRun<MaePoint> => ({
+  dir: world.dir,
+  model: world.model,
+  config: (seed) => maeWorldRunConfig(world, seed),
+  read: maePoint,
+});
+
+/**
+ * One toy-world run on a kernel of its own (loaded with the warm-started model, so every run starts from the
+ * same weights), a worker serving every pool, Temporal from the environment; returns its learning curve.
+ * `seed` is the run's (and its evaluation's) seed; `overrides` edits the run config (iterations,
+ * `pipeline.maxStaleness`), and `control` applies one of the controls after it (`withControl`; the random
+ * judge is a scripted server started for the run).
  *
  * A one-step-off run (`pipeline.maxStaleness` ≥ 1) cannot evaluate in-run (the config refuses it: loading an
  * evaluated version onto the servers would change the weights under the next iteration's rollouts), so it
@@ -17,28 +52,45 @@ import { withKernelRun } from './kernel-run';
  * through the `evaluateCheckpoint` workflow (`selfplay eval`), with the same settings. So is a synchronous
  * run's whose config evaluates at its start only (`evaluation.every: 0`), which times both modes alike.
  */
-export function runToyWorld(options: {
-  world: ToyWorld;
+export interface ToyRunOptions<W> {
+  world: WorldRun<W>;
   name: string;
   seed?: number;
   overrides?: (config: Record<string, unknown>) => Record<string, unknown>;
+  control?: Control;
   storageUri?: (runId: string) => string;
   /** Directories of inputs other than the world's (e.g. its files converted to Parquet). */
   inputRoots?: string[];
   workerEnv?: Record<string, string>;
-}): Promise<LearningCurve> {
+}
+
+export async function runToyWorld<W>(options: ToyRunOptions<W>): Promise<LearningCurve<W>> {
+  const judge =
+    options.control === 'random-judge' ? await startScriptedLlm({ invalidTaskRate: 0 }) : undefined;
+  try {
+    return await runWorld(options, judge?.url);
+  } finally {
+    await judge?.close();
+  }
+}
+
+function runWorld<W>(options: ToyRunOptions<W>, judgeUrl: string | undefined): Promise<LearningCurve<W>> {
   return withKernelRun(
     {
       model: options.world.model,
       name: options.name,
       policies: () => [TOY_WORLD_POLICY],
-      inputRoots: [path.dirname(options.world.corpus), ...(options.inputRoots ?? [])],
+      inputRoots: [options.world.dir, ...(options.inputRoots ?? [])],
       ...(options.storageUri ? { storageUri: options.storageUri } : {}),
       ...(options.workerEnv ? { workerEnv: options.workerEnv } : {}),
     },
     async (run) => {
-      const base = { ...toyWorldRunConfig(options.world, options.seed), pools: run.baseConfig['pools'] };
-      const edited: Record<string, unknown> = options.overrides ? options.overrides(base) : base;
+      const base: Record<string, unknown> = {
+        ...options.world.config(options.seed ?? 0),
+        pools: run.baseConfig['pools'],
+      };
+      const overridden = options.overrides ? options.overrides(base) : base;
+      const edited = options.control ? withControl(overridden, options.control, judgeUrl) : overridden;
       const oneStepOff =
         ((edited['pipeline'] as { maxStaleness?: number } | undefined)?.maxStaleness ?? 0) >= 1;
       const evaluation: { every?: number } = {
@@ -52,22 +104,52 @@ export function runToyWorld(options: {
         evaluation.every === 0
           ? (await runEvaluation(run.client, { runId: run.runId, config })).result
           : undefined;
-      return readLearningCurve(run.storageUri, run.runId, outcome.lastCommitted, afterRun);
+      return readLearningCurve(
+        run.storageUri,
+        run.runId,
+        outcome.lastCommitted,
+        options.world.read,
+        afterRun,
+      );
     },
   );
 }
 
 /**
  * The controls and ablations of the learning runs: learning rate 0 and flipped advantages must not learn; the
- * ablations train one role's rows only (`training.ablateRoles`), to see where a gain comes from.
+ * ablations train one role's rows only (`training.ablateRoles`), to see where a gain comes from (SPICE's
+ * roles); MAE's random judge answers every Judge call with a score that ignores the answer, so a gain that
+ * survives it did not come from the Judge's signal.
  */
-export const CONTROLS = ['lr0', 'flipped', 'reasoner-only', 'challenger-only'] as const;
+export const CONTROLS = ['lr0', 'flipped', 'reasoner-only', 'challenger-only', 'random-judge'] as const;
 export type Control = (typeof CONTROLS)[number];
 
-/** The config with a control applied (training's other fields kept). */
-export function withControl(config: Record<string, unknown>, control: Control): Record<string, unknown> {
+/**
+ * The config with a control applied (training's other fields kept). The random judge is the scripted
+ * server at `judgeUrl` (`inference.roles.judge`): for the questions of the toy world, which it cannot
+ * check, it writes a score of 1 to 10 drawn from the request's seed; a separate judge model cannot be the
+ * trained Judge, so the Judge role is frozen (and the endpoint never brought to the policy's versions).
+ */
+export function withControl(
+  config: Record<string, unknown>,
+  control: Control,
+  judgeUrl?: string,
+): Record<string, unknown> {
   const training = config['training'] as Record<string, unknown>;
-  const edits: Record<Control, Record<string, unknown>> = {
+  if (control === 'random-judge') {
+    if (judgeUrl === undefined) throw new Error('the random-judge control needs the scripted judge server');
+    const mae = (config['mae'] ?? {}) as Record<string, unknown>;
+    const inference = (config['inference'] ?? {}) as Record<string, unknown>;
+    return {
+      ...config,
+      inference: {
+        ...inference,
+        roles: { judge: { baseUrl: judgeUrl, model: 'scripted-policy', frozen: true } },
+      },
+      mae: { ...mae, trainRoles: { proposer: true, solver: true, judge: false } },
+    };
+  }
+  const edits: Record<Exclude<Control, 'random-judge'>, Record<string, unknown>> = {
     lr0: { optimizer: { ...(training['optimizer'] as object), learningRate: 0 } },
     flipped: { negateAdvantages: true },
     'reasoner-only': { ablateRoles: ['challenger'] },

@@ -138,6 +138,7 @@ export function filterMaeUnits(
         'pool.seeds': growth.state.seedCount,
         'pool.added': growth.added,
         'pool.rejected': invalidReasons.below_threshold ?? 0,
+        'pool.excluded': invalidReasons.excluded ?? 0,
         'pool.duplicates': growth.duplicates,
         'pool.overCap': growth.overCap,
         'pool.pairs': growth.state.pairs.length,

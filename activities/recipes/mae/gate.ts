@@ -1,15 +1,18 @@
 import type { MaeParams } from '../../../config/presets/mae';
+import { questionKey } from './pools';
 import type { MaeGated, MaePlanUnit, MaeProposal } from './records';
 
 /**
  * Step 3, the quality filter: a question enters D when R_quality ≥ the threshold (0.7), or always when the
- * filter is ablated. A rejected question still earns its reward. The gate also carries the unit's Solver
- * question and Judge pair on to the solve and judge stages, which see only the gate's records.
+ * filter is ablated, unless it is one of `excluded` (`mae.excludeQuestions`). A rejected question still earns
+ * its reward. The gate also carries the unit's Solver question and Judge pair on to the solve and judge
+ * stages, which see only the gate's records.
  */
 export function gateMae(
   params: Pick<MaeParams, 'qualityThreshold' | 'qualityFilter'>,
   plan: readonly MaePlanUnit[],
   proposals: readonly MaeProposal[],
+  excluded: ReadonlySet<string> = new Set(),
 ): MaeGated[] {
   const units = new Map(plan.map((u) => [u.unit, u]));
   return proposals.map((p) => {
@@ -23,6 +26,8 @@ export function gateMae(
     };
     if (p.question === undefined || p.quality === undefined)
       return { ...carried, accepted: false, rejected: p.invalid ?? 'no_question' };
+    if (excluded.has(questionKey(p.question)))
+      return { ...carried, question: p.question, accepted: false, rejected: 'excluded' };
     const accepted = !params.qualityFilter || p.quality.value >= params.qualityThreshold;
     return {
       ...carried,

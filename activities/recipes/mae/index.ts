@@ -2,6 +2,7 @@ import type { Recipe } from '../types';
 import { planMae } from './plan';
 import { proposeMae } from './propose';
 import { gateMae } from './gate';
+import { excludedQuestionKeys } from './pools';
 import { solveMae } from './solve';
 import { judgeMae } from './judge';
 import { filterMae } from './filter';
@@ -18,7 +19,8 @@ export const maeRecipe: Recipe<MaeProposal, MaeGated, MaeSolved, MaeJudged, MaeP
   name: 'mae',
   plan: planMae,
   propose: proposeMae,
-  gate: (ctx, plan, proposals) => Promise.resolve(gateMae(ctx.config.mae, plan, proposals)),
+  gate: async (ctx, plan, proposals) =>
+    gateMae(ctx.config.mae, plan, proposals, await excludedQuestionKeys(ctx.config.mae)),
   solve: solveMae,
   judge: judgeMae,
   filter: filterMae,

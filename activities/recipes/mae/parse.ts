@@ -9,7 +9,8 @@ import type { QuestionRejection } from './records';
  */
 
 export type ExtractedQuestion =
-  { ok: true; question: string } | { ok: false; reason: Exclude<QuestionRejection, 'below_threshold'> };
+  | { ok: true; question: string }
+  | { ok: false; reason: Exclude<QuestionRejection, 'below_threshold' | 'excluded'> };
 
 /**
  * The proposed question: the last `<question>` pair's content. No pair, an empty pair, or the template's

@@ -25,7 +25,7 @@ const EMPTY: MaeState = { v: 1, seedCount: 0, questions: [], pairs: [] };
 export async function currentPools(params: MaeParams, state: unknown): Promise<MaeState> {
   if (state !== undefined) return parseRecipeState(stateSchema, state, "MAE's pools");
   const seeds = params.seedQuestions
-    ? parseSeedQuestions(await readSeedFile(params.seedQuestions, params.seedColumns), params.seedQuestions)
+    ? await readQuestionFile('mae.seedQuestions', params.seedQuestions, params.seedColumns)
     : ZERO_SETTING_SEEDS;
   if (seeds.length === 0)
     throw nonRetryable(
@@ -42,23 +42,44 @@ export async function currentPools(params: MaeParams, state: unknown): Promise<M
   return { ...d0, seedCount: d0.questions.length };
 }
 
-async function readSeedFile(uri: string, columns: MaeParams['seedColumns']): Promise<InputRecord[]> {
+/**
+ * The questions that never enter D (`mae.excludeQuestions`, e.g. a benchmark's: decontamination), as D
+ * compares them; empty without the option.
+ */
+export async function excludedQuestionKeys(
+  params: Pick<MaeParams, 'excludeQuestions'>,
+): Promise<Set<string>> {
+  if (params.excludeQuestions === undefined) return new Set();
+  const questions = await readQuestionFile('mae.excludeQuestions', params.excludeQuestions);
+  return new Set(questions.map(questionKey));
+}
+
+/** The questions of the file at `uri` (`field` names the option it came from). */
+async function readQuestionFile(
+  field: string,
+  uri: string,
+  columns?: MaeParams['seedColumns'],
+): Promise<string[]> {
   const records: InputRecord[] = [];
   try {
     const reading = readInputRecords(uri, { columns, required: ['question'], columnsAt: 'mae.seedColumns' });
     for await (const record of reading) records.push(record);
   } catch (err) {
-    throw inputReadFailure('mae.seedQuestions', uri, err);
+    throw inputReadFailure(field, uri, err);
   }
-  return records;
+  return parseSeedQuestions(records, uri, field);
 }
 
-/** The seed file's records: one `{"question": "..."}` each (other fields are ignored). */
-export function parseSeedQuestions(records: Iterable<InputRecord>, uri: string): string[] {
+/** A question file's records (`field` names the option it came from): one `{"question": "..."}` each (other fields are ignored). */
+export function parseSeedQuestions(
+  records: Iterable<InputRecord>,
+  uri: string,
+  field = 'mae.seedQuestions',
+): string[] {
   const seed = z.looseObject({ question: z.string().trim().min(1) });
   return [...records].map((record) => {
     const bad = (why: string) =>
-      nonRetryable(NON_RETRYABLE.invalidConfig, `mae.seedQuestions ${uri} ${record.at}: ${why}`);
+      nonRetryable(NON_RETRYABLE.invalidConfig, `${field} ${uri} ${record.at}: ${why}`);
     if (!('row' in record)) throw bad(record.problem);
     const parsed = seed.safeParse(record.row);
     if (!parsed.success) throw bad('expected {"question": "<non-empty text>"}');
@@ -67,7 +88,7 @@ export function parseSeedQuestions(records: Iterable<InputRecord>, uri: string):
 }
 
 /** D is a set: questions are compared with their whitespace collapsed, and kept as they were written. */
-const questionKey = (q: string): string => q.replace(/\s+/g, ' ').trim();
+export const questionKey = (q: string): string => q.replace(/\s+/g, ' ').trim();
 
 export interface PoolGrowth {
   state: MaeState;

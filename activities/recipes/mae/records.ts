@@ -49,15 +49,19 @@ export interface Generation {
   sampled?: SampledTokens;
 }
 
-/** Why a proposal did not yield a question (its r_P is 0), or why its question stayed out of D. */
-export type QuestionRejection = 'no_question' | 'empty_question' | 'placeholder' | 'below_threshold';
+/**
+ * Why a proposal did not yield a question (its r_P is 0), or why its question stayed out of D: below the
+ * quality threshold, or one of `mae.excludeQuestions`.
+ */
+export type QuestionRejection =
+  'no_question' | 'empty_question' | 'placeholder' | 'below_threshold' | 'excluded';
 
 export interface MaeProposal extends Unit {
   docIndex: number;
   proposer: Generation;
   /** The last `<question>` pair's content, when it is a question. */
   question?: string;
-  invalid?: Exclude<QuestionRejection, 'below_threshold'>;
+  invalid?: Exclude<QuestionRejection, 'below_threshold' | 'excluded'>;
   /** The Judge's L5 score of the question (reward-only); absent when there is no question. */
   quality?: JudgeScore;
 }

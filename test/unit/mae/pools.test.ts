@@ -2,7 +2,12 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { jsonlRecords } from '../../../activities/lib/input-records';
-import { currentPools, growPools, parseSeedQuestions } from '../../../activities/recipes/mae/pools';
+import {
+  currentPools,
+  excludedQuestionKeys,
+  growPools,
+  parseSeedQuestions,
+} from '../../../activities/recipes/mae/pools';
 import { ZERO_SETTING_SEEDS } from '../../../activities/recipes/mae/zero-seeds';
 import type { MaeState } from '../../../activities/recipes/mae/records';
 import { configFor } from '../../support/recipe-harness';
@@ -121,5 +126,27 @@ describe('growing the pools', () => {
     const capped = growPools(start, [], pairs, { poolCap: 10, pairPoolCap: 2 });
     expect(capped.state.pairs).toEqual(pairs.slice(1));
     expect(capped.pairsDropped).toBe(2);
+  });
+});
+
+describe('the excluded questions (mae.excludeQuestions)', () => {
+  test('none without the option; the file’s questions as D compares them; a bad line names the option', async () => {
+    await expect(excludedQuestionKeys(params())).resolves.toEqual(new Set());
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'mae-exclude-'));
+    const file = path.join(dir, 'heldout.jsonl');
+    writeFileSync(
+      file,
+      '{"question": "What is  52 - 5?"}\n\n{"question": "What is 47 + 5?", "answer": 52}\n',
+    );
+    await expect(excludedQuestionKeys(params({ excludeQuestions: file }))).resolves.toEqual(
+      new Set(['What is 52 - 5?', 'What is 47 + 5?']),
+    );
+    writeFileSync(file, '{"q": "x"}\n');
+    await expect(excludedQuestionKeys(params({ excludeQuestions: file }))).rejects.toThrow(
+      `mae.excludeQuestions ${file} line 1: expected {"question": "<non-empty text>"}`,
+    );
+    await expect(
+      excludedQuestionKeys(params({ excludeQuestions: path.join(dir, 'missing.jsonl') })),
+    ).rejects.toThrow(/mae\.excludeQuestions/);
   });
 });

@@ -174,6 +174,21 @@ describe('MAE gate: R_quality ≥ 0.7 enters D', () => {
     ).toBe(true);
   });
 
+  test('an excluded question (mae.excludeQuestions) stays out of D whatever its quality, and says why', () => {
+    const excluded = new Set(['q0']);
+    const [out, kept] = gateMae(
+      config().mae,
+      [unit(0), unit(1)],
+      [proposal(0, 10), proposal(1, 10)],
+      excluded,
+    );
+    expect(out).toMatchObject({ question: 'q0', accepted: false, rejected: 'excluded' });
+    expect(kept).toMatchObject({ question: 'q1', accepted: true });
+    expect(kept?.rejected).toBeUndefined();
+    const noFilter = config({ mae: { qualityFilter: false } }).mae;
+    expect(gateMae(noFilter, [unit(0)], [proposal(0, 10)], excluded)[0]?.accepted).toBe(false);
+  });
+
   test('carries the Solver question and the Judge pair; no question is rejected with its reason', () => {
     const pair = { question: 'pq', answer: 'pa' };
     const [g] = gateMae(config().mae, [unit(4, { judgePair: pair })], [proposal(4, undefined)]);
