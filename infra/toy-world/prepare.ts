@@ -15,6 +15,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { toyWorldRunConfig } from './run-config';
+import { warmStartSources } from './warm-start-sources';
 import { corpus, heldOut, validationExamples, warmStartExamples } from './world';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -135,7 +136,8 @@ export async function trainWorld(
   const hash = createHash('sha256');
   for (const [name, text] of Object.entries(spec.files)) hash.update(name).update('\0').update(text);
   hash.update(JSON.stringify(spec.settings));
-  hash.update(readFileSync(path.join(ROOT, 'infra/kernels/selfplay_kernel/warm_start.py')));
+  for (const file of warmStartSources(path.join(ROOT, 'infra/kernels/selfplay_kernel')))
+    hash.update(path.basename(file)).update('\0').update(readFileSync(file));
   const dir = path.join(spec.dir, hash.digest('hex').slice(0, 16));
   const model = path.join(dir, 'model');
   const summaryFile = path.join(model, 'warm-start.json');
