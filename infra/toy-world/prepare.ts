@@ -127,8 +127,8 @@ export interface WorldSpec {
 
 /**
  * The world's folder, `dir/<hash>`, named by the hash of its files, settings (a world's role weights among
- * them) and the warm start's code, with the warm-started model in `model/`: trained here on the first call,
- * reused after.
+ * them) and the warm start's code (warm_start.py and the kernel modules it imports), with the warm-started
+ * model in `model/`: trained here on the first call, reused after.
  */
 export async function trainWorld(
   spec: WorldSpec,
