@@ -79,6 +79,8 @@ export async function prepareMaeWorld(options: Partial<MaeWorldOptions> = {}): P
       warmStartSeed: o.warmStartSeed,
       MAE_WARM_START_TARGETS,
       MAE_ROLE_WEIGHTS,
+      // One thread count's warm start is not another's (reduction order): each is cached apart.
+      threads: o.threads,
     },
     steps: o.warmStartSteps,
     warmStartSeed: o.warmStartSeed,
