@@ -186,6 +186,7 @@ export interface UpdateResult {
   policy: string;
   /** The policy after the step (as committed before it when the batch was empty). */
   committed: PolicyCommit;
+  /** The step is in the weights (applied by this attempt or an earlier one); false when it was skipped. */
   applied: boolean;
   skipped?: 'empty_batch';
   train: Record<string, number>;

@@ -144,7 +144,10 @@ export function updateActivities(deps: ActivityDeps) {
               ...(checkpointUri ? { checkpointUri } : {}),
               ...(snapshot ? { snapshot } : {}),
             },
-            applied: response.applied,
+            // Applied by this attempt or by an earlier one whose answer was lost (the kernel then answers
+            // `applied: false` with the first response's metrics): either way the step is in the weights and its
+            // metrics are the manifest's.
+            applied: true,
             train: flatTrainMetrics(response.metrics),
             seconds: (Date.now() - t0) / 1000,
           };

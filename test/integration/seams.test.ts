@@ -249,9 +249,12 @@ describe('seams: a crash or restart at each one resumes consistently and trains 
     await run.crashWorker();
     checkpoint.release();
     await expectConsistent(run.runId, run.store, run.handle);
-    // The retried update sent the step again and was answered with its first response.
+    // The retried update sent the step again and was answered with its first response, whose metrics the
+    // manifest keeps (they were dropped as a skipped step's before).
     expect(trainer.stats().duplicates).toBeGreaterThanOrEqual(1);
     expect(llm.stats().duplicates).toEqual({});
+    const manifest = await getJson<Manifest>(run.store, manifestKey(run.runId, 2));
+    expect(Object.keys(manifest?.metrics.train[run.runId] ?? {})).toContain('loss');
   }, 600_000);
 
   test('a worker SIGKILLed between a training step and its commit: the run commits that step, once', async () => {
