@@ -2,9 +2,9 @@ import { Context } from '@temporalio/activity';
 import type { ShardStageInput, ShardStageResult } from '../../contracts/selfplay';
 import type { ActivityDeps } from './deps';
 import { recipeContext, recipeFor } from './deps';
-import { readShard, runShardUnits } from './shard-units';
+import { createOrReadShard, readShard, runShardUnits } from './shard-units';
 import { loadRecipeState } from './recipe-state';
-import { getJsonl, putJsonl } from '../clients/storage/codec';
+import { getJsonl } from '../clients/storage/codec';
 import { shardKey } from '../clients/storage/keys';
 import type { AnyRecipe, PlanDocument, RecipeContext, Unit } from '../recipes/types';
 import { recordStageSeconds } from './stage-metrics';
@@ -104,8 +104,8 @@ export function shardStageActivities(deps: ActivityDeps) {
         Context.current().cancellationSignal,
         await loadRecipeState(store, input.recipeStateKey),
       );
-      const records = (await recipeFor(deps, input.config).gate(ctx, plan, proposals)) as Unit[];
-      await putJsonl(store, key, records);
+      const proposed = (await recipeFor(deps, input.config).gate(ctx, plan, proposals)) as Unit[];
+      const records = await createOrReadShard(store, key, proposed);
       return summary('gate', input, startedMs, { key, records, reusedUnits: 0 });
     },
 

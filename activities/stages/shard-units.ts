@@ -2,7 +2,7 @@ import { setMaxListeners } from 'node:events';
 import { isNonRetryable } from '../lib/errors';
 import { beatNow, completionTokensSampled, heartbeatWhile } from '../lib/heartbeat';
 import type { ObjectStore } from '../clients/storage/types';
-import { getJson, getJsonl, putJson, putJsonl } from '../clients/storage/codec';
+import { createJson, createJsonl, getJson, getJsonl } from '../clients/storage/codec';
 import { shardKey, unitKey } from '../clients/storage/keys';
 import type { Unit } from '../recipes/types';
 
@@ -11,7 +11,8 @@ import type { Unit } from '../recipes/types';
  * - a shard whose output object exists is returned as it is (a retried or replayed activity);
  * - otherwise each unit's result is written as its own object the moment it finishes, and a retried
  *   attempt (after a worker crash, say) loads those and computes only the missing units;
- * - the shard object is written last, from the units in order, so its content does not depend on timing.
+ * - the shard object is written last, from the units in order, so its content does not depend on timing;
+ * - every object is created, never replaced: an attempt that outlived its retry keeps what the retry stored.
  * An attempt ends only once every unit has settled, so no unit of a failed attempt is left running while the
  * retry computes it again. When a unit fails transiently, its siblings finish and store their results (the
  * retry reuses them); when one fails deterministically (activities/lib/errors.ts), the others are aborted
@@ -98,8 +99,11 @@ export async function runStoredUnits<I extends Unit, O>(
             results.set(input.unit, saved);
           } else {
             const output = await spec.work(input, signal);
-            await putJson(store, partKey, output);
-            results.set(input.unit, output);
+            // Another attempt stored this unit meanwhile: its result stands (see the shard object below).
+            const stored = (await createJson(store, partKey, output))
+              ? output
+              : await storedResult<O>(store, partKey);
+            results.set(input.unit, stored);
           }
           beatNow();
         } catch (err) {
@@ -114,8 +118,27 @@ export async function runStoredUnits<I extends Unit, O>(
   });
 
   const records = inputs.map((input) => results.get(input.unit) as O);
-  await putJsonl(store, key, records);
-  return { key, records, reusedUnits };
+  return { key, records: await createOrReadShard(store, key, records), reusedUnits };
+}
+
+/**
+ * Creates the shard object `key` of `records`, or returns the records of the attempt that created it first:
+ * an attempt that outlived its retry (cut off from Temporal, still sampling) must not replace what later
+ * stages may already have read.
+ */
+export async function createOrReadShard<T>(store: ObjectStore, key: string, records: T[]): Promise<T[]> {
+  return (await createJsonl(store, key, records)) ? records : storedResult<T[]>(store, key, getJsonl);
+}
+
+/** An object another attempt created; it cannot vanish before this attempt ends but by an operator's hand. */
+async function storedResult<T>(
+  store: ObjectStore,
+  key: string,
+  read: (store: ObjectStore, key: string) => Promise<T | undefined> = getJson,
+): Promise<T> {
+  const value = await read(store, key);
+  if (value === undefined) throw new Error(`${store.uri(key)} was created by another attempt, then deleted`);
+  return value;
 }
 
 /** Reads a shard output another stage wrote; its absence means the workflow ran stages out of order. */

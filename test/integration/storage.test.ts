@@ -65,6 +65,17 @@ describe.each([local(), s3()])('$name contract', (harness) => {
     expect(await store.get('a/text.txt')).toBeUndefined();
   });
 
+  test('create writes only a new key: of concurrent creates one wins, and nothing replaces an object', async () => {
+    await store.put('c/put.txt', 'put');
+    expect(await store.create('c/put.txt', 'created')).toBe(false);
+    expect((await store.get('c/put.txt'))?.toString()).toBe('put');
+    const outcomes = await Promise.all(['a', 'b', 'c', 'd'].map((v) => store.create('c/race.txt', v)));
+    expect(outcomes.filter(Boolean)).toHaveLength(1);
+    expect((await store.get('c/race.txt'))?.toString()).toBe(['a', 'b', 'c', 'd'][outcomes.indexOf(true)]);
+    // Nothing of the losers is left beside it (the local store's temp files included).
+    expect(await store.list('c/')).toEqual(['c/put.txt', 'c/race.txt']);
+  });
+
   test('missing keys read as absent and delete is idempotent', async () => {
     expect(await store.get('missing/x.json')).toBeUndefined();
     expect(await store.exists('missing/x.json')).toBe(false);

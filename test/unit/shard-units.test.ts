@@ -4,10 +4,11 @@ import path from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { SPICE_CALLS } from '../../activities/clients/llm-protocol';
 import { LocalStore } from '../../activities/clients/storage';
-import { unitKey } from '../../activities/clients/storage/keys';
+import { shardKey, unitKey } from '../../activities/clients/storage/keys';
 import { NON_RETRYABLE, nonRetryable } from '../../activities/lib/errors';
 import { runShardUnits, type ShardUnitsResult } from '../../activities/stages/shard-units';
 import { scriptedEndpoint } from '../support/scripted-llm/endpoint';
+import { waitFor } from '../support/wait';
 import { startScriptedLlm } from '../support/scripted-llm/server';
 
 interface Out {
@@ -59,6 +60,28 @@ describe('the units of a shard', () => {
     expect(computed).toEqual([0]);
     expect(retried.reusedUnits).toBe(2);
     expect(retried.records.map((r) => r.value)).toEqual(['retry-v0', 'v1', 'v2']);
+  });
+
+  test('an attempt that outlived its retry (a worker cut off by a Temporal outage) replaces nothing the retry stored', async () => {
+    const runId = fresh();
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    // The first attempt is still sampling unit 2 when Temporal gives up on it and starts the retry.
+    const zombie = attempt(runId, async ({ unit }) => {
+      if (unit === 2) await released;
+      return { unit, value: `zombie-v${unit}` };
+    });
+    const stored = (unit: number) => store.exists(unitKey(runId, 1, 'solve', 0, unit));
+    await waitFor('units 0 and 1 stored', async () => (await stored(0)) && (await stored(1)));
+    const retry = await attempt(runId, ({ unit }) => Promise.resolve({ unit, value: `retry-v${unit}` }));
+    const shard = shardKey(runId, 1, 'solve', 0);
+    const read = await store.get(shard);
+    release();
+    const late = await zombie;
+    expect(retry.records.map((r) => r.value)).toEqual(['zombie-v0', 'zombie-v1', 'retry-v2']);
+    // The shard object a later stage read is still the retry's, and the zombie returns it too.
+    expect(await store.get(shard)).toEqual(read);
+    expect(late.records).toEqual(retry.records);
   });
 
   test('a deterministic failure of one unit aborts its siblings; the attempt fails with that failure once they stopped', async () => {

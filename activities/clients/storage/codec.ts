@@ -15,10 +15,19 @@ const gunzipAsync = promisify(gunzip);
  * does not decode (not gzip, truncated, not JSON) is a `CorruptObjectError`, which no retry fixes.
  */
 export async function putJson(store: ObjectStore, key: string, value: unknown): Promise<void> {
+  await store.put(key, await jsonBytes(store, key, value));
+}
+
+/** `putJson` unless an object has the key (`ObjectStore.create`): false, writing nothing, when one has. */
+export async function createJson(store: ObjectStore, key: string, value: unknown): Promise<boolean> {
+  return store.create(key, await jsonBytes(store, key, value));
+}
+
+async function jsonBytes(store: ObjectStore, key: string, value: unknown): Promise<Buffer> {
   const text = JSON.stringify(value);
   if (text === undefined)
     throw new Error(`cannot store ${store.uri(key)}: the value is not JSON-serialisable`);
-  await store.put(key, await encode(key, text));
+  return encode(key, text);
 }
 
 export async function getJson<T>(store: ObjectStore, key: string): Promise<T | undefined> {
@@ -43,14 +52,26 @@ export async function putJsonl(
   key: string,
   rows: Iterable<unknown> | AsyncIterable<unknown>,
 ): Promise<Buffer> {
-  const body = await encodeJsonl(
-    rows,
-    key.endsWith('.gz'),
-    (i) => `cannot store ${store.uri(key)}: row ${i}`,
-  );
+  const body = await jsonlBytes(store, key, rows);
   await store.put(key, body);
   return body;
 }
+
+/** `putJsonl` unless an object has the key (`ObjectStore.create`): false, writing nothing, when one has. */
+export async function createJsonl(
+  store: ObjectStore,
+  key: string,
+  rows: Iterable<unknown> | AsyncIterable<unknown>,
+): Promise<boolean> {
+  return store.create(key, await jsonlBytes(store, key, rows));
+}
+
+const jsonlBytes = (
+  store: ObjectStore,
+  key: string,
+  rows: Iterable<unknown> | AsyncIterable<unknown>,
+): Promise<Buffer> =>
+  encodeJsonl(rows, key.endsWith('.gz'), (i) => `cannot store ${store.uri(key)}: row ${i}`);
 
 /** The rows as JSON Lines bytes (gzipped when asked), serialised row by row. `where(i)` names row i in errors. */
 export async function encodeJsonl(

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createReadStream, type Dirent } from 'node:fs';
 import type { Readable } from 'node:stream';
-import { mkdir, open, readdir, readFile, rename, rm, stat, unlink } from 'node:fs/promises';
+import { link, mkdir, open, readdir, readFile, rename, rm, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { assertRange, assertValidKey, assertValidPrefix } from './key-rules';
@@ -12,7 +12,7 @@ const TEMP_NAME = /^\.put-[0-9a-f]{16}-/;
 
 /**
  * The embedded default data plane: a directory with the same key layout as a bucket. Writes are atomic
- * (temp file + fsync + rename), so a crash mid-write leaves the old object or none, never a torn one.
+ * (temp file + fsync + rename, or link for a create), so a crash mid-write leaves the old object or none, never a torn one.
  * Unlike S3, a directory cannot hold both `a` and `a/b`; the key layout never needs that.
  */
 export class LocalStore implements ObjectStore {
@@ -57,9 +57,34 @@ export class LocalStore implements ObjectStore {
   }
 
   async put(key: string, body: Buffer | string): Promise<void> {
+    await this.write(key, body, (temp, target) => rename(temp, target).then(() => true));
+  }
+
+  async create(key: string, body: Buffer | string): Promise<boolean> {
+    // link() fails with EEXIST where rename() would replace: the create-only form of the same atomic write.
+    return this.write(key, body, async (temp, target) => {
+      try {
+        await link(temp, target);
+        return true;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+        throw err;
+      } finally {
+        await rm(temp, { force: true });
+      }
+    });
+  }
+
+  /** The body written and synced to a temp file beside the target, then moved there by `place`. */
+  private async write(
+    key: string,
+    body: Buffer | string,
+    place: (temp: string, target: string) => Promise<boolean>,
+  ): Promise<boolean> {
     const target = this.pathOf(key);
     const dir = path.dirname(target);
     const temp = path.join(dir, `.put-${randomBytes(8).toString('hex')}-${path.basename(target)}`);
+    let placed: boolean;
     try {
       await mkdir(dir, { recursive: true });
       const file = await open(temp, 'wx');
@@ -69,7 +94,7 @@ export class LocalStore implements ObjectStore {
       } finally {
         await file.close();
       }
-      await rename(temp, target);
+      placed = await place(temp, target);
     } catch (err) {
       await rm(temp, { force: true });
       throw new Error(`local store ${this.root}: cannot write ${JSON.stringify(key)}: ${String(err)}`, {
@@ -77,6 +102,7 @@ export class LocalStore implements ObjectStore {
       });
     }
     await syncDirectory(dir);
+    return placed;
   }
 
   async getStream(key: string): Promise<Readable | undefined> {

@@ -132,6 +132,24 @@ export class S3Store implements ObjectStore {
     }
   }
 
+  /**
+   * A conditional PutObject (`If-None-Match: *`, AWS S3 and MinIO since 2024): 412 when the key exists. A 409
+   * (a concurrent conditional write still in progress) stays an error, retried as any other.
+   */
+  async create(key: string, body: Buffer | string): Promise<boolean> {
+    const bytes = typeof body === 'string' ? Buffer.from(body) : body;
+    try {
+      await this.client.send(
+        new PutObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key), Body: bytes, IfNoneMatch: '*' }),
+      );
+      return true;
+    } catch (err) {
+      if ((err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 412)
+        return false;
+      throw this.failure('PutObject', key, err);
+    }
+  }
+
   async getStream(key: string): Promise<Readable | undefined> {
     try {
       const res = await this.client.send(

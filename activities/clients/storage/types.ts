@@ -23,6 +23,13 @@ export interface ObjectStore {
   getRange(key: string, start: number, end: number): Promise<Buffer | undefined>;
   /** Writes the whole object atomically: readers see the old object or the new one, never a part. */
   put(key: string, body: Buffer | string): Promise<void>;
+  /**
+   * Writes the object only when no object has the key, atomically (of two concurrent creates, one wins);
+   * false, writing nothing, when one has. Outputs that readers may already have used are written this way, so
+   * an attempt that outlived its retry (a worker cut off from Temporal by an outage, still running) cannot
+   * replace them.
+   */
+  create(key: string, body: Buffer | string): Promise<boolean>;
   /** The object's bytes as a stream, for objects too large to hold (a corpus); undefined when missing. */
   getStream(key: string): Promise<Readable | undefined>;
   /** The object's size and version tag; undefined when missing. */
