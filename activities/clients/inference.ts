@@ -1,3 +1,4 @@
+import { ApplicationFailure } from '@temporalio/common';
 import OpenAI from 'openai';
 import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
 import type { ChatMessage } from './trainer-contract';
@@ -268,6 +269,11 @@ function classify(err: unknown, settings: EndpointSettings, weights: WeightTag |
       `${describe(settings)}: authentication refused (${err.status}); set SELFPLAY_INFERENCE_API_KEY on the worker.`,
     );
   }
+  if (err instanceof OpenAI.APIError && err.status === 400 && isContextLengthRefusal(err)) {
+    return new ContextLengthExceeded(
+      `${describe(settings)}: the prompt does not fit the model's context: ${errorText(err)}`,
+    );
+  }
   if (err instanceof OpenAI.APIError) {
     return nonRetryable(
       NON_RETRYABLE.invalidInput,
@@ -275,6 +281,24 @@ function classify(err: unknown, settings: EndpointSettings, weights: WeightTag |
     );
   }
   return err instanceof Error ? err : new Error(String(err));
+}
+
+/**
+ * A prompt longer than the model's context (a 400 no retry changes): an `InvalidInput`, of its own class so a
+ * multi-turn loop can end the trajectory where its next turn no longer fits (tools/search-loop.ts).
+ */
+export class ContextLengthExceeded extends ApplicationFailure {
+  constructor(message: string) {
+    super(message, NON_RETRYABLE.invalidInput, true);
+  }
+}
+
+/**
+ * The engines' words for it: OpenAI's and the kernel's `context_length_exceeded` code; vLLM's "maximum context
+ * length is N tokens"; SGLang's "longer than the model's context length".
+ */
+function isContextLengthRefusal(err: { code?: unknown; message: string }): boolean {
+  return err.code === 'context_length_exceeded' || /context length|context window/i.test(err.message);
 }
 
 const describe = (s: EndpointSettings): string => `inference ${s.baseUrl} (${s.model})`;

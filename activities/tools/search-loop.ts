@@ -1,3 +1,4 @@
+import { ContextLengthExceeded } from '../clients/inference';
 import type { ChatMessage } from '../clients/trainer-contract';
 import { tokenFields, type TokenFields } from '../clients/sampled-tokens';
 import { seedOf } from '../lib/rng';
@@ -45,7 +46,15 @@ export async function runSearchLoop(spec: SearchLoopSpec): Promise<Trajectory> {
   for (;;) {
     const stop = stopOf(trajectory, spec);
     if (stop) return { ...trajectory, stop };
-    trajectory = await nextTurn(spec, trajectory);
+    const next = await nextTurn(spec, trajectory).catch((err: unknown) => {
+      // The trajectory outgrew the model's context: it ends here, as at a budget, with the turns that fit
+      // (trainable as they are). A retry sends the same request and ends the same way. The question itself
+      // not fitting (no turn yet) stays the error it is.
+      if (err instanceof ContextLengthExceeded && trajectory.turns.length > 0) return undefined;
+      throw err;
+    });
+    if (!next) return { ...trajectory, stop: 'context_length' };
+    trajectory = next;
     await spec.checkpoint?.save({ ...trajectory, stop: stopOf(trajectory, spec) ?? 'no_final' });
   }
 }

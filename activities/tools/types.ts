@@ -74,8 +74,11 @@ export interface Trajectory {
   searches: string[];
   /** Every passage retrieved along the way, in order of retrieval (SSP's RAG verification reads them). */
   passages: Passage[];
-  /** Why it ended: a final tag closed, the model stopped without one, or a budget ran out. */
-  stop: 'final' | 'no_final' | 'max_turns' | 'max_tokens';
+  /**
+   * Why it ended: a final tag closed, the model stopped without one, a budget ran out, or the next turn's
+   * prompt (the trajectory so far) no longer fit the model's context.
+   */
+  stop: 'final' | 'no_final' | 'max_turns' | 'max_tokens' | 'context_length';
 }
 
 /**

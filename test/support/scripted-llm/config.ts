@@ -72,6 +72,11 @@ export interface ScriptedLlmConfig extends BehaviourSettings {
   faults: FaultRates;
   calls: Record<string, CallSettings>;
   tokenIds: TokenIdMode;
+  /**
+   * The model's context in tokens (as the server counts a prompt: `approxTokens`): a longer prompt is refused
+   * with vLLM's 400 `This model's maximum context length is …`. Unset: no limit.
+   */
+  contextTokens?: number;
 }
 
 /** One bin of a generation-length histogram: this many completions of about `tokens` tokens. */
@@ -125,6 +130,7 @@ export const configPatchSchema = z.strictObject({
     )
     .optional(),
   tokenIds: z.enum(TOKEN_ID_MODES).optional(),
+  contextTokens: z.number().int().min(1).optional(),
   mcqFraction: rate.optional(),
   answerTypeWeights: z
     .strictObject({ Integer: weight, Expression: weight, String: weight })
@@ -158,6 +164,9 @@ export function applyPatch(config: ScriptedLlmConfig, patch: ParsedPatch): Scrip
     faults: { ...config.faults, ...patch.faults },
     calls,
     tokenIds: patch.tokenIds ?? config.tokenIds,
+    ...((patch.contextTokens ?? config.contextTokens)
+      ? { contextTokens: patch.contextTokens ?? config.contextTokens }
+      : {}),
     mcqFraction: patch.mcqFraction ?? config.mcqFraction,
     answerTypeWeights: { ...config.answerTypeWeights, ...patch.answerTypeWeights },
     passRate: { ...config.passRate, ...patch.passRate },

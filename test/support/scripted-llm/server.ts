@@ -96,7 +96,8 @@ export interface ScriptedLlm {
 }
 
 const BODY_LIMIT_BYTES = 32 * 1024 * 1024;
-const approxTokens = (text: string): number => Math.ceil(text.length / 4);
+/** Tokens as the server counts them in `usage` and against `contextTokens`: one per 4 characters. */
+export const approxTokens = (text: string): number => Math.ceil(text.length / 4);
 
 interface Completion {
   content: string;
@@ -274,6 +275,17 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
 
     await beforeChat?.(call);
     countsFor(call).requests++;
+    const promptTokens = request.messages.reduce((sum, m) => sum + approxTokens(m.content), 0);
+    if (config.contextTokens !== undefined && promptTokens > config.contextTokens) {
+      // vLLM's refusal, word for word but the numbers.
+      return openAiError(
+        res,
+        400,
+        `This model's maximum context length is ${config.contextTokens} tokens. However, your request has ` +
+          `${promptTokens} input tokens. Please reduce the length of the input messages.`,
+        'BadRequestError',
+      );
+    }
     const fingerprint = fingerprintOf(
       call,
       request.messages,
@@ -305,7 +317,6 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
       res.end(MALFORMED_BODY);
       return;
     }
-    const promptTokens = request.messages.reduce((sum, m) => sum + approxTokens(m.content), 0);
     const completionTokens = completions.reduce((sum, c) => sum + approxTokens(c.content), 0);
     const promptIds = tokenIdsOf(request.messages.map((m) => m.content).join('\n'));
     // As the kernel's sampler and SGLang do: the version the completions were sampled from.

@@ -1,11 +1,11 @@
-import { InferenceEndpoint } from '../../../activities/clients/inference';
+import { ContextLengthExceeded, InferenceEndpoint } from '../../../activities/clients/inference';
 import { CALL_HEADER } from '../../../activities/clients/llm-protocol';
 import { runSearchLoop, trajectoryTokenFields } from '../../../activities/tools/search-loop';
 import { logprobOf, tokenIdsOf } from '../../support/scripted-llm/token-ids';
 import type { Retriever, SearchLoopSpec, Trajectory } from '../../../activities/tools/types';
 import { memoryCheckpoint } from '../../support/search-fakes';
 import { SEARCH_DEMO_CALL } from '../../support/scripted-llm/search-agent';
-import { startScriptedLlm, type ScriptedLlm } from '../../support/scripted-llm/server';
+import { approxTokens, startScriptedLlm, type ScriptedLlm } from '../../support/scripted-llm/server';
 
 /** The loop through the real OpenAI-compatible client against the scripted search agent over HTTP. */
 describe('runSearchLoop over HTTP', () => {
@@ -140,6 +140,24 @@ describe('runSearchLoop over HTTP', () => {
     // Turns 0 and 1 were saved; turn 2 was sampled, its search failed, so it alone was sampled again.
     expect(stats.byCall[SEARCH_DEMO_CALL]?.requests).toBe(5);
     expect(Object.values(stats.duplicates)).toEqual([2]);
+  });
+
+  test('a trajectory that outgrows the context ends with the turns that fit; a question that does not fit is an InvalidInput', async () => {
+    // Room for the question, not for the question and the first turn with its observation.
+    const firstPrompt = approxTokens(spec(PLAN).messages[0]?.content ?? '');
+    llm.configure({ contextTokens: firstPrompt + 1 });
+    const t = await runSearchLoop(spec(PLAN));
+    expect(t.stop).toBe('context_length');
+    expect(t.searches).toEqual(['capital of France']);
+    expect(t.turns).toHaveLength(1);
+    // A retry (the same requests) ends the same way.
+    expect(await runSearchLoop(spec(PLAN))).toEqual(t);
+
+    llm.configure({ contextTokens: firstPrompt - 1 });
+    const refused = await runSearchLoop(spec(PLAN)).catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(ContextLengthExceeded);
+    expect(refused).toMatchObject({ type: 'InvalidInput', nonRetryable: true });
+    expect((refused as Error).message).toMatch(/does not fit the model's context: .*maximum context length/);
   });
 
   test('the server refuses a continuation that also asks for a generation prompt, or continues no assistant', async () => {
