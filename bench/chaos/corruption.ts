@@ -60,7 +60,7 @@ const SHARD_STAGES = ['judge', 'solve', 'gate', 'propose'] as const;
 export async function corruptAndRepair(
   kind: CorruptionKind,
   context: CorruptionContext,
-): Promise<{ record: CorruptionRecord; retriedAt: number }> {
+): Promise<CorruptionRecord> {
   const { client, store, log } = context;
   const reader = context.readers[kind];
   for (;;) {
@@ -100,7 +100,7 @@ export async function corruptAndRepair(
     await sendControl(client, target.runId, 'retry').catch((err: unknown) =>
       log(`${kind}: retry of ${target.runId} refused: ${String(err)}`),
     );
-    return { record, retriedAt: Date.now() };
+    return record;
   }
 }
 

@@ -247,7 +247,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   /** A kill or hold: down, then restarted; a corruption: corrupted, waited on, repaired and retried. */
   const inject = async ({ kind, downMs }: PlannedFault): Promise<void> => {
     if (kind === 'corrupt-shard' || kind === 'corrupt-batch') {
-      corruptions.push((await corruptAndRepair(kind, corruption)).record);
+      corruptions.push(await corruptAndRepair(kind, corruption));
     } else {
       const part = partHitBy(kind);
       await part.down();
