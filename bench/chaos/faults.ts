@@ -3,7 +3,10 @@ import { seededRng } from '../../activities/lib/rng';
 /**
  * What the chaos suite does to the local stack. A **kill** is a crash (SIGKILL) followed by a restart after a
  * short downtime; a **hold** is an outage held past the old retry budget (see `holdUntilPastBudget` in
- * suite.ts): before this release a run failed once an activity had spent its 10 attempts.
+ * suite.ts: before this release a run failed once an activity had spent its 10 attempts) or for a fixed wall
+ * time (`hold-temporal` always: while Temporal is down no attempt can be counted; `hold-storage` when given
+ * one); a **corrupt** fault corrupts a stored object the run will read, which no retry heals: the run must wait
+ * for its operator (corruption.ts).
  */
 export const FAULT_KINDS = [
   'kill-orchestrator-worker',
@@ -15,6 +18,9 @@ export const FAULT_KINDS = [
   'hold-storage',
   'hold-inference',
   'hold-trainer',
+  'hold-temporal',
+  'corrupt-shard',
+  'corrupt-batch',
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
@@ -22,7 +28,7 @@ export interface PlannedFault {
   kind: FaultKind;
   /** Time from the previous fault's end to this one. */
   gapMs: number;
-  /** How long a killed part stays down before its restart (holds last until past the budget). */
+  /** How long a killed part stays down before its restart (holds and corruptions ignore it). */
   downMs: number;
 }
 

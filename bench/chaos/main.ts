@@ -1,19 +1,24 @@
 import { parseArgs } from 'node:util';
+import { FAULT_KINDS } from './faults';
 import { reportLines, runChaos } from './suite';
 
 /**
- * `npm run chaos -- [--seed N] [--faults N] [--iterations N] [--hold-cap-s S] [--deadline-min M]`: the chaos
- * suite (suite.ts) on a local stack of its own. The defaults are the short version CI runs (every fault kind
- * once); `--faults 54 --iterations 10` is the long one. Exits 1 unless every run completed with no step
- * applied twice and no iteration lost.
+ * `npm run chaos -- [--seed N] [--faults N] [--iterations N] [--hold-cap-s S] [--storage-down-s S]
+ * [--temporal-down-s S] [--deadline-min M]`: the chaos suite (suite.ts) on a local stack of its own. The
+ * defaults are the short version CI runs (every fault kind once, Temporal held 10 s); the long one is
+ * `--faults 60 --iterations 10 --storage-down-s 900 --temporal-down-s 300 --deadline-min 240`. Exits 1 unless
+ * every run completed with no step applied twice and no iteration lost, and every corruption left its run
+ * waiting for its operator with the corruption as its cause.
  */
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
       seed: { type: 'string', default: '1' },
-      faults: { type: 'string', default: '9' },
+      faults: { type: 'string', default: String(FAULT_KINDS.length) },
       iterations: { type: 'string', default: '4' },
       'hold-cap-s': { type: 'string', default: '60' },
+      'storage-down-s': { type: 'string' },
+      'temporal-down-s': { type: 'string', default: '10' },
       'deadline-min': { type: 'string', default: '60' },
     },
   });
@@ -28,6 +33,8 @@ async function main(): Promise<void> {
     faults: number('faults'),
     iterations: number('iterations'),
     holdCapMs: number('hold-cap-s') * 1000,
+    ...(values['storage-down-s'] === undefined ? {} : { storageDownMs: number('storage-down-s') * 1000 }),
+    temporalDownMs: number('temporal-down-s') * 1000,
     deadlineMs: number('deadline-min') * 60_000,
     log: (line) => console.log(`  ${new Date().toISOString().slice(11, 19)} ${line}`),
   });
@@ -35,7 +42,8 @@ async function main(): Promise<void> {
   const healthy =
     report.runsCompleted === report.runsStarted &&
     report.stepsAppliedTwice === 0 &&
-    report.iterationsLost === 0;
+    report.iterationsLost === 0 &&
+    report.corruptions.every((c) => c.cause?.type === 'CorruptData');
   process.exit(healthy ? 0 : 1);
 }
 

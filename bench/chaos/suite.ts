@@ -7,12 +7,22 @@ import { selfPlayRun } from '../../workflows';
 import type { Pool } from '../../workers/pools';
 import type { RecordingTrainerStats } from '../../test/support/recording-trainer/server';
 import { iterationsLost, objectVersions, stepsAppliedTwice, unitsRecomputed, type AuditedRun } from './audit';
+import { corruptAndRepair, type CorruptionContext, type CorruptionRecord } from './corruption';
 import { FAULT_KINDS, faultPlan, type FaultKind, type PlannedFault } from './faults';
 import { startChaosStack, type ChaosStack } from './stack';
 import { dataConverterFromEnv } from '../../config/payload-codec';
 
 /** The attempts an activity got before this release: an outage that outlasted them failed the run. */
 export const OLD_ATTEMPT_BUDGET = 10;
+
+/** The runs' heartbeat timeout: a `hold-temporal` outage must outlast it (chaosRunConfig). */
+export const HEARTBEAT_SECONDS = 5;
+
+/** How long a run may take, once the reader of a corrupted object is back, to wait for its operator. */
+export const OPERATOR_WAIT_BOUND_MS = 60_000;
+
+/** Past this without progress after a healed fault, its recovery is recorded as not seen. */
+const RECOVERY_CAP_MS = 120_000;
 
 export interface ChaosOptions {
   seed: number;
@@ -21,6 +31,10 @@ export interface ChaosOptions {
   iterations: number;
   /** A hold ends once an activity has failed more attempts than the old budget, or after this long. */
   holdCapMs: number;
+  /** When given, `hold-storage` keeps storage down this long (the long version: 15 minutes) instead. */
+  storageDownMs?: number;
+  /** How long `hold-temporal` keeps the Temporal server down: more than the heartbeat timeout. */
+  temporalDownMs: number;
   /** Past this, the suite stops waiting: runs not completed by then count as not completed. */
   deadlineMs: number;
   log: (line: string) => void;
@@ -29,8 +43,18 @@ export interface ChaosOptions {
 export interface HoldRecord {
   kind: FaultKind;
   heldS: number;
-  /** The most attempts a pending activity of the run had reached when the hold ended. */
-  maxAttempts: number;
+  /**
+   * The most attempts a pending activity of the run had reached when the hold ended; undefined for a hold of
+   * fixed length, which does not count them.
+   */
+  maxAttempts: number | undefined;
+}
+
+/** A healed fault: from the part's restart (a corruption: the operator's retry) to the run's next progress. */
+export interface RecoveryRecord {
+  kind: FaultKind;
+  /** Undefined when no progress came within RECOVERY_CAP_MS. */
+  recoverS: number | undefined;
 }
 
 export interface ChaosReport {
@@ -38,6 +62,8 @@ export interface ChaosReport {
   iterations: number;
   injected: Record<FaultKind, number>;
   holds: HoldRecord[];
+  corruptions: CorruptionRecord[];
+  recoveries: RecoveryRecord[];
   runsStarted: number;
   runsCompleted: number;
   /** Worker processes that exited on their own (e.g. while Temporal was down) and were started again. */
@@ -58,10 +84,17 @@ const KILLED_POOL: Partial<Record<FaultKind, Pool>> = {
  * (faults.ts) are injected one after another, then an audit of what storage and the trainer recorded
  * (audit.ts). The run config scales the retry backoff down (0.2 s to 1 s instead of 1 s to a minute) and
  * the heartbeat timeout (5 s), so the old budget of 10 attempts is spent in seconds and the suite takes
- * minutes.
+ * minutes. After each healed fault it times the recovery: from the part's restart to the next object any run
+ * writes (a unit, a shard, a batch, a checkpoint, a commit), the first sign the runs go on.
  */
 export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const { seed, iterations, log } = options;
+  if (options.temporalDownMs <= HEARTBEAT_SECONDS * 1000) {
+    throw new Error(
+      `temporalDownMs (--temporal-down-s): ${options.temporalDownMs / 1000} s does not outlast the runs' ` +
+        `heartbeat timeout of ${HEARTBEAT_SECONDS} s; give more`,
+    );
+  }
   const deadline = Date.now() + options.deadlineMs;
   const stack = await startChaosStack(seed);
   const connection = await Connection.connect({ address: stack.temporal.address });
@@ -69,6 +102,19 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const runs: Array<AuditedRun & { completed: boolean }> = [];
   const injected = Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>;
   const holds: HoldRecord[] = [];
+  const corruptions: CorruptionRecord[] = [];
+  const recoveries: RecoveryRecord[] = [];
+  const store = new S3Store({ bucket: stack.minio.bucket, prefix: stack.storagePrefix, client: stack.s3 });
+  const corruption: CorruptionContext = {
+    client,
+    store,
+    readers: { 'corrupt-shard': stack.workers.orchestrator, 'corrupt-batch': stack.workers.trainer },
+    currentRun: () => runs.at(-1)?.runId,
+    iterations,
+    operatorBoundMs: OPERATOR_WAIT_BOUND_MS,
+    deadline,
+    log,
+  };
   let injecting = true;
 
   /** Calls `fn` until it succeeds (Temporal may be down for a moment) or the deadline passes. */
@@ -145,6 +191,35 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     holds.push({ kind, heldS: (Date.now() - started) / 1000, maxAttempts });
   };
 
+  /** Keeps a part down for `ms` of wall time. */
+  const holdFor = async (kind: FaultKind, ms: number): Promise<void> => {
+    await delay(ms);
+    holds.push({ kind, heldS: ms / 1000, maxAttempts: undefined });
+  };
+
+  /** Every object version the runs have written so far. */
+  const writtenSoFar = async (): Promise<number> => {
+    const versions = await persistently(() =>
+      objectVersions(stack.s3, stack.minio.bucket, stack.storagePrefix),
+    );
+    return [...versions.values()].reduce((a, b) => a + b, 0);
+  };
+
+  /** Times from now (the part is back) to the next object a run writes. */
+  const recordRecovery = async (kind: FaultKind): Promise<void> => {
+    const since = Date.now();
+    const before = await writtenSoFar();
+    let recoverS: number | undefined;
+    while (Date.now() - since < RECOVERY_CAP_MS && Date.now() < deadline) {
+      if ((await writtenSoFar()) > before) {
+        recoverS = (Date.now() - since) / 1000;
+        break;
+      }
+      await delay(250);
+    }
+    recoveries.push({ kind, recoverS });
+  };
+
   /** What a fault takes down, and how that part comes back. */
   const partHitBy = (kind: FaultKind): { down: () => Promise<void>; up: () => Promise<void> } => {
     const pool = KILLED_POOL[kind];
@@ -152,7 +227,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       const worker = stack.workers[pool];
       return { down: () => worker.kill(), up: () => Promise.resolve(worker.start()) };
     }
-    if (kind === 'kill-temporal')
+    if (kind === 'kill-temporal' || kind === 'hold-temporal')
       return { down: () => stack.temporal.stop('SIGKILL'), up: () => stack.temporal.restart() };
     if (kind === 'kill-minio' || kind === 'hold-storage')
       return { down: () => stack.minio.stop('SIGKILL'), up: () => stack.minio.restart() };
@@ -160,13 +235,26 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     return { down: () => stack.trainer.kill(), up: () => stack.trainer.start() };
   };
 
-  /** A kill: down for `downMs`, then restarted. A hold: down until past the old budget. */
+  /** How long a part stays down: a kill `downMs`, a hold past the old budget or its fixed length. */
+  const outage = (kind: FaultKind, downMs: number): Promise<void> => {
+    if (kind === 'hold-temporal') return holdFor(kind, options.temporalDownMs);
+    if (kind === 'hold-storage' && options.storageDownMs !== undefined)
+      return holdFor(kind, options.storageDownMs);
+    if (kind.startsWith('hold-')) return holdUntilPastBudget(kind);
+    return delay(downMs);
+  };
+
+  /** A kill or hold: down, then restarted; a corruption: corrupted, waited on, repaired and retried. */
   const inject = async ({ kind, downMs }: PlannedFault): Promise<void> => {
-    const part = partHitBy(kind);
-    await part.down();
-    if (kind.startsWith('hold-')) await holdUntilPastBudget(kind);
-    else await delay(downMs);
-    await part.up();
+    if (kind === 'corrupt-shard' || kind === 'corrupt-batch') {
+      corruptions.push(await corruptAndRepair(kind, corruption));
+    } else {
+      const part = partHitBy(kind);
+      await part.down();
+      await outage(kind, downMs);
+      await part.up();
+    }
+    await recordRecovery(kind);
   };
 
   const injectAll = async (): Promise<void> => {
@@ -186,7 +274,6 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
 
   try {
     await Promise.all([drive(), injectAll()]);
-    const store = new S3Store({ bucket: stack.minio.bucket, prefix: stack.storagePrefix, client: stack.s3 });
     for (const run of runs) {
       const latest = await getJson<{ iteration: number }>(store, latestKey(run.runId));
       run.upTo = run.completed ? iterations : (latest?.iteration ?? 0);
@@ -198,6 +285,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       iterations,
       injected,
       holds,
+      corruptions,
+      recoveries,
       runsStarted: runs.length,
       runsCompleted: runs.filter((r) => r.completed).length,
       workerRestarts: Object.values(stack.workers).reduce((sum, w) => sum + w.restarts, 0),
@@ -227,11 +316,14 @@ function chaosRunConfig(runId: string, iterations: number, stack: ChaosStack): R
     pools: stack.queues,
     training: { policy: runId },
     inference: { requestTimeoutSeconds: 5, maxRetries: 1 },
-    timeouts: { heartbeatSeconds: 5, retryInitialSeconds: 0.2, retryMaxSeconds: 1 },
+    timeouts: { heartbeatSeconds: HEARTBEAT_SECONDS, retryInitialSeconds: 0.2, retryMaxSeconds: 1 },
   };
 }
 
-/** The suite's figures: per fault kind how many were injected, the holds, then one `name value` per line. */
+/**
+ * The suite's figures: per fault kind how many were injected, the holds, the corruptions, the time to recover
+ * per kind, then one `name value` per line.
+ */
 export function reportLines(r: ChaosReport): string[] {
   const total = Object.values(r.injected).reduce((a, b) => a + b, 0);
   return [
@@ -239,8 +331,19 @@ export function reportLines(r: ChaosReport): string[] {
     ...FAULT_KINDS.map((kind) => `fault ${kind} ${r.injected[kind]}`),
     ...r.holds.map(
       (h) =>
-        `hold ${h.kind}: ${h.heldS.toFixed(1)} s, an activity at attempt ${h.maxAttempts} (old budget ${OLD_ATTEMPT_BUDGET})`,
+        `hold ${h.kind}: ${h.heldS.toFixed(1)} s, ` +
+        (h.maxAttempts === undefined
+          ? 'fixed length'
+          : `an activity at attempt ${h.maxAttempts} (old budget ${OLD_ATTEMPT_BUDGET})`),
     ),
+    ...r.corruptions.map(
+      (c) =>
+        `${c.kind} ${c.key}: ` +
+        (c.waitedS === undefined
+          ? `no operator wait within ${OPERATOR_WAIT_BOUND_MS / 1000} s`
+          : `waited for its operator after ${c.waitedS.toFixed(1)} s, cause ${c.cause?.type}`),
+    ),
+    ...FAULT_KINDS.flatMap((kind) => recoveryLine(kind, r.recoveries)),
     `chaos_worker_restarts ${r.workerRestarts}`,
     `chaos_runs_started ${r.runsStarted}`,
     `chaos_runs_completed ${r.runsCompleted}`,
@@ -248,4 +351,18 @@ export function reportLines(r: ChaosReport): string[] {
     `chaos_iterations_lost ${r.iterationsLost}`,
     `chaos_units_recomputed ${r.unitsRecomputed}`,
   ];
+}
+
+/** `recover KIND: n healed, median M s, max X s` (and how many showed no progress), or nothing if none. */
+function recoveryLine(kind: FaultKind, recoveries: readonly RecoveryRecord[]): string[] {
+  const ofKind = recoveries.filter((r) => r.kind === kind);
+  if (ofKind.length === 0) return [];
+  const seconds = ofKind.flatMap((r) => (r.recoverS === undefined ? [] : [r.recoverS])).sort((a, b) => a - b);
+  const unseen = ofKind.length - seconds.length;
+  const figures =
+    seconds.length === 0
+      ? 'no progress seen'
+      : `median ${(seconds[Math.floor((seconds.length - 1) / 2)] ?? 0).toFixed(1)} s, max ${(seconds.at(-1) ?? 0).toFixed(1)} s`;
+  const without = unseen > 0 ? `, ${unseen} without progress in ${RECOVERY_CAP_MS / 1000} s` : '';
+  return [`recover ${kind}: ${ofKind.length} healed, ${figures}${without}`];
 }

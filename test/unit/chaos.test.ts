@@ -1,21 +1,63 @@
 import { manifestKey, unitKey, unitPartKey } from '../../activities/clients/storage/keys';
 import { iterationsLost, stepsAppliedTwice, unitsRecomputed } from '../../bench/chaos/audit';
-import { FAULT_KINDS, faultPlan } from '../../bench/chaos/faults';
+import { FAULT_KINDS, faultPlan, type FaultKind } from '../../bench/chaos/faults';
+import { reportLines, type ChaosReport } from '../../bench/chaos/suite';
 
 describe('chaos suite', () => {
   test('a seed gives one plan; every kind comes once per round, so the short plan has each kind', () => {
-    const plan = faultPlan(1, 9);
-    expect(faultPlan(1, 9)).toEqual(plan);
-    expect(faultPlan(2, 9)).not.toEqual(plan);
+    const plan = faultPlan(1, FAULT_KINDS.length);
+    expect(faultPlan(1, FAULT_KINDS.length)).toEqual(plan);
+    expect(faultPlan(2, FAULT_KINDS.length)).not.toEqual(plan);
     expect(plan.map((f) => f.kind).sort()).toEqual([...FAULT_KINDS].sort());
-    const long = faultPlan(7, 54);
-    for (const kind of FAULT_KINDS) expect(long.filter((f) => f.kind === kind)).toHaveLength(6);
+    const long = faultPlan(7, 5 * FAULT_KINDS.length);
+    for (const kind of FAULT_KINDS) expect(long.filter((f) => f.kind === kind)).toHaveLength(5);
     for (const f of long) {
       expect(f.gapMs).toBeGreaterThanOrEqual(1_000);
       expect(f.gapMs).toBeLessThanOrEqual(6_000);
       expect(f.downMs).toBeGreaterThanOrEqual(300);
       expect(f.downMs).toBeLessThanOrEqual(3_000);
     }
+  });
+
+  test('the report: fixed-length holds, each corruption and its cause, the time to recover per fault kind', () => {
+    const injected = Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>;
+    const report: ChaosReport = {
+      seed: 1,
+      iterations: 4,
+      injected: { ...injected, 'kill-minio': 3, 'hold-temporal': 1, 'corrupt-shard': 1 },
+      holds: [{ kind: 'hold-temporal', heldS: 10, maxAttempts: undefined }],
+      corruptions: [
+        {
+          kind: 'corrupt-shard',
+          key: 'runs/r/iter-000002/judge/shard-0000.jsonl.gz',
+          waitedS: 4.25,
+          cause: { iteration: 2, type: 'CorruptData', message: 'not valid gzip' },
+        },
+      ],
+      recoveries: [
+        { kind: 'kill-minio', recoverS: 3 },
+        { kind: 'kill-minio', recoverS: 1 },
+        { kind: 'kill-minio', recoverS: undefined },
+        { kind: 'hold-temporal', recoverS: 7.5 },
+        { kind: 'corrupt-shard', recoverS: 2 },
+      ],
+      runsStarted: 1,
+      runsCompleted: 1,
+      workerRestarts: 0,
+      stepsAppliedTwice: 0,
+      iterationsLost: 0,
+      unitsRecomputed: 0,
+    };
+    const lines = reportLines(report);
+    expect(lines).toContain('hold hold-temporal: 10.0 s, fixed length');
+    expect(lines).toContain(
+      'corrupt-shard runs/r/iter-000002/judge/shard-0000.jsonl.gz: waited for its operator after 4.3 s, cause CorruptData',
+    );
+    expect(lines.filter((l) => l.startsWith('recover '))).toEqual([
+      'recover kill-minio: 3 healed, median 1.0 s, max 3.0 s, 1 without progress in 120 s',
+      'recover hold-temporal: 1 healed, median 7.5 s, max 7.5 s',
+      'recover corrupt-shard: 1 healed, median 2.0 s, max 2.0 s',
+    ]);
   });
 
   test('the audit: a unit result written twice, a step applied twice, an iteration without its one manifest or step', () => {

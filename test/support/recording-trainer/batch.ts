@@ -8,8 +8,13 @@ import { trainingRowSchema } from './schemas';
 /**
  * Reads a training batch by reference and checks it as the kernel must before touching weights: the bytes
  * are the ones the request names (sha256 of the stored object), they decode (gzip when the URI ends in .gz),
- * every JSONL line is a valid TrainingRow, and the row count matches.
+ * every JSONL line is a valid TrainingRow, and the row count matches. As the kernel's (selfplay_kernel/batch.py),
+ * bytes that hash to another sha256 or do not decode are a corrupt object (422, which the trainer client makes
+ * a non-retryable `CorruptData`); rows that decode but break the contract are a 400.
  */
+
+/** 422 `corrupt_object`: the stored bytes are not what was written, and no retry reads other bytes. */
+const corrupt = (message: string): TrainerRefusal => new TrainerRefusal(422, 'corrupt_object', message);
 
 /** A request the trainer refuses: `status` and `type` go into the contract's error body. */
 export class TrainerRefusal extends Error {
@@ -49,11 +54,7 @@ export async function loadBatch(
   }
   const sha256 = createHash('sha256').update(raw).digest('hex');
   if (sha256 !== batch.sha256) {
-    throw new TrainerRefusal(
-      400,
-      'batch_invalid',
-      `batch.sha256: the object's sha256 is ${sha256}, not ${batch.sha256}`,
-    );
+    throw corrupt(`batch.sha256: the object's sha256 is ${sha256}, not ${batch.sha256}`);
   }
   // Line by line, as the kernel reads it: a batch at B = 1024, G = 16 is longer than any JavaScript string.
   const rows: TrainingRow[] = [];
@@ -66,7 +67,7 @@ export async function loadBatch(
   } catch (err) {
     if (err instanceof TrainerRefusal) throw err;
     const cause = ((err as Error).cause ?? err) as Error;
-    throw new TrainerRefusal(400, 'batch_invalid', `batch.uri: not a gzip object: ${cause.message}`);
+    throw corrupt(`batch.uri: not a gzip object: ${cause.message}`);
   }
   if (rows.length !== batch.rows) {
     throw new TrainerRefusal(
@@ -83,7 +84,7 @@ function parseRow(line: string, lineNumber: number): TrainingRow {
   try {
     value = JSON.parse(line);
   } catch {
-    throw new TrainerRefusal(400, 'batch_invalid', `batch line ${lineNumber}: not JSON`);
+    throw corrupt(`batch line ${lineNumber}: not JSON`);
   }
   const parsed = trainingRowSchema.safeParse(value);
   if (!parsed.success) {
