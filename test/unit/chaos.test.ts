@@ -54,7 +54,7 @@ describe('chaos suite', () => {
       'corrupt-shard runs/r/iter-000002/judge/shard-0000.jsonl.gz: waited for its operator after 4.3 s, cause CorruptData',
     );
     expect(lines.filter((l) => l.startsWith('recover '))).toEqual([
-      'recover kill-minio: 3 healed, median 1.0 s, max 3.0 s, 1 without progress in 120 s',
+      'recover kill-minio: 3 healed, median 1.0 s, max 3.0 s, 1 without progress in 300 s',
       'recover hold-temporal: 1 healed, median 7.5 s, max 7.5 s',
       'recover corrupt-shard: 1 healed, median 2.0 s, max 2.0 s',
     ]);
