@@ -1,9 +1,11 @@
+import { readFileSync, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { SSP_DEFAULTS } from '../../config/presets/ssp';
 import { forgetCorpora } from '../../activities/corpus/corpus';
 import { buildIndex } from '../../activities/retrieval/build';
+import { INDEX_KEYS } from '../../activities/retrieval/manifest';
 import { forgetRetrievers, loadRetriever } from '../../activities/retrieval/retriever';
 import { extractFinalAnswer, extractQuestion, modelText } from '../../activities/recipes/ssp/parse';
 import { proposerMessages, solverMessages } from '../../activities/recipes/ssp/prompts';
@@ -24,6 +26,7 @@ import {
   taskOf,
   type SearchExample,
 } from '../../infra/toy-world/ssp-world';
+import { prepareSspWorld } from '../../infra/toy-world/ssp-prepare';
 import { writeJsonl } from '../support/search-corpus';
 
 /**
@@ -169,5 +172,39 @@ describe("SSP's toy world", () => {
         answer,
       });
     }
+  });
+});
+
+describe('prepareSspWorld', () => {
+  test('writes the world into a folder named by its contents, once, with an index that finds held-out documents', async () => {
+    const parent = path.join(dir, 'worlds');
+    const options = { dir: parent, chains: 64, heldOutItems: 16, warmStartItems: 40 };
+    const world = await prepareSspWorld(options);
+    expect(path.dirname(world.dir)).toBe(parent);
+    const rows = (file: string): Array<Record<string, unknown>> =>
+      readFileSync(file, 'utf8')
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(rows(world.corpus)).toEqual(sspCorpus(0, 64));
+    expect(rows(world.answers)).toEqual(sspAnswers(0, 64));
+    expect(rows(world.heldOut)).toEqual(heldOutBenchmark(0, 64, 16));
+    const warm = rows(world.warmStart);
+    expect(warm.filter((r) => r.role === 'solver')).toHaveLength(40);
+    for (const r of warm)
+      expect(Object.keys(r).sort()).toEqual(['completion', 'lossMaskSpans', 'messages', 'role']);
+
+    // The world's own index answers a held-out question's first search with its town's document.
+    const index = await loadRetriever(world.index, { apiKey: 'EMPTY' });
+    const [item] = rows(world.heldOut);
+    const town = parseQuestion(String(item?.question))?.town ?? '';
+    const [first] = await index.search(town, { topK: 3, maxTokens: 500 });
+    expect(first?.title).toBe(town);
+
+    // A second call reuses the folder untouched; another world gets another folder.
+    const built = statSync(path.join(world.index, INDEX_KEYS.manifest)).mtimeMs;
+    expect(await prepareSspWorld(options)).toEqual(world);
+    expect(statSync(path.join(world.index, INDEX_KEYS.manifest)).mtimeMs).toBe(built);
+    expect((await prepareSspWorld({ ...options, seed: 1 })).dir).not.toBe(world.dir);
   });
 });
