@@ -1,8 +1,8 @@
 /**
  * Writes SSP's toy world (ssp-world.ts) once, in a folder named by the hash of what it holds, as
  * `prepareToyWorld` does for SPICE's: the corpus and its BM25 index (built by the `selfplay index` code), D,
- * the held-out benchmark and the warm-start examples. No model is trained yet (the kernel's warm start does not
- * read the examples' `lossMaskSpans`, so it would learn the retrieved passages as if the model wrote them).
+ * the held-out benchmark and the warm-start examples. No model is trained yet: the warm start's validation
+ * scores single-turn completions, and a search agent's needs its trajectories scored.
  *
  *   node --import tsx infra/toy-world/ssp-prepare.ts [--dir .selfplay/toy-world-ssp]
  *
