@@ -4,6 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { SSP_DEFAULTS } from '../../config/presets/ssp';
 import { forgetCorpora } from '../../activities/corpus/corpus';
+import { loadBenchmark } from '../../activities/evaluation/benchmarks';
+import { loadAnswers } from '../../activities/recipes/ssp/answers';
 import { buildIndex } from '../../activities/retrieval/build';
 import { INDEX_KEYS } from '../../activities/retrieval/manifest';
 import { forgetRetrievers, loadRetriever } from '../../activities/retrieval/retriever';
@@ -193,6 +195,15 @@ describe('prepareSspWorld', () => {
     expect(warm.filter((r) => r.role === 'solver')).toHaveLength(40);
     for (const r of warm)
       expect(Object.keys(r).sort()).toEqual(['completion', 'lossMaskSpans', 'messages', 'role']);
+
+    // The run reads D and agentic evaluation reads the benchmark with their own loaders.
+    const d = await loadAnswers({ answers: world.answers, defaultSearchTurns: 2 });
+    expect(d.map((a) => a.searchTurns)).toEqual(sspAnswers(0, 64).map((a) => a.search_turns));
+    const bench = await loadBenchmark(world.heldOut, undefined, 'held-out');
+    expect(bench.format).toBe('simple');
+    expect(bench.items.map(({ question, answer, kind }) => ({ question, answer, kind }))).toEqual(
+      heldOutBenchmark(0, 64, 16).map(({ question, answer }) => ({ question, answer, kind: 'string' })),
+    );
 
     // The world's own index answers a held-out question's first search with its town's document.
     const index = await loadRetriever(world.index, { apiKey: 'EMPTY' });
