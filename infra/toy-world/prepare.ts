@@ -181,7 +181,8 @@ async function warmStartModel(dir: string, out: string, spec: WorldSpec): Promis
   if (code !== 0) throw new Error(`the toy world's warm start failed (exit code ${code}); its log is above`);
 }
 
-function flag(args: string[], name: string): string | undefined {
+/** The value after `name` in command-line `args`. */
+export function flag(args: string[], name: string): string | undefined {
   const i = args.indexOf(name);
   return i >= 0 ? args[i + 1] : undefined;
 }

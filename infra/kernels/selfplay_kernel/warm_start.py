@@ -114,8 +114,22 @@ def validation_accuracy(model, tokenizer, rows: list[dict], samples: int, seed: 
 
 
 def read_examples(path: Path) -> list[dict]:
-    """The JSONL examples; every bad line is named."""
-    return _jsonl_rows(path, "completion", str, '"messages" (a list) and "completion" (a string)')
+    """The JSONL examples; every bad line is named. An example may carry `lossMaskSpans`, `[start, end)`
+    code-point ranges of its completion that are the environment's text (a search agent's `<information>`
+    blocks), left out of the loss as the trainer leaves them out of a training row."""
+    rows = _jsonl_rows(path, "completion", str, '"messages" (a list) and "completion" (a string)')
+    for number, row in enumerate(rows, start=1):
+        spans = row.get("lossMaskSpans", [])
+        length = len(row["completion"])
+        if not isinstance(spans, list) or not all(
+            isinstance(s, list) and len(s) == 2 and all(type(v) is int for v in s) and 0 <= s[0] <= s[1] <= length
+            for s in spans
+        ):
+            raise ValueError(
+                f"{path}: example {number}: lossMaskSpans must be [start, end] pairs of code points within its "
+                f"completion ({length} long)"
+            )
+    return rows
 
 
 def _jsonl_rows(path: Path, field: str, kind: type, needs: str) -> list[dict]:
@@ -182,24 +196,42 @@ def shared_prompt_pieces(rows: list[dict], min_chars: int = 8) -> list[str]:
     return sorted(pieces)
 
 
+def masked_span_edges(rows: list[dict], min_chars: int = 8) -> list[str]:
+    """The longest prefix and the longest suffix that all the examples' masked spans share (a search loop's
+    `\n<information>\n` and `</information>\n\n`), each at least `min_chars` long.
+
+    As tokens of their own they keep the BPE from merging the model's text with the environment's across a
+    span's edge (`>` of `</search>` with the `\n` after it): a token that straddles an edge is out of the loss,
+    so the model would never be taught the end of its own call."""
+    texts = [row["completion"][start:end] for row in rows for start, end in row.get("lossMaskSpans", [])]
+    if not texts:
+        return []
+    prefix = os.path.commonprefix(texts)
+    suffix = os.path.commonprefix([t[::-1] for t in texts])[::-1]
+    return sorted({p for p in (prefix, suffix) if len(p) >= min_chars})
+
+
 def train_tokenizer(rows: list[dict], config: WarmStartConfig):
     """The warm start's tokenizer for these examples: a BPE trained on a sample of the texts (the templates
     repeat in every example, so a sample trains the same merges, much faster), plus each role's shared prompt
-    pieces (`shared_prompt_pieces`) as tokens that are matched before the BPE splits anything."""
+    pieces (`shared_prompt_pieces`) and the edges of the masked spans (`masked_span_edges`) as tokens that are
+    matched before the BPE splits anything."""
     from tokenizers import AddedToken
 
     sample = random.Random(config.seed).sample(rows, min(len(rows), 2000))
     texts = [t for r in sample for t in (*(m["content"] for m in r["messages"]), r["completion"])]
     tokenizer = build_line_tokenizer(texts, config.vocab_size)
-    tokenizer.add_tokens([AddedToken(p, normalized=False) for p in shared_prompt_pieces(rows)])
+    pieces = sorted({*shared_prompt_pieces(rows), *masked_span_edges(rows)})
+    tokenizer.add_tokens([AddedToken(p, normalized=False) for p in pieces])
     return tokenizer
 
 
 def encode_examples(tokenizer, rows: list[dict]) -> list[Trajectory]:
-    """Each example as the trainer encodes a training row (every completion token in the loss)."""
+    """Each example as the trainer encodes a training row (every completion token in the loss but those of its
+    `lossMaskSpans`)."""
     out = []
     for row in rows:
-        completion = encode_completion(tokenizer, row["completion"])
+        completion = encode_completion(tokenizer, row["completion"], [tuple(s) for s in row.get("lossMaskSpans", [])])
         prompt = encode_prompt(tokenizer, row["messages"])
         out.append(Trajectory(prompt, completion.ids, completion.in_loss, None, 0.0, str(row.get("role", ""))))
     return out
@@ -229,12 +261,13 @@ def role_batches(
 
 
 def sft_loss(model: torch.nn.Module, batch: list[Trajectory], pad_id: int) -> tuple[torch.Tensor, list[float]]:
-    """Mean negative log-likelihood of the batch's completion tokens (EOS included), scored by the trainer's
-    own `completion_scores` (left padding, logits only at completion positions); also each example's mean."""
+    """Mean negative log-likelihood of the batch's completion tokens in the loss (EOS included), scored by the
+    trainer's own `completion_scores` (left padding, logits only at completion positions); also each example's
+    mean."""
     logp, _ = completion_scores(model, batch, torch.device("cpu"), pad_id)
     mask = torch.zeros_like(logp, dtype=torch.bool)
     for i, t in enumerate(batch):
-        mask[i, logp.shape[1] - len(t.completion) :] = True
+        mask[i, logp.shape[1] - len(t.completion) :] = torch.tensor(t.in_loss, dtype=torch.bool)
     nll = torch.where(mask, -logp, 0.0)
     per_example = (nll.sum(-1) / mask.sum(-1)).detach().tolist()
     return nll.sum() / mask.sum(), per_example

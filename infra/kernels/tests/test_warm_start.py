@@ -9,18 +9,23 @@ from itertools import accumulate
 from pathlib import Path
 
 import pytest
+import torch
 
 from selfplay_kernel.chat import encode_completion, encode_prompt
 from selfplay_kernel.policy import KernelConfig, Policy
 from selfplay_kernel.sampler import ChatCompletionRequest, Sampler
+from selfplay_kernel.scoring import completion_scores
+from selfplay_kernel.tiny import build_model
 from selfplay_kernel.warm_start import (
     WarmStartConfig,
     build_line_tokenizer,
+    encode_examples,
     missed_targets,
     shared_prompt_pieces,
     train_tokenizer,
     read_examples,
     read_validation,
+    sft_loss,
     warm_start,
 )
 
@@ -177,3 +182,42 @@ def test_bad_example_files_are_named(tmp_path: Path) -> None:
     empty.write_text("\n", encoding="utf-8")
     with pytest.raises(ValueError, match="no examples"):
         read_examples(empty)
+
+
+def test_an_examples_loss_mask_spans_leave_the_environments_text_out_of_the_loss(tmp_path: Path) -> None:
+    # Search agents' trajectories: the calls and the answer are the model's, the <information> blocks the
+    # retriever's.
+    rows, blocks = [], []
+    for town, founder in [("Belawick", "Toric"), ("Osuford", "Kelandan"), ("Marby", "Aluvin")]:
+        block = f"\n<information>\nDoc 1 {town} was founded by {founder}.\n</information>\n\n"
+        completion = f"<search> {town} </search>{block}<answer> {founder} </answer>"
+        start = completion.index(block)
+        messages = [{"role": "user", "content": f"Who founded {town}?"}]
+        rows.append({"messages": messages, "completion": completion, "lossMaskSpans": [[start, start + len(block)]]})
+        blocks.append(block)
+    path = tmp_path / "ex.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows * 8) + json.dumps({**rows[0], "lossMaskSpans": []}))
+    examples = read_examples(path)
+    tokenizer = train_tokenizer(examples, WarmStartConfig(vocab_size=512))
+    encoded = encode_examples(tokenizer, examples)
+    # Exactly the block is out of the loss: no token straddles its edges, however the BPE merged.
+    for block, e in zip(blocks, encoded):
+        assert tokenizer.decode([i for i, keep in zip(e.completion, e.in_loss) if not keep]) == block
+        assert tokenizer.decode([i for i, keep in zip(e.completion, e.in_loss) if keep][:-1]).startswith("<search>")
+    assert all(encoded[-1].in_loss) and encoded[-1].completion == encoded[0].completion
+
+    # The loss is the mean over the tokens in the loss only.
+    masked = encoded[0]
+    model = build_model(tokenizer, hidden_size=32, layers=1, heads=2, max_positions=256, seed=0)
+    loss, (per_example,) = sft_loss(model, [masked], tokenizer.pad_token_id)
+    logp, _ = completion_scores(model, [masked], torch.device("cpu"), tokenizer.pad_token_id)
+    kept = logp[0, -len(masked.completion) :][torch.tensor(masked.in_loss)]
+    assert loss.item() == pytest.approx(-kept.mean().item(), rel=1e-5)
+    assert per_example == pytest.approx(-kept.mean().item(), rel=1e-5)
+
+
+def test_loss_mask_spans_outside_the_completion_are_named(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"messages": [], "completion": "abc", "lossMaskSpans": [[1, 9]]}) + "\n")
+    with pytest.raises(ValueError, match="bad.jsonl: example 1: lossMaskSpans must be"):
+        read_examples(bad)

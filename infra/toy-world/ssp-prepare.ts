@@ -1,0 +1,117 @@
+/**
+ * Writes SSP's toy world (ssp-world.ts) once, in a folder named by the hash of what it holds, as
+ * `prepareToyWorld` does for SPICE's: the corpus and its BM25 index (built by the `selfplay index` code), D,
+ * the held-out benchmark and the warm-start examples. No model is trained yet: the warm start's validation
+ * scores single-turn completions, and a search agent's needs its trajectories scored.
+ *
+ *   node --import tsx infra/toy-world/ssp-prepare.ts [--dir .selfplay/toy-world-ssp]
+ *
+ * prints one JSON line: `{"dir", "corpus", "index", "answers", "heldOut", "warmStart"}`.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { buildIndex } from '../../activities/retrieval/build';
+import { loadRetriever } from '../../activities/retrieval/retriever';
+import { flag, jsonl } from './prepare';
+import { heldOutBenchmark, sspAnswers, sspCorpus, sspWarmStartExamples } from './ssp-world';
+
+const ROOT = path.resolve(__dirname, '../..');
+
+export interface SspWorldOptions {
+  /** Parent folder of the hashed world folders. */
+  dir: string;
+  seed: number;
+  /** Town-founder-birthplace chains (a quarter held out). */
+  chains: number;
+  /** Held-out benchmark questions, one and two hops alternately (at most half the chains). */
+  heldOutItems: number;
+  /** Solver trajectories of the warm start (a proposer trajectory every fourth). */
+  warmStartItems: number;
+}
+
+export const SSP_WORLD_DEFAULTS: SspWorldOptions = {
+  dir: path.join(ROOT, '.selfplay/toy-world-ssp'),
+  seed: 0,
+  chains: 768,
+  heldOutItems: 320,
+  warmStartItems: 8000,
+};
+
+export interface SspWorld {
+  dir: string;
+  /** JSONL corpus (`{"id","title","text"}`), every chain's documents. */
+  corpus: string;
+  /** The BM25 index of the corpus, for `retrieval.index`. */
+  index: string;
+  /** D, for `ssp.answers`. */
+  answers: string;
+  /** `{"id","question","answer"}` about held-out chains, for `selfplay eval --rollout search`. */
+  heldOut: string;
+  /** `{"messages","completion","role","lossMaskSpans"}` per line. */
+  warmStart: string;
+}
+
+/** The file (written last) whose presence says a world's folder is complete. */
+const DONE = 'world.json';
+
+export async function prepareSspWorld(options: Partial<SspWorldOptions> = {}): Promise<SspWorld> {
+  const o = { ...SSP_WORLD_DEFAULTS, ...options };
+  const corpus = jsonl(sspCorpus(o.seed, o.chains));
+  const files: Record<string, string> = {
+    'corpus.jsonl': corpus,
+    'answers.jsonl': jsonl(sspAnswers(o.seed, o.chains)),
+    'heldout.jsonl': jsonl(heldOutBenchmark(o.seed, o.chains, o.heldOutItems)),
+    'warm-start.jsonl': jsonl(await warmStart(corpus, o)),
+  };
+  const hash = createHash('sha256');
+  for (const [name, text] of Object.entries(files)) hash.update(name).update('\0').update(text);
+  const dir = path.join(o.dir, hash.digest('hex').slice(0, 16));
+  const world: SspWorld = {
+    dir,
+    corpus: path.join(dir, 'corpus.jsonl'),
+    index: path.join(dir, 'index'),
+    answers: path.join(dir, 'answers.jsonl'),
+    heldOut: path.join(dir, 'heldout.jsonl'),
+    warmStart: path.join(dir, 'warm-start.jsonl'),
+  };
+  if (!existsSync(path.join(dir, DONE))) {
+    // A folder an interrupted call left has no DONE file: it is written again from scratch.
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true });
+    for (const [name, text] of Object.entries(files)) writeFileSync(path.join(dir, name), text);
+    await buildIndex({ corpus: world.corpus, out: world.index, kind: 'bm25' });
+    writeFileSync(path.join(dir, DONE), JSON.stringify({ ...o, dir: undefined }) + '\n');
+  }
+  return world;
+}
+
+/**
+ * The warm-start examples, searched on an index of `corpus` built in a scratch folder: they are part of what
+ * names the world's folder, so they exist before it. BM25 is deterministic, so the world's own index answers
+ * every query alike.
+ */
+async function warmStart(corpus: string, o: SspWorldOptions) {
+  const scratch = mkdtempSync(path.join(os.tmpdir(), 'ssp-world-'));
+  try {
+    writeFileSync(path.join(scratch, 'corpus.jsonl'), corpus);
+    const index = path.join(scratch, 'index');
+    await buildIndex({ corpus: path.join(scratch, 'corpus.jsonl'), out: index, kind: 'bm25' });
+    const retriever = await loadRetriever(index, { apiKey: 'EMPTY' });
+    return await sspWarmStartExamples(o.seed, o.chains, o.warmStartItems, retriever);
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+if (require.main === module) {
+  const dir = flag(process.argv.slice(2), '--dir');
+  prepareSspWorld(dir ? { dir: path.resolve(dir) } : {}).then(
+    (world) => console.log(JSON.stringify(world)),
+    (err: unknown) => {
+      console.error(err instanceof Error ? err.message : err);
+      process.exit(1);
+    },
+  );
+}
