@@ -268,6 +268,8 @@ class Sampler:
         self.snapshot_version = 0
         # The run that loaded the snapshot (lineage.py); None: a client from before run lineages.
         self.snapshot_lineage: str | None = None
+        # The digest of the snapshot's weights (state.weights_digest); None: a snapshot from before digests.
+        self.snapshot_digest: str | None = None
         self._queue: queue.Queue[_Job | None] = queue.Queue()
         self._thread = threading.Thread(target=self._loop, name="sampler", daemon=True)
         self._thread.start()
@@ -284,8 +286,16 @@ class Sampler:
     def use_live(self) -> None:
         self.snapshot = None
 
-    def use_snapshot(self, model: torch.nn.Module, version: int, lineage: str | None = None) -> None:
+    @property
+    def digest(self) -> str | None:
+        """The digest of the snapshot it serves; None for the live weights (no copy) or a snapshot without one."""
+        return self.snapshot_digest if self.snapshot is not None else None
+
+    def use_snapshot(
+        self, model: torch.nn.Module, version: int, lineage: str | None = None, digest: str | None = None
+    ) -> None:
         self.snapshot, self.snapshot_version, self.snapshot_lineage = model, version, lineage
+        self.snapshot_digest = digest
 
     def close(self) -> None:
         self._queue.put(None)

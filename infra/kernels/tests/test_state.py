@@ -1,5 +1,6 @@
 """Checkpoint / restore / publish, and a second kernel serving a published snapshot."""
 
+import json
 import shutil
 
 import pytest
@@ -143,7 +144,12 @@ def test_publish_then_load_in_another_kernel(make_kernel, tmp_path, lora):
     conflict = trainer.client.post("/v1/policies/pol/publish", json={"uri": uri, "version": 2})
     assert conflict.status_code == 409 and conflict.json()["error"]["type"] == "version_conflict"
     published = trainer.client.post("/v1/policies/pol/publish", json={"uri": uri, "version": 3}).json()
-    assert published == {"uri": uri, "policyVersion": 3, "format": "lora" if lora else "full"}
+    assert published == {
+        "uri": uri,
+        "policyVersion": 3,
+        "format": "lora" if lora else "full",
+        "sha256": json.loads((tmp_path / "snap" / "COMPLETE").read_text())["sha256"],
+    }
     assert (tmp_path / "snap" / ("adapter_config.json" if lora else "config.json")).exists()
     assert (tmp_path / "snap" / "COMPLETE").exists()
     assert trainer.client.post("/v1/policies/pol/publish", json={"uri": uri, "version": 3}).json() == published
