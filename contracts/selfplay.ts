@@ -29,6 +29,12 @@ export interface WeightSnapshot {
   version: number;
   uri: string;
   format: 'lora' | 'full';
+  /**
+   * The sha256 of its weights (the kernel's publish answers it): weight sync keys copies, adapter names and
+   * loads by it, so weights published again at the same URI are never served as these. Absent in snapshots
+   * committed before digests (and from kernels before them): the URI and version alone name the weights.
+   */
+  sha256?: string;
 }
 
 /**
