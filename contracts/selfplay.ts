@@ -54,6 +54,12 @@ export type PolicySet = Record<string, PolicyCommit>;
 export const versionsOf = (policies: PolicySet): Record<string, number> =>
   Object.fromEntries(Object.entries(policies).map(([name, p]) => [name, p.version]));
 
+/** The weights' digest of each policy whose snapshot names one (`WeightSnapshot.sha256`). */
+export const digestsOf = (
+  snapshots: ReadonlyArray<WeightSnapshot | undefined> = [],
+): Record<string, string> =>
+  Object.fromEntries(snapshots.flatMap((s) => (s?.sha256 ? [[s.policy, s.sha256] as const] : [])));
+
 /** `policy v3` for one policy, `challenger v3 · solver v2` for several. */
 export const versionsText = (versions: Record<string, number>): string =>
   Object.entries(versions)

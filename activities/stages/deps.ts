@@ -2,6 +2,7 @@ import { setMaxListeners } from 'node:events';
 import type { ObjectStore } from '../clients/storage/types';
 import type { WorkerEnv } from '../../config/env';
 import { endpointFor, syncServersFor } from '../../config/env';
+import { digestsOf, type WeightSnapshot } from '../../contracts/selfplay';
 import { policyForRole } from '../../config/policies';
 import type { InferencePool, LlmCaller } from '../clients/inference';
 import { engineRoot } from '../../config/server-url';
@@ -41,6 +42,8 @@ export function recipeContext(
     iteration: number;
     shard: number;
     versions: Record<string, number>;
+    /** The snapshots the shard's servers were synced to: their digests name vLLM's adapters. */
+    snapshots?: WeightSnapshot[];
   },
   stage: string,
   signal: AbortSignal,
@@ -58,7 +61,7 @@ export function recipeContext(
     versions: input.versions,
     signal,
     state,
-    llm: (role) => roleCaller(deps, input.config, role, input.versions),
+    llm: (role) => roleCaller(deps, input.config, role, input.versions, digestsOf(input.snapshots)),
     retriever: () => retrieverFor(input.config, deps),
     unitPart: (unit, name) =>
       storedValue(deps.store, unitPartKey(input.runId, input.iteration, stage, input.shard, unit, name)),
@@ -74,8 +77,9 @@ function roleCaller(
   config: RunConfig,
   role: string,
   versions: Readonly<Record<string, number>>,
+  digests: Readonly<Record<string, string>>,
 ): LlmCaller {
-  const settings = endpointFor(role, config, deps.env, versions);
+  const settings = endpointFor(role, config, deps.env, versions, digests);
   const endpoint = deps.inference.endpoint(settings);
   const policy = policyForRole(config, role)?.name;
   if (config.weightSync.engine === 'none' || policy === undefined) return endpoint;
