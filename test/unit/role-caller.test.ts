@@ -1,10 +1,7 @@
-import { InferencePool, WeightsMoved } from '../../activities/clients/inference';
-import { SPICE_CALLS } from '../../activities/clients/llm-protocol';
-import { LocalStore } from '../../activities/clients/storage';
-import { recipeContext } from '../../activities/stages/deps';
-import { loadWorkerEnv } from '../../config/env';
+import { WeightsMoved } from '../../activities/clients/inference';
 import { configFor } from '../support/recipe-harness';
 import { startScriptedLlm, type ScriptedLlm } from '../support/scripted-llm/server';
+import { askReasoner, shardLlm } from '../support/shard-llm';
 
 /** A recipe's LLM, as its stage context gives it: checked against the weights the shard synced. */
 describe("a synced role's caller", () => {
@@ -15,42 +12,25 @@ describe("a synced role's caller", () => {
   });
   afterEach(() => llm.close());
 
-  const callerFor = (weightSync: Record<string, unknown>) =>
-    recipeContext(
-      {
-        store: new LocalStore('/nonexistent'),
-        env: loadWorkerEnv({ SELFPLAY_STORAGE: '/nonexistent', SELFPLAY_INFERENCE_CONCURRENCY: '4' }),
-        inference: new InferencePool(),
-        recipes: {},
-      },
-      {
-        config: configFor({
-          recipe: 'spice',
-          runId: 'r1',
-          training: { policy: 'p' },
-          inference: { default: { baseUrl: llm.url, model: 'scripted-policy' } },
-          weightSync,
-        }),
-        runId: 'r1',
-        iteration: 2,
-        shard: 0,
-        versions: { p: 1 },
-      },
-      'solve',
-      new AbortController().signal,
-      undefined,
-    ).llm('reasoner');
   const ask = (weightSync: Record<string, unknown>) =>
-    callerFor(weightSync).chat({
-      role: 'reasoner',
-      call: SPICE_CALLS.reason,
-      messages: [{ role: 'user', content: 'Problem 0000abcd: compute 3 * 4 + 1.' }],
-      n: 1,
-      seed: 1,
-      temperature: 1,
-      topP: 1,
-      maxTokens: 16,
-    });
+    askReasoner(
+      shardLlm(
+        {
+          config: configFor({
+            recipe: 'spice',
+            runId: 'r1',
+            training: { policy: 'p' },
+            inference: { default: { baseUrl: llm.url, model: 'scripted-policy' } },
+            weightSync,
+          }),
+          runId: 'r1',
+          iteration: 2,
+          shard: 0,
+          versions: { p: 1 },
+        },
+        'reasoner',
+      ),
+    );
 
   test('a sync server named by its root still checks the endpoint it serves at /v1', async () => {
     const root = llm.url.replace(/\/v1$/, '');

@@ -1,14 +1,11 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { InferencePool } from '../../../activities/clients/inference';
-import { SPICE_CALLS } from '../../../activities/clients/llm-protocol';
 import { LocalStore } from '../../../activities/clients/storage';
 import { syncServers, type SnapshotRef } from '../../../activities/clients/weight-sync';
-import { recipeContext } from '../../../activities/stages/deps';
-import { loadWorkerEnv } from '../../../config/env';
 import { startFakeVllm, type FakeVllm, type FakeVllmOptions } from '../../support/fake-engines/vllm';
 import { configFor } from '../../support/recipe-harness';
 import { startScriptedLlm } from '../../support/scripted-llm/server';
+import { askReasoner, shardLlm } from '../../support/shard-llm';
 import { DIGEST, FULL_FILES, LORA_FILES, POLICY, engineSuite, writeSnapshot } from './fixtures';
 
 const options = { attempts: 2, timeoutMs: 5_000 };
@@ -273,41 +270,25 @@ describe('weights published again at a version (a step applied again after a fai
       ]);
 
       // A shard synced to the new weights asks for their adapter, and is answered from it.
-      const caller = recipeContext(
-        {
-          store: new LocalStore('/nonexistent'),
-          env: loadWorkerEnv({ SELFPLAY_STORAGE: '/nonexistent', SELFPLAY_INFERENCE_CONCURRENCY: '4' }),
-          inference: new InferencePool(),
-          recipes: {},
-        },
-        {
-          config: configFor({
-            recipe: 'spice',
+      await askReasoner(
+        shardLlm(
+          {
+            config: configFor({
+              recipe: 'spice',
+              runId: 'r1',
+              training: { policy: POLICY },
+              inference: { default: { baseUrl: server.url, model: RUN_MODEL } },
+              weightSync: { engine: 'vllm', servers: [server.url] },
+            }),
             runId: 'r1',
-            training: { policy: POLICY },
-            inference: { default: { baseUrl: server.url, model: RUN_MODEL } },
-            weightSync: { engine: 'vllm', servers: [server.url] },
-          }),
-          runId: 'r1',
-          iteration: 5,
-          shard: 0,
-          versions: { [POLICY]: 4 },
-          snapshots: [{ ...ref, sha256: DIGEST.again }],
-        },
-        'solve',
-        new AbortController().signal,
-        undefined,
-      ).llm('reasoner');
-      await caller.chat({
-        role: 'reasoner',
-        call: SPICE_CALLS.reason,
-        messages: [{ role: 'user', content: 'Problem 0000abcd: compute 3 * 4 + 1.' }],
-        n: 1,
-        seed: 1,
-        temperature: 1,
-        topP: 1,
-        maxTokens: 16,
-      });
+            iteration: 5,
+            shard: 0,
+            versions: { [POLICY]: 4 },
+            snapshots: [{ ...ref, sha256: DIGEST.again }],
+          },
+          'reasoner',
+        ),
+      );
       expect(server.state.completions).toEqual([{ model: again.lora_name, path: again.lora_path }]);
     } finally {
       await llm.close();
