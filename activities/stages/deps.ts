@@ -6,6 +6,7 @@ import { digestsOf, type WeightSnapshot } from '../../contracts/selfplay';
 import { policyForRole } from '../../config/policies';
 import type { InferencePool, LlmCaller } from '../clients/inference';
 import { engineRoot } from '../../config/server-url';
+import { digestPrefix } from '../../config/model-name';
 import type { RunConfig } from '../../config/schema';
 import type { AnyRecipe, RecipeContext } from '../recipes/types';
 import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
@@ -88,6 +89,11 @@ function roleCaller(
   const root = engineRoot(settings.baseUrl);
   const synced = syncServersFor(config, deps.env, policy).some((server) => engineRoot(server) === root);
   if (version === undefined || !synced) return endpoint;
-  const weights = { version, ...(config.runId ? { run: config.runId } : {}) };
+  const digest = digests[policy];
+  const weights = {
+    version,
+    ...(config.runId ? { run: config.runId } : {}),
+    ...(digest ? { digest: digestPrefix(digest) } : {}),
+  };
   return { chat: (request) => endpoint.chat({ ...request, weights }) };
 }

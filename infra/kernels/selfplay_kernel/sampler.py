@@ -291,6 +291,13 @@ class Sampler:
         """The digest of the snapshot it serves; None for the live weights (no copy) or a snapshot without one."""
         return self.snapshot_digest if self.snapshot is not None else None
 
+    @property
+    def weight_tag(self) -> str:
+        """`{run}@{N}` (`{N}` for weights no run claims), with `-{first 12 hex digits}` of the digest of a copy that
+        has one: the tag a weight sync gives SGLang's weights (activities/clients/weight-tag.ts)."""
+        label = f"{self.version}-{self.digest[:12]}" if self.digest else str(self.version)
+        return f"{self.lineage}@{label}" if self.lineage else label
+
     def use_snapshot(
         self, model: torch.nn.Module, version: int, lineage: str | None = None, digest: str | None = None
     ) -> None:
@@ -335,8 +342,8 @@ class Sampler:
         ]
         job = _Job(rows)
         self._queue.put(job)
-        samples, version, lineage = job.future.result()
-        return _response(request, name, prompt, samples, version, lineage, tokenizer)
+        samples, version, tag = job.future.result()
+        return _response(request, name, prompt, samples, version, tag, tokenizer)
 
     def _loop(self) -> None:
         while True:
@@ -361,7 +368,7 @@ class Sampler:
         try:
             with self.policy.weights.read():
                 model = self.snapshot if self.snapshot is not None else self.policy.serving_model
-                version, lineage = self.version, self.lineage
+                version, tag = self.version, self.weight_tag
                 started = time.perf_counter()
                 samples = generate(model, self.policy.tokenizer, rows, self.policy.device)
             log.info(
@@ -378,7 +385,7 @@ class Sampler:
             return
         start = 0
         for j in jobs:
-            j.future.set_result((samples[start : start + len(j.rows)], version, lineage))
+            j.future.set_result((samples[start : start + len(j.rows)], version, tag))
             start += len(j.rows)
 
 
@@ -388,7 +395,7 @@ def _response(
     prompt: list[int],
     samples: list[Sample],
     version: int,
-    lineage: str | None,
+    tag: str,
     tokenizer,
 ) -> dict:
     choices = []
@@ -426,9 +433,9 @@ def _response(
         "created": int(time.time()),
         "model": name,
         "system_fingerprint": f"weights-v{version}",
-        # SGLang's field for the same fact, tagged `{run}@{N}` as a sync tags SGLang's weights: the run's client
-        # checks every answer against the weights it synced.
-        "metadata": {"weight_version": f"{lineage}@{version}" if lineage else str(version)},
+        # SGLang's field for the same fact, tagged as a sync tags SGLang's weights (Sampler.weight_tag): the run's
+        # client checks every answer against the weights it synced.
+        "metadata": {"weight_version": tag},
         "choices": choices,
         "usage": {
             "prompt_tokens": len(prompt),

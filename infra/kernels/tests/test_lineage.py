@@ -154,6 +154,10 @@ def test_a_snapshot_published_again_with_other_weights_is_told_apart_by_its_dige
     assert reloaded["loaded"] is True and reloaded["weight_version"] == 1
     assert sampler.client.get("/v1/models").json()["data"][0]["weight_digest"] == again["sha256"]
     assert weights_digest(sampler.policy) != again["sha256"]  # it serves the copy, not its own live weights
+    answer = sampler.client.post(
+        "/v1/chat/completions", json={"model": "pol", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 2}
+    )
+    assert answer.json()["metadata"] == {"weight_version": f"run@1-{again['sha256'][:12]}"}
     stale = sampler.client.post("/v1/sampler/load", json={**load, "sha256": first["sha256"]})
     assert stale.status_code == 409 and stale.json()["error"]["type"] == "snapshot_changed"
     assert sampler.client.get("/v1/models").json()["data"][0]["weight_digest"] == again["sha256"]
@@ -175,11 +179,12 @@ def test_a_sampler_serving_one_runs_weights_refuses_another_runs_load(make_kerne
 
     assert load("parent").json()["loaded"] is True
     assert lineage_listed(sampler) == "parent"
-    # Every answer says whose weights it was sampled from, as a sync tags SGLang's.
+    # Every answer says whose weights it was sampled from, and which (the copy's digest), as a sync tags SGLang's.
     answer = sampler.client.post(
         "/v1/chat/completions", json={"model": "pol", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 2}
     )
-    assert answer.json()["metadata"] == {"weight_version": "parent@1"}
+    digest = json.loads((tmp_path / "snap1" / "COMPLETE").read_text())["sha256"]
+    assert answer.json()["metadata"] == {"weight_version": f"parent@1-{digest[:12]}"}
     refused = load("fork")
     assert refused.status_code == 409
     assert refused.json()["error"] == {

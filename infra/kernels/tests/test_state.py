@@ -125,7 +125,8 @@ def test_pinned_snapshot_outlives_the_next_step(make_kernel, tmp_path):
     listed = kernel.client.get("/v1/models").json()["data"][0]
     assert listed["weight_version"] == 1 and listed["pinned"] is True
     assert served["system_fingerprint"] == "weights-v1"
-    assert served["metadata"] == {"weight_version": "1"}
+    digest = json.loads((tmp_path / "snap1" / "COMPLETE").read_text())["sha256"]
+    assert served["metadata"] == {"weight_version": f"1-{digest[:12]}"}  # a copy's answers name its weights
     for s, t in zip(served["choices"][0]["logprobs"]["content"], at_v1["choices"][0]["logprobs"]["content"]):
         assert s["logprob"] == pytest.approx(t["logprob"], abs=1e-4)
     # Unpinned, loading the live version goes back to the live weights.
