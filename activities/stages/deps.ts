@@ -43,7 +43,7 @@ export function recipeContext(
     iteration: number;
     shard: number;
     versions: Record<string, number>;
-    /** The snapshots the shard's servers were synced to: their digests name vLLM's adapters. */
+    /** The snapshots the shard's servers were synced to: their digests name vLLM's adapters and check answers. */
     snapshots?: WeightSnapshot[];
   },
   stage: string,

@@ -29,8 +29,9 @@ import type { WeightSyncAdapter } from './types';
  *
  * The tag is `{run}@{N}-{digest}` (plain `{N}-{digest}` for a target without a run; no `-{digest}` for a
  * snapshot from before digests, weight-tag.ts), so the server says whose weights it holds, and which: version
- * N with another digest (published again since) is not N, and the new weights are loaded. One model per server: start it with `--served-model-name {policy}`, the name samplers request; a
- * sync for a run refuses a server that holds another run's weights (owner.ts).
+ * N with another digest (published again since) is not N, and the new weights are loaded. One model per
+ * server: start it with `--served-model-name {policy}`, the name samplers request; a sync for a run refuses a
+ * server that holds another run's weights (owner.ts).
  */
 export function sglangAdapter(
   cache: SnapshotCache,

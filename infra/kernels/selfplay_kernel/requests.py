@@ -108,7 +108,7 @@ class SamplerLoadRequest(VersionedUriRequest):
     clients."""
     sha256: Sha256Hex | None = None
     """The digest of the weights wanted (the one their publish answered): a snapshot at `uri` with other
-    weights (rewritten since) is refused (409 `snapshot_changed`), and a pinned copy of this version with
+    weights (rewritten since) is refused (409 `snapshot_changed`), and a copy of this version held with
     other weights is reloaded. Absent (older clients, snapshots committed before digests): the version alone
     says which weights, as before."""
 
