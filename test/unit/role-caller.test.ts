@@ -1,8 +1,31 @@
 import { WeightsMoved } from '../../activities/clients/inference';
+import type { WeightSnapshot } from '../../contracts/selfplay';
 import { configFor } from '../support/recipe-harness';
 import { startScriptedLlm, type ScriptedLlm } from '../support/scripted-llm/server';
 import { askReasoner, shardLlm } from '../support/shard-llm';
 import { DIGEST } from './weight-sync/fixtures';
+
+/** One reasoner request of run r1's shard that samples version 1 of policy `p` from `llm`. */
+const askShard = (llm: ScriptedLlm, weightSync: Record<string, unknown>, snapshots?: WeightSnapshot[]) =>
+  askReasoner(
+    shardLlm(
+      {
+        config: configFor({
+          recipe: 'spice',
+          runId: 'r1',
+          training: { policy: 'p' },
+          inference: { default: { baseUrl: llm.url, model: 'scripted-policy' } },
+          weightSync,
+        }),
+        runId: 'r1',
+        iteration: 2,
+        shard: 0,
+        versions: { p: 1 },
+        ...(snapshots ? { snapshots } : {}),
+      },
+      'reasoner',
+    ),
+  );
 
 /** A recipe's LLM, as its stage context gives it: checked against the weights the shard synced. */
 describe("a synced role's caller", () => {
@@ -13,25 +36,7 @@ describe("a synced role's caller", () => {
   });
   afterEach(() => llm.close());
 
-  const ask = (weightSync: Record<string, unknown>) =>
-    askReasoner(
-      shardLlm(
-        {
-          config: configFor({
-            recipe: 'spice',
-            runId: 'r1',
-            training: { policy: 'p' },
-            inference: { default: { baseUrl: llm.url, model: 'scripted-policy' } },
-            weightSync,
-          }),
-          runId: 'r1',
-          iteration: 2,
-          shard: 0,
-          versions: { p: 1 },
-        },
-        'reasoner',
-      ),
-    );
+  const ask = (weightSync: Record<string, unknown>) => askShard(llm, weightSync);
 
   test('a sync server named by its root still checks the endpoint it serves at /v1', async () => {
     const root = llm.url.replace(/\/v1$/, '');
@@ -60,25 +65,9 @@ describe("a synced role's caller, with the weights' digest", () => {
   afterEach(() => llm.close());
 
   const askSyncedTo = (sha256: string) =>
-    askReasoner(
-      shardLlm(
-        {
-          config: configFor({
-            recipe: 'spice',
-            runId: 'r1',
-            training: { policy: 'p' },
-            inference: { default: { baseUrl: llm.url, model: 'scripted-policy' } },
-            weightSync: { engine: 'kernel', servers: [llm.url] },
-          }),
-          runId: 'r1',
-          iteration: 2,
-          shard: 0,
-          versions: { p: 1 },
-          snapshots: [{ policy: 'p', version: 1, uri: 's3://b/r1/p/v1', format: 'full', sha256 }],
-        },
-        'reasoner',
-      ),
-    );
+    askShard(llm, { engine: 'kernel', servers: [llm.url] }, [
+      { policy: 'p', version: 1, uri: 's3://b/r1/p/v1', format: 'full', sha256 },
+    ]);
 
   test('an answer from other weights of the synced version (published again since) is refused', async () => {
     await expect(askSyncedTo(DIGEST.first)).resolves.toHaveLength(1);
