@@ -91,14 +91,16 @@ export function boundToken(env: WorkerEnv, url: string): string | undefined {
  * environment's URL gets the environment's key.
  * `{run}`, `{policy}` and `{version}` in the model name are filled in with the run, the policy that plays the
  * role and the version being sampled (config/model-name.ts), so a vLLM server that gets a LoRA adapter per
- * version is asked for `"{run}/{policy}-v{version}"`, the adapter of exactly that version of this run. A role
- * no policy trains (a frozen judge) must name its model plainly.
+ * version is asked for `"{run}/{policy}-v{version}"`, the adapter of exactly that version of this run;
+ * `digests` (the synced snapshots' `sha256`, `digestsOf`) add the weights' digest to the version, as the
+ * sync named the adapter. A role no policy trains (a frozen judge) must name its model plainly.
  */
 export function endpointFor(
   role: string,
   config: RunConfig,
   env: WorkerEnv,
   versions: Readonly<Record<string, number>> = {},
+  digests: Readonly<Record<string, string>> = {},
 ): EndpointSettings {
   const fromRole = config.inference.roles[role] ?? {};
   const fromDefault = config.inference.default;
@@ -114,7 +116,7 @@ export function endpointFor(
   }
   return {
     baseUrl,
-    model: modelFor(role, model, config, versions),
+    model: modelFor(role, model, config, versions, digests),
     apiKey: urlEntry
       ? configuredApiKey(env, urlEntry, `inference endpoint ${baseUrl} of role "${role}"`)
       : (boundToken(env, baseUrl) ?? NO_API_KEY),
@@ -130,6 +132,7 @@ function modelFor(
   model: string,
   config: RunConfig,
   versions: Readonly<Record<string, number>>,
+  digests: Readonly<Record<string, string>>,
 ): string {
   if (!hasPlaceholders(model)) return model;
   const policy = policyForRole(config, role);
@@ -140,7 +143,8 @@ function modelFor(
         `give its endpoint a fixed model name (a frozen judge serves the base model)`,
     );
   }
-  return fillModelName(model, { run: config.runId, policy: policy.name }, versions[policy.name] ?? 0);
+  const owner = { run: config.runId, policy: policy.name };
+  return fillModelName(model, owner, versions[policy.name] ?? 0, digests[policy.name]);
 }
 
 /**

@@ -55,7 +55,7 @@ const endpoint = z
      * workers bind it to that URL (SELFPLAY_CREDENTIAL_BINDINGS, docs/security.md). Absent: no key.
      */
     apiKeyEnv: apiKeyEnv.optional(),
-    /** The model name to ask for; `{run}`, `{policy}` and `{version}` are filled in per request. Default: SELFPLAY_INFERENCE_MODEL. */
+    /** The model name to ask for; `{run}`, `{policy}` and `{version}` are filled in per request (`{version}` with a synced snapshot's weights' digest prefix after the version, `4-9f86d081884c`). Default: SELFPLAY_INFERENCE_MODEL. */
     model: z.string().min(1).optional(),
     /** Whether the server honours `n` (vLLM and SGLang do); otherwise n requests are sent. */
     supportsN: z.boolean().optional(),

@@ -29,6 +29,12 @@ export interface WeightSnapshot {
   version: number;
   uri: string;
   format: 'lora' | 'full';
+  /**
+   * The sha256 of its weights (the kernel's publish answers it): weight sync keys copies, adapter names and
+   * loads by it, so weights published again at the same URI are never served as these. Absent in snapshots
+   * committed before digests (and from kernels before them): the URI and version alone name the weights.
+   */
+  sha256?: string;
 }
 
 /**
@@ -47,6 +53,12 @@ export type PolicySet = Record<string, PolicyCommit>;
 /** The version of each policy: what rollouts sample from and endpoints name. */
 export const versionsOf = (policies: PolicySet): Record<string, number> =>
   Object.fromEntries(Object.entries(policies).map(([name, p]) => [name, p.version]));
+
+/** The weights' digest of each policy whose snapshot names one (`WeightSnapshot.sha256`). */
+export const digestsOf = (
+  snapshots: ReadonlyArray<WeightSnapshot | undefined> = [],
+): Record<string, string> =>
+  Object.fromEntries(snapshots.flatMap((s) => (s?.sha256 ? [[s.policy, s.sha256] as const] : [])));
 
 /** `policy v3` for one policy, `challenger v3 · solver v2` for several. */
 export const versionsText = (versions: Record<string, number>): string =>

@@ -67,9 +67,10 @@ export interface ChatRequest {
    */
   continueFinalMessage?: boolean;
   /**
-   * The weights weight sync verified on this server before the shard sampled: the policy's version and the run
-   * that synced it. A server that answers from other weights (it restarted, or another run loaded its own)
-   * fails the request with `WeightsMoved` instead of handing back samples the run did not sync.
+   * The weights weight sync verified on this server before the shard sampled: the policy's version, the run
+   * that synced it and its weights' digest prefix. A server that answers from other weights (it restarted,
+   * another run loaded its own, or other weights of the version were published and loaded since) fails the
+   * request with `WeightsMoved` instead of handing back samples the run did not sync.
    */
   weights?: WeightTag;
   signal?: AbortSignal;
@@ -221,7 +222,10 @@ function checkServedWeights(
   if (served === undefined) return;
   const otherRun =
     served.run !== undefined && wanted.run !== undefined && runOfLineage(served.run) !== wanted.run;
-  if (served.version !== wanted.version || otherRun) {
+  // Either side without a digest (weights from before digests, or the live weights) says nothing about it.
+  const otherDigest =
+    served.digest !== undefined && wanted.digest !== undefined && served.digest !== wanted.digest;
+  if (served.version !== wanted.version || otherRun || otherDigest) {
     throw new WeightsMoved(
       `${describe(settings)}: answered from ${weightsText(served)}, but the shard synced it to ${weightsText(wanted)} ` +
         '(the server restarted or loaded other weights); the shard syncs it again and resamples',
@@ -229,8 +233,10 @@ function checkServedWeights(
   }
 }
 
-const weightsText = ({ run, version }: WeightTag): string =>
-  run === undefined ? `weight version ${version}` : `run "${run}"'s weight version ${version}`;
+const weightsText = ({ run, version, digest }: WeightTag): string => {
+  const which = `weight version ${version}${digest === undefined ? '' : ` (weights ${digest})`}`;
+  return run === undefined ? which : `run "${run}"'s ${which}`;
+};
 
 function readSampled(choice: unknown): SampledTokens | undefined {
   try {

@@ -179,12 +179,19 @@ export interface PublishResponse {
   uri: string;
   policyVersion: number;
   format: 'lora' | 'full';
+  /**
+   * The digest of the snapshot's weights (state.weights_digest, also in its `COMPLETE` marker): a weight
+   * sync keys copies and adapter names by it, so weights rewritten at the same URI are never served as the
+   * old ones. Always sent; optional for kernels from before it.
+   */
+  sha256?: string | null;
 }
 
 export const publishResponseSchema: z.ZodType<PublishResponse> = z.strictObject({
   uri: z.string(),
   policyVersion: z.number().int().min(0),
   format: z.enum(['lora', 'full']),
+  sha256: z.string().regex(new RegExp("^[0-9a-f]{64}$")).nullable().optional(),
 });
 
 /** Loads a complete checkpoint: afterwards the kernel is exactly at the checkpoint's version. */

@@ -3,6 +3,7 @@ import type { EvaluateInput, EvaluationScore } from '../../contracts/continual';
 import type { ActivityDeps } from '../stages/deps';
 import { runStoredUnits } from '../stages/shard-units';
 import { endpointFor } from '../../config/env';
+import { digestsOf } from '../../contracts/selfplay';
 import { EVAL_CALLS } from '../clients/llm-protocol';
 import { reasonerMessages } from '../recipes/spice/prompts';
 import type { AnswerKind } from '../scoring/verifiers';
@@ -64,9 +65,13 @@ export function evaluationActivities(deps: ActivityDeps) {
           await ensureServing(deps, config, checkpoint.policyVersion, checkpoint.snapshot, signal);
           const llm = deps.inference.endpoint(
             // A lineage trains one policy (see jobs.ts): the version is that policy's.
-            endpointFor(EVAL_ROLE, config, deps.env, {
-              [policyNames(config)[0] ?? '']: checkpoint.policyVersion,
-            }),
+            endpointFor(
+              EVAL_ROLE,
+              config,
+              deps.env,
+              { [policyNames(config)[0] ?? '']: checkpoint.policyVersion },
+              digestsOf([checkpoint.snapshot]),
+            ),
           );
           return runStoredUnits({
             store: deps.store,

@@ -3,7 +3,7 @@ import { Context } from '@temporalio/activity';
 import type { BenchmarkSpec } from '../../config/evaluation';
 import { endpointFor } from '../../config/env';
 import type { RunConfig } from '../../config/schema';
-import type { WeightSnapshot } from '../../contracts/selfplay';
+import { digestsOf, type WeightSnapshot } from '../../contracts/selfplay';
 import type { BenchmarkResult, EvalResult, EvaluateCheckpointInput } from '../../contracts/evaluation';
 import type { InferenceEndpoint } from '../clients/inference';
 import type { ChatMessage } from '../clients/trainer-contract';
@@ -80,7 +80,13 @@ export function benchmarkActivities(deps: ActivityDeps) {
         (s) => ensureServing(deps, config, committed.version, committed.snapshot, s),
       );
       const llm = deps.inference.endpoint(
-        endpointFor(EVAL_ROLE, config, deps.env, { [policy]: committed.version }),
+        endpointFor(
+          EVAL_ROLE,
+          config,
+          deps.env,
+          { [policy]: committed.version },
+          digestsOf([committed.snapshot]),
+        ),
       );
       const scored = await Promise.all(
         benchmarks.map(

@@ -2,9 +2,11 @@ import { setMaxListeners } from 'node:events';
 import type { ObjectStore } from '../clients/storage/types';
 import type { WorkerEnv } from '../../config/env';
 import { endpointFor, syncServersFor } from '../../config/env';
+import { digestsOf, type WeightSnapshot } from '../../contracts/selfplay';
 import { policyForRole } from '../../config/policies';
 import type { InferencePool, LlmCaller } from '../clients/inference';
 import { engineRoot } from '../../config/server-url';
+import { digestPrefix } from '../../config/model-name';
 import type { RunConfig } from '../../config/schema';
 import type { AnyRecipe, RecipeContext } from '../recipes/types';
 import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
@@ -41,6 +43,8 @@ export function recipeContext(
     iteration: number;
     shard: number;
     versions: Record<string, number>;
+    /** The snapshots the shard's servers were synced to: their digests name vLLM's adapters and check answers. */
+    snapshots?: WeightSnapshot[];
   },
   stage: string,
   signal: AbortSignal,
@@ -58,7 +62,7 @@ export function recipeContext(
     versions: input.versions,
     signal,
     state,
-    llm: (role) => roleCaller(deps, input.config, role, input.versions),
+    llm: (role) => roleCaller(deps, input.config, role, input.versions, digestsOf(input.snapshots)),
     retriever: () => retrieverFor(input.config, deps),
     unitPart: (unit, name) =>
       storedValue(deps.store, unitPartKey(input.runId, input.iteration, stage, input.shard, unit, name)),
@@ -74,8 +78,9 @@ function roleCaller(
   config: RunConfig,
   role: string,
   versions: Readonly<Record<string, number>>,
+  digests: Readonly<Record<string, string>>,
 ): LlmCaller {
-  const settings = endpointFor(role, config, deps.env, versions);
+  const settings = endpointFor(role, config, deps.env, versions, digests);
   const endpoint = deps.inference.endpoint(settings);
   const policy = policyForRole(config, role)?.name;
   if (config.weightSync.engine === 'none' || policy === undefined) return endpoint;
@@ -84,6 +89,11 @@ function roleCaller(
   const root = engineRoot(settings.baseUrl);
   const synced = syncServersFor(config, deps.env, policy).some((server) => engineRoot(server) === root);
   if (version === undefined || !synced) return endpoint;
-  const weights = { version, ...(config.runId ? { run: config.runId } : {}) };
+  const digest = digests[policy];
+  const weights = {
+    version,
+    ...(config.runId ? { run: config.runId } : {}),
+    ...(digest ? { digest: digestPrefix(digest) } : {}),
+  };
   return { chat: (request) => endpoint.chat({ ...request, weights }) };
 }

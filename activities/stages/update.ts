@@ -77,7 +77,8 @@ export function updateActivities(deps: ActivityDeps) {
   ): Promise<WeightSnapshot> => {
     const uri = deps.store.uri(snapshotPrefix(runId, policy, version));
     const published = await trainer.publish(policy, { uri, version }, signal);
-    return { policy, version: published.policyVersion, uri: published.uri, format: published.format };
+    const { policyVersion, format, sha256 } = published;
+    return { policy, version: policyVersion, uri: published.uri, format, ...(sha256 ? { sha256 } : {}) };
   };
 
   return {

@@ -1,5 +1,5 @@
 import { buildTinyModel } from '../support/kernel-process';
-import { servedVersion, tinySpice, trainedVersion, withKernelRun } from '../support/kernel-run';
+import { servedDigest, servedVersion, tinySpice, trainedVersion, withKernelRun } from '../support/kernel-run';
 
 /**
  * SPICE one-step-off (`pipeline.maxStaleness` 1) on the real kernel's tiny model, which samples every role
@@ -32,6 +32,10 @@ describe('SPICE with pipeline.maxStaleness 1 on the training kernel', () => {
       expect(await trainedVersion(kernel, run.runId)).toBe(3);
       // Iteration 3 sampled version 1, pinned: the live policy (3) was never served to it.
       expect(await servedVersion(kernel, run.runId)).toBe(1);
+      // The copy is of the weights version 1's commit names: the digest its publish answered.
+      const committed = (await run.manifest(1))?.policies[run.runId]?.snapshot?.sha256;
+      expect(committed).toMatch(/^[0-9a-f]{64}$/);
+      expect(await servedDigest(kernel, run.runId)).toBe(committed);
     });
   });
 });

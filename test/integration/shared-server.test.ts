@@ -36,6 +36,7 @@ describe('two runs sharing one inference server', () => {
       readBatch: readObjectAtUri,
       writeObject: writeObjectAtUri,
       snapshotFormat: 'lora',
+      publishDigests: true,
       ...(beforeStep ? { beforeStep } : {}),
     });
     trainers.push(started);
@@ -102,9 +103,15 @@ describe('two runs sharing one inference server', () => {
     // No request found its adapter missing: nothing either run asked for was unloaded or never loaded.
     expect(vllm.state.completions.length).toBeGreaterThan(0);
     expect(vllm.state.completions.filter((c) => c.path === undefined)).toEqual([]);
-    // Each run asked only for its own adapters, at the versions its iterations sampled.
+    // Each run asked only for its own adapters, at the versions its iterations sampled, each named with the
+    // digest of the weights its commit published (the trainer's publish answers one).
+    const DIGEST = /-[0-9a-f]{12}$/;
+    expect(vllm.state.completions.every((c) => DIGEST.test(c.model))).toBe(true);
+    const withoutDigest = (names: Iterable<string>) => [...names].map((m) => m.replace(DIGEST, ''));
     const versionsAsked = (run: string) =>
-      [...new Set(vllm.state.completions.map((c) => c.model))].filter((m) => m.startsWith(`${run}/`)).sort();
+      [...new Set(withoutDigest(vllm.state.completions.map((c) => c.model)))]
+        .filter((m) => m.startsWith(`${run}/`))
+        .sort();
     expect(versionsAsked(parent)).toEqual([0, 1, 2, 3].map((v) => `${parent}/${policy}-v${v}`));
     expect(versionsAsked(fork)).toEqual([1, 2, 3].map((v) => `${fork}/${policy}-v${v}`));
     expect(
@@ -117,14 +124,14 @@ describe('two runs sharing one inference server', () => {
     const served = new Map(vllm.state.completions.map((c) => [c.model, c.path as string]));
     for (const [model, dir] of served) {
       const [run, name] = model.split('/') as [string, string];
-      const version = Number(/-v(\d+)$/.exec(name)?.[1]);
+      const version = Number(/-v(\d+)-[0-9a-f]{12}$/.exec(name)?.[1]);
       const owner = run === fork && version === 1 ? `(${fork}|${parent})` : run;
       expect(await snapshotOf(dir)).toMatch(
         new RegExp(`/runs/${owner}/snapshots/${policy}/v${String(version).padStart(6, '0')}$`),
       );
     }
     // Each sync unloaded only its own run's stale adapters: both runs' last two versions sampled are served.
-    expect([...vllm.state.adapters.keys()].sort()).toEqual(
+    expect(withoutDigest(vllm.state.adapters.keys()).sort()).toEqual(
       [fork, parent].flatMap((run) => [2, 3].map((v) => `${run}/${policy}-v${v}`)).sort(),
     );
     // Each run trained on its own kernel, every step once.

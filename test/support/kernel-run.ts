@@ -145,12 +145,25 @@ export const tinySpice = (policy: string) => ({
   training: { policy, estimator: 'reinforce', optimizer: { learningRate: 1e-3 } },
 });
 
-/** The weight version a kernel's sampler serves `model` at (`/v1/models`). */
-export async function servedVersion(kernel: KernelProcess, model: string): Promise<number | undefined> {
+/** What a kernel's sampler says it serves `model` from (`/v1/models`). */
+async function servedModel(
+  kernel: KernelProcess,
+  model: string,
+): Promise<{ weight_version: number; weight_digest: string | null } | undefined> {
   const models = (await (await fetch(`${kernel.url}/v1/models`, { headers: kernelAuth() })).json()) as {
-    data: Array<{ id: string; weight_version: number }>;
+    data: Array<{ id: string; weight_version: number; weight_digest: string | null }>;
   };
-  return models.data.find((m) => m.id === model)?.weight_version;
+  return models.data.find((m) => m.id === model);
+}
+
+/** The weight version a kernel's sampler serves `model` at. */
+export async function servedVersion(kernel: KernelProcess, model: string): Promise<number | undefined> {
+  return (await servedModel(kernel, model))?.weight_version;
+}
+
+/** The digest of the snapshot copy a kernel's sampler serves `model` from (null: its live weights). */
+export async function servedDigest(kernel: KernelProcess, model: string): Promise<string | null | undefined> {
+  return (await servedModel(kernel, model))?.weight_digest;
 }
 
 /** The version of the policy a kernel trains (`/v1/policies/{policy}`). */

@@ -10,6 +10,7 @@ import {
   type TokenFor,
 } from './http';
 import { formatWeightTag, parseWeightTag } from '../weight-tag';
+import { digestPrefix } from '../../../config/model-name';
 import type { SnapshotCache } from './snapshot-cache';
 import { refuseOtherRun } from './owner';
 import type { WeightSyncAdapter } from './types';
@@ -26,9 +27,11 @@ import type { WeightSyncAdapter } from './types';
  * succeeded, and `GET /get_weight_version` returns exactly that field (`GET /get_model_info` repeats it
  * among other fields). It starts as "default" (`--weight-version`, server_args.py): no version here.
  *
- * The tag is `{run}@{N}` (plain `{N}` for a target without a run), so the server says whose weights it
- * holds. One model per server: start it with `--served-model-name {policy}`, the name samplers request; a
- * sync for a run refuses a server that holds another run's weights (owner.ts).
+ * The tag is `{run}@{N}-{digest}` (plain `{N}-{digest}` for a target without a run; no `-{digest}` for a
+ * snapshot from before digests, weight-tag.ts), so the server says whose weights it holds, and which: version
+ * N with another digest (published again since) is not N, and the new weights are loaded. One model per
+ * server: start it with `--served-model-name {policy}`, the name samplers request; a sync for a run refuses a
+ * server that holds another run's weights (owner.ts).
  */
 export function sglangAdapter(
   cache: SnapshotCache,
@@ -42,6 +45,10 @@ export function sglangAdapter(
       const tag = parseWeightTag((body as { weight_version?: unknown } | null)?.weight_version);
       if (!tag) return undefined;
       refuseOtherRun('sglang', server, target, tag.run);
+      const { sha256 } = target.snapshot;
+      if (tag.version === target.snapshot.version && sha256 && tag.digest !== digestPrefix(sha256)) {
+        return undefined;
+      }
       return tag.version;
     },
     async load(server, target, signal) {
@@ -49,7 +56,7 @@ export function sglangAdapter(
       const url = `${engineRoot(server)}/update_weights_from_disk`;
       const body = {
         model_path: await cache.localPath(snapshot, signal),
-        weight_version: formatWeightTag(snapshot.version, run),
+        weight_version: formatWeightTag(snapshot.version, run, snapshot.sha256),
         flush_cache: true,
         abort_all_requests: false,
       };

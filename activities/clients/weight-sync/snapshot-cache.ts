@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { access, mkdir, readdir, rename, rm, rmdir, stat, utimes } from 'node:fs/promises';
+import { access, mkdir, readdir, readFile, rename, rm, rmdir, stat, utimes } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
@@ -42,10 +42,14 @@ export interface SnapshotCacheOptions {
 
 /**
  * vLLM and SGLang load from a path on their own host, so a snapshot published to S3 is copied once into a
- * cache on the shared filesystem: `{dir}/{policy}/v{N}/{hash of the URI}/`. The URI hash keeps two runs
- * that share a policy name (and so version numbers) from ever reading each other's weights. The copy is
- * made in a temp directory and renamed into place, so a directory at that path is always complete. Objects
- * are streamed to their files, never held whole in memory (a full model's shards are gigabytes).
+ * cache on the shared filesystem: `{dir}/{policy}/v{N}/{hash of the URI and the weights' digest}/`. The URI
+ * keeps two runs that share a policy name (and so version numbers) from ever reading each other's weights;
+ * the digest (`SnapshotRef.sha256`) keeps weights published again at the same URI (a step applied again)
+ * from ever being served from the copy of the old ones: they are copied anew. A snapshot from before digests
+ * is keyed by its URI alone, as then. A copy's `COMPLETE` marker must name the digest asked for, else the
+ * snapshot is refused (it was published again since). The copy is made in a temp directory and renamed into
+ * place, so a directory at that path is always complete. Objects are streamed to their files, never held
+ * whole in memory (a full model's shards are gigabytes).
  *
  * The cache is an LRU under a size cap: every use of a copy marks it used (its directory's mtime, which every
  * worker process sharing the directory sees), and after each new copy the least recently used others are
@@ -85,6 +89,7 @@ export class SnapshotCache {
     }
     const dir = uri.startsWith('file:') ? fileURLToPath(uri) : path.resolve(uri);
     if (!(await exists(path.join(dir, COMPLETE_MARKER)))) throw incomplete(snapshot);
+    await checkDigest(snapshot, dir);
     return dir;
   }
 
@@ -95,8 +100,9 @@ export class SnapshotCache {
         `policy name ${JSON.stringify(snapshot.policy)} is not usable as a directory name (letters, digits, . _ -)`,
       );
     }
-    const uriHash = createHash('sha256').update(snapshot.uri).digest('hex').slice(0, 16);
-    return path.join(this.dir, snapshot.policy, `v${snapshot.version}`, uriHash);
+    const key = snapshot.sha256 === undefined ? snapshot.uri : `${snapshot.uri}\n${snapshot.sha256}`;
+    const keyHash = createHash('sha256').update(key).digest('hex').slice(0, 16);
+    return path.join(this.dir, snapshot.policy, `v${snapshot.version}`, keyHash);
   }
 
   private async download(snapshot: SnapshotRef, target: string): Promise<string> {
@@ -114,8 +120,10 @@ export class SnapshotCache {
       await mkdir(temp, { recursive: true });
       const objects = keys.filter((k) => k !== COMPLETE_MARKER);
       await forEachLimited(objects, PARALLEL_DOWNLOADS, (key) => copyObject(snapshot, store, key, temp));
-      // The marker goes last, as on the store, so no reader ever takes a partial copy for complete.
+      // The marker goes last, as on the store, so no reader ever takes a partial copy for complete; it names
+      // the weights of the objects before it (a publish deletes it first and writes it last).
       await copyObject(snapshot, store, COMPLETE_MARKER, temp);
+      await checkDigest(snapshot, temp);
       await rename(temp, target);
     } catch (err) {
       await rm(temp, { recursive: true, force: true });
@@ -228,6 +236,33 @@ async function unavailableOnError<T>(
     return await work();
   } catch (err) {
     throw new SnapshotUnavailable(`snapshot ${snapshot.uri}: ${what} failed: ${String(err)}`, { cause: err });
+  }
+}
+
+/**
+ * Refuses a snapshot whose marker names other weights than `snapshot.sha256`: it was published again at its
+ * URI (a step applied again) after the publish that named them, and serving it would serve other weights
+ * under their name. A marker naming no digest (a snapshot from before digests) cannot be checked, and passes.
+ */
+async function checkDigest(snapshot: SnapshotRef, dir: string): Promise<void> {
+  if (snapshot.sha256 === undefined) return;
+  const held = markerDigest(await readFile(path.join(dir, COMPLETE_MARKER), 'utf8'));
+  if (held === undefined || held === snapshot.sha256) return;
+  throw nonRetryable(
+    NON_RETRYABLE.contractViolation,
+    `snapshot ${snapshot.uri} (policy ${snapshot.policy} v${snapshot.version}) holds weights ${held.slice(0, 12)}, ` +
+      `not ${snapshot.sha256.slice(0, 12)}: it was published again with other weights after the publish that ` +
+      'named them, so those weights are gone; roll the run back to an earlier commit (selfplay rollback RUN --to N)',
+  );
+}
+
+/** The weights' digest a `COMPLETE` marker names (the kernel writes JSON with `sha256`), if it names one. */
+function markerDigest(text: string): string | undefined {
+  try {
+    const sha256 = (JSON.parse(text) as { sha256?: unknown } | null)?.sha256;
+    return typeof sha256 === 'string' ? sha256 : undefined;
+  } catch {
+    return undefined;
   }
 }
 

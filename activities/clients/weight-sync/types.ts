@@ -14,6 +14,8 @@ export interface SnapshotRef {
   uri: string;
   /** A PEFT LoRA adapter directory, or a full Hugging Face model directory. */
   format: 'lora' | 'full';
+  /** The digest of its weights (`WeightSnapshot.sha256`); absent for snapshots published before digests. */
+  sha256?: string;
 }
 
 /**

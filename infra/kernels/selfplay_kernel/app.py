@@ -127,6 +127,8 @@ def create_app(policy: Policy, sampler: Sampler, access: Access, watchdog: Watch
                     "lineage": sampler.lineage,
                     # A copy of a snapshot, which no train step changes; false: the trainer's live weights.
                     "pinned": sampler.snapshot is not None,
+                    # The digest of that copy's weights (null: the live weights, or a snapshot without one).
+                    "weight_digest": sampler.digest,
                 }
             ],
         }
@@ -144,16 +146,18 @@ def create_app(policy: Policy, sampler: Sampler, access: Access, watchdog: Watch
         with policy.ops:
             check_sampler_load(policy, sampler.lineage, body.lineage)
             check_sampler_load(policy, policy.lineage, body.lineage)
+            held = sampler.digest
             if body.version == policy.version and not body.pin:
                 with policy.weights.write():
                     sampler.use_live()
                 loaded = False
-            elif sampler.snapshot is not None and sampler.version == body.version:
+            elif sampler.snapshot is not None and sampler.version == body.version and body.sha256 in (None, held):
                 loaded = False
             else:
-                model = state.load_snapshot(policy, body.uri, body.version)
+                # A copy of this version with other weights (published again since) is replaced, not kept.
+                snapshot = state.load_snapshot(policy, body.uri, body.version, body.sha256)
                 with policy.weights.write():
-                    sampler.use_snapshot(model, body.version, body.lineage)
+                    sampler.use_snapshot(snapshot.model, body.version, body.lineage, snapshot.sha256)
                 loaded = True
         return {"object": "sampler.load", "model": name, "weight_version": sampler.version, "loaded": loaded}
 

@@ -24,6 +24,7 @@ from .strict import STRICT
 MAX_BATCH_BYTES = 1 << 30
 
 Finite = Annotated[float, Field(allow_inf_nan=False)]
+Sha256Hex = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
 
 
 class ChatMessage(BaseModel):
@@ -121,7 +122,7 @@ class BatchRef(BaseModel):
     model_config = STRICT
     uri: Annotated[str, Field(min_length=1)]
     rows: Annotated[int, Field(ge=1)]
-    sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+    sha256: Sha256Hex
 
 
 def load_batch(ref: BatchRef, off_policy: str = "ppo_ratio", max_bytes: int = MAX_BATCH_BYTES) -> list[TrainingRow]:

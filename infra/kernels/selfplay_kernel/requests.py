@@ -9,7 +9,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
-from .batch import BatchRef
+from .batch import BatchRef, Sha256Hex
 from .minibatch import UpdateSpec
 from .strict import STRICT
 
@@ -106,6 +106,11 @@ class SamplerLoadRequest(VersionedUriRequest):
     lineage: NonEmpty | None = None
     """The run loading (lineage.py): refused while the sampler serves another run's weights. Absent: older
     clients."""
+    sha256: Sha256Hex | None = None
+    """The digest of the weights wanted (the one their publish answered): a snapshot at `uri` with other
+    weights (rewritten since) is refused (409 `snapshot_changed`), and a copy of this version held with
+    other weights is reloaded. Absent (older clients, snapshots committed before digests): the version alone
+    says which weights, as before."""
 
 
 class RestoreRequest(UriRequest):

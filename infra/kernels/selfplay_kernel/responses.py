@@ -9,6 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+from .batch import Sha256Hex
 from .requests import NonNegInt
 from .step_metrics import TrainStepMetrics
 from .strict import STRICT
@@ -67,6 +68,10 @@ class PublishResponse(BaseModel):
     uri: str
     policyVersion: NonNegInt
     format: Literal["lora", "full"]
+    sha256: Sha256Hex | None = None
+    """The digest of the snapshot's weights (state.weights_digest, also in its `COMPLETE` marker): a weight
+    sync keys copies and adapter names by it, so weights rewritten at the same URI are never served as the
+    old ones. Always sent; optional for kernels from before it."""
 
 
 class ErrorDetail(BaseModel):

@@ -268,6 +268,8 @@ class Sampler:
         self.snapshot_version = 0
         # The run that loaded the snapshot (lineage.py); None: a client from before run lineages.
         self.snapshot_lineage: str | None = None
+        # The digest of the snapshot's weights (state.weights_digest); None: a snapshot from before digests.
+        self.snapshot_digest: str | None = None
         self._queue: queue.Queue[_Job | None] = queue.Queue()
         self._thread = threading.Thread(target=self._loop, name="sampler", daemon=True)
         self._thread.start()
@@ -284,8 +286,23 @@ class Sampler:
     def use_live(self) -> None:
         self.snapshot = None
 
-    def use_snapshot(self, model: torch.nn.Module, version: int, lineage: str | None = None) -> None:
+    @property
+    def digest(self) -> str | None:
+        """The digest of the snapshot it serves; None for the live weights (no copy) or a snapshot without one."""
+        return self.snapshot_digest if self.snapshot is not None else None
+
+    @property
+    def weight_tag(self) -> str:
+        """`{run}@{N}` (`{N}` for weights no run claims), with `-{first 12 hex digits}` of the digest of a copy that
+        has one: the tag a weight sync gives SGLang's weights (activities/clients/weight-tag.ts)."""
+        label = f"{self.version}-{self.digest[:12]}" if self.digest else str(self.version)
+        return f"{self.lineage}@{label}" if self.lineage else label
+
+    def use_snapshot(
+        self, model: torch.nn.Module, version: int, lineage: str | None = None, digest: str | None = None
+    ) -> None:
         self.snapshot, self.snapshot_version, self.snapshot_lineage = model, version, lineage
+        self.snapshot_digest = digest
 
     def close(self) -> None:
         self._queue.put(None)
@@ -325,8 +342,8 @@ class Sampler:
         ]
         job = _Job(rows)
         self._queue.put(job)
-        samples, version, lineage = job.future.result()
-        return _response(request, name, prompt, samples, version, lineage, tokenizer)
+        samples, version, tag = job.future.result()
+        return _response(request, name, prompt, samples, version, tag, tokenizer)
 
     def _loop(self) -> None:
         while True:
@@ -351,7 +368,7 @@ class Sampler:
         try:
             with self.policy.weights.read():
                 model = self.snapshot if self.snapshot is not None else self.policy.serving_model
-                version, lineage = self.version, self.lineage
+                version, tag = self.version, self.weight_tag
                 started = time.perf_counter()
                 samples = generate(model, self.policy.tokenizer, rows, self.policy.device)
             log.info(
@@ -368,7 +385,7 @@ class Sampler:
             return
         start = 0
         for j in jobs:
-            j.future.set_result((samples[start : start + len(j.rows)], version, lineage))
+            j.future.set_result((samples[start : start + len(j.rows)], version, tag))
             start += len(j.rows)
 
 
@@ -378,7 +395,7 @@ def _response(
     prompt: list[int],
     samples: list[Sample],
     version: int,
-    lineage: str | None,
+    tag: str,
     tokenizer,
 ) -> dict:
     choices = []
@@ -416,9 +433,9 @@ def _response(
         "created": int(time.time()),
         "model": name,
         "system_fingerprint": f"weights-v{version}",
-        # SGLang's field for the same fact, tagged `{run}@{N}` as a sync tags SGLang's weights: the run's client
-        # checks every answer against the weights it synced.
-        "metadata": {"weight_version": f"{lineage}@{version}" if lineage else str(version)},
+        # SGLang's field for the same fact, tagged as a sync tags SGLang's weights (Sampler.weight_tag): the run's
+        # client checks every answer against the weights it synced.
+        "metadata": {"weight_version": tag},
         "choices": choices,
         "usage": {
             "prompt_tokens": len(prompt),

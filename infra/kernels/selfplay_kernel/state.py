@@ -327,7 +327,7 @@ def publish(policy: Policy, uri: str, version: int) -> dict:
         digest = weights_digest(policy)
         done = _existing(policy, loc, "snapshot", version, digest)
         if done is not None:
-            return {"uri": uri, "policyVersion": version, "format": done.get("format", fmt)}
+            return {"uri": uri, "policyVersion": version, "format": done.get("format", fmt), "sha256": digest}
         if _marker(loc) is not None:
             loc.delete(MARKER)
         with _staging(loc) as stage:
@@ -345,11 +345,22 @@ def publish(policy: Policy, uri: str, version: int) -> dict:
             (stage / SNAPSHOT_META).write_text(json.dumps(meta))
         loc.write(MARKER, json.dumps(meta).encode())
         log.info("published version %d at %s (%s)", version, uri, fmt)
-        return {"uri": uri, "policyVersion": version, "format": fmt}
+        return {"uri": uri, "policyVersion": version, "format": fmt, "sha256": digest}
 
 
-def load_snapshot(policy: Policy, uri: str, version: int) -> torch.nn.Module:
-    """A published snapshot as a ready-to-sample model; 409 when it is not of `version`."""
+@dataclass
+class Snapshot:
+    """A published snapshot loaded for sampling, with the digest of its weights (None: published before
+    digests, so only its version says which weights it holds)."""
+
+    model: torch.nn.Module
+    sha256: str | None
+
+
+def load_snapshot(policy: Policy, uri: str, version: int, sha256: str | None = None) -> Snapshot:
+    """A published snapshot as a ready-to-sample model; 409 when it is not of `version`, or not of the
+    weights `sha256` (rewritten since that publish: a step applied again). A snapshot from before digests
+    has none to compare, and loads as before."""
     loc = parse(uri)
     with _fetched(loc, "snapshot") as files:
         meta = _decoded(uri, SNAPSHOT_META, lambda: json.loads((files / SNAPSHOT_META).read_text()))
@@ -358,6 +369,14 @@ def load_snapshot(policy: Policy, uri: str, version: int) -> torch.nn.Module:
                 409,
                 "version_conflict",
                 f"version: the snapshot at {uri} is version {meta.get('policyVersion')}, not {version}",
+            )
+        held = meta.get("sha256")
+        if sha256 is not None and held is not None and held != sha256:
+            raise KernelError(
+                409,
+                "snapshot_changed",
+                f"sha256: the snapshot at {uri} holds version {version}'s weights {held[:12]}, not {sha256[:12]}: "
+                "it was published again with other weights (a step applied again) since the publish that named them",
             )
         if (files / "adapter_config.json").exists():
             from peft import PeftModel
@@ -370,4 +389,4 @@ def load_snapshot(policy: Policy, uri: str, version: int) -> torch.nn.Module:
             raise KernelError(400, "snapshot_invalid", f"uri: {uri} holds neither a model nor a LoRA adapter")
     model.eval()
     model.requires_grad_(False)
-    return model
+    return Snapshot(model, held)

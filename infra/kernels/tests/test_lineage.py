@@ -124,6 +124,45 @@ def test_a_step_applied_again_after_a_failed_commit_rewrites_its_checkpoint(make
     assert check.policy.lineage == "run"
 
 
+def test_a_snapshot_published_again_with_other_weights_is_told_apart_by_its_digest(make_kernel, tmp_path):
+    """A step applied again after a failed commit publishes other weights at the same URI and version: the
+    publish names their digest, a sampler holding the old copy reloads when asked for the new digest, and a
+    load naming the old digest is refused, not served the new weights as the old (or the reverse)."""
+    kernel = make_kernel()
+    base, snap = str(tmp_path / "v0"), str(tmp_path / "snap1")
+    assert kernel.client.post("/v1/policies/pol/checkpoint", json={"uri": base, "version": 0}).status_code == 200
+    assert step(kernel, tmp_path, "run", "run/iter-1/pol", 0).status_code == 200
+    first = kernel.client.post("/v1/policies/pol/publish", json={"uri": snap, "version": 1}).json()
+    from selfplay_kernel.state import weights_digest
+
+    assert first["sha256"] == weights_digest(kernel.policy) == json.loads((tmp_path / "snap1" / "COMPLETE").read_text())["sha256"]
+
+    sampler = make_kernel()
+    load = {"uri": snap, "version": 1, "lineage": "run"}
+    assert sampler.client.post("/v1/sampler/load", json={**load, "sha256": first["sha256"]}).json()["loaded"] is True
+    assert sampler.client.get("/v1/models").json()["data"][0]["weight_digest"] == first["sha256"]
+
+    restarted = make_kernel()
+    assert restarted.client.post("/v1/policies/pol/restore", json={"uri": base, "lineage": "run"}).status_code == 200
+    assert step(restarted, tmp_path, "run", "run/iter-1/pol-again", 0, completion="Four.").status_code == 200
+    again = restarted.client.post("/v1/policies/pol/publish", json={"uri": snap, "version": 1}).json()
+    assert again["sha256"] != first["sha256"]
+
+    # Without a digest (a client or a commit from before digests) the version alone decides, as before.
+    assert sampler.client.post("/v1/sampler/load", json=load).json()["loaded"] is False
+    reloaded = sampler.client.post("/v1/sampler/load", json={**load, "sha256": again["sha256"]}).json()
+    assert reloaded["loaded"] is True and reloaded["weight_version"] == 1
+    assert sampler.client.get("/v1/models").json()["data"][0]["weight_digest"] == again["sha256"]
+    assert weights_digest(sampler.policy) != again["sha256"]  # it serves the copy, not its own live weights
+    answer = sampler.client.post(
+        "/v1/chat/completions", json={"model": "pol", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 2}
+    )
+    assert answer.json()["metadata"] == {"weight_version": f"run@1-{again['sha256'][:12]}"}
+    stale = sampler.client.post("/v1/sampler/load", json={**load, "sha256": first["sha256"]})
+    assert stale.status_code == 409 and stale.json()["error"]["type"] == "snapshot_changed"
+    assert sampler.client.get("/v1/models").json()["data"][0]["weight_digest"] == again["sha256"]
+
+
 def test_a_sampler_serving_one_runs_weights_refuses_another_runs_load(make_kernel, tmp_path):
     """A sampler serves one model: a fork's sync may not load its snapshot over its parent's weights."""
     trainer = make_kernel()
@@ -140,11 +179,12 @@ def test_a_sampler_serving_one_runs_weights_refuses_another_runs_load(make_kerne
 
     assert load("parent").json()["loaded"] is True
     assert lineage_listed(sampler) == "parent"
-    # Every answer says whose weights it was sampled from, as a sync tags SGLang's.
+    # Every answer says whose weights it was sampled from, and which (the copy's digest), as a sync tags SGLang's.
     answer = sampler.client.post(
         "/v1/chat/completions", json={"model": "pol", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 2}
     )
-    assert answer.json()["metadata"] == {"weight_version": "parent@1"}
+    digest = json.loads((tmp_path / "snap1" / "COMPLETE").read_text())["sha256"]
+    assert answer.json()["metadata"] == {"weight_version": f"parent@1-{digest[:12]}"}
     refused = load("fork")
     assert refused.status_code == 409
     assert refused.json()["error"] == {

@@ -36,7 +36,15 @@ def test_models_lists_the_policy(kernel):
     assert kernel.client.get("/v1/models").json() == {
         "object": "list",
         "data": [
-            {"id": "pol", "object": "model", "owned_by": "selfplay-kernel", "weight_version": 0, "lineage": None, "pinned": False}
+            {
+                "id": "pol",
+                "object": "model",
+                "owned_by": "selfplay-kernel",
+                "weight_version": 0,
+                "lineage": None,
+                "pinned": False,
+                "weight_digest": None,
+            }
         ],
     }
 

@@ -1,5 +1,6 @@
 """Checkpoint / restore / publish, and a second kernel serving a published snapshot."""
 
+import json
 import shutil
 
 import pytest
@@ -124,7 +125,8 @@ def test_pinned_snapshot_outlives_the_next_step(make_kernel, tmp_path):
     listed = kernel.client.get("/v1/models").json()["data"][0]
     assert listed["weight_version"] == 1 and listed["pinned"] is True
     assert served["system_fingerprint"] == "weights-v1"
-    assert served["metadata"] == {"weight_version": "1"}
+    digest = json.loads((tmp_path / "snap1" / "COMPLETE").read_text())["sha256"]
+    assert served["metadata"] == {"weight_version": f"1-{digest[:12]}"}  # a copy's answers name its weights
     for s, t in zip(served["choices"][0]["logprobs"]["content"], at_v1["choices"][0]["logprobs"]["content"]):
         assert s["logprob"] == pytest.approx(t["logprob"], abs=1e-4)
     # Unpinned, loading the live version goes back to the live weights.
@@ -143,7 +145,12 @@ def test_publish_then_load_in_another_kernel(make_kernel, tmp_path, lora):
     conflict = trainer.client.post("/v1/policies/pol/publish", json={"uri": uri, "version": 2})
     assert conflict.status_code == 409 and conflict.json()["error"]["type"] == "version_conflict"
     published = trainer.client.post("/v1/policies/pol/publish", json={"uri": uri, "version": 3}).json()
-    assert published == {"uri": uri, "policyVersion": 3, "format": "lora" if lora else "full"}
+    assert published == {
+        "uri": uri,
+        "policyVersion": 3,
+        "format": "lora" if lora else "full",
+        "sha256": json.loads((tmp_path / "snap" / "COMPLETE").read_text())["sha256"],
+    }
     assert (tmp_path / "snap" / ("adapter_config.json" if lora else "config.json")).exists()
     assert (tmp_path / "snap" / "COMPLETE").exists()
     assert trainer.client.post("/v1/policies/pol/publish", json={"uri": uri, "version": 3}).json() == published

@@ -3,9 +3,9 @@ import { errorBody, firstIssue, startEngineServer, type FakeEngine } from './eng
 
 /**
  * The kernel's sampler as weight sync sees it: one policy, `POST /v1/sampler/load {uri, version, lineage?}`
- * (and `pin`; nothing else in the body; 409 `lineage_conflict` for another run than the one whose weights it
- * serves, as the kernel's lineage.py) and `GET /v1/models` reporting `weight_version`, `lineage` and `pinned`
- * on the policy's entry.
+ * (and `pin`, `sha256`; nothing else in the body; 409 `lineage_conflict` for another run than the one whose
+ * weights it serves, as the kernel's lineage.py) and `GET /v1/models` reporting `weight_version`, `lineage`,
+ * `pinned` and `weight_digest` (the pinned copy's digest, as the load named it) on the policy's entry.
  */
 
 export interface FakeKernelSamplerState {
@@ -19,6 +19,8 @@ export interface FakeKernelSamplerState {
   lineage?: string;
   /** Whether it serves a pinned copy of a snapshot; false: the trainer's live weights (before any pinned load). */
   pinned: boolean;
+  /** The digest of the pinned copy's weights, as its load named it. */
+  digest?: string;
 }
 
 export interface FakeKernelSampler extends FakeEngine {
@@ -30,6 +32,10 @@ const loadSchema = z.strictObject({
   version: z.number().int().nonnegative(),
   lineage: z.string().min(1).optional(),
   pin: z.boolean().optional(),
+  sha256: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .optional(),
 });
 const runOf = (lineage: string): string => lineage.replace(/\.r\d+$/, '');
 
@@ -43,6 +49,7 @@ export async function startFakeKernelSampler(policy: string, version?: number): 
         owned_by: 'selfplay-kernel',
         lineage: state.lineage ?? null,
         pinned: state.pinned,
+        weight_digest: state.pinned ? (state.digest ?? null) : null,
       };
       return {
         status: 200,
@@ -68,10 +75,11 @@ export async function startFakeKernelSampler(policy: string, version?: number): 
         return { status: 409, json: errorBody(message, 'lineage_conflict') };
       }
       if (!state.staleAfterLoad) {
-        [state.version, state.lineage, state.pinned] = [
+        [state.version, state.lineage, state.pinned, state.digest] = [
           parsed.data.version,
           lineage,
           parsed.data.pin === true,
+          parsed.data.sha256,
         ];
       }
       return { status: 200, json: { policy, weight_version: state.version } };

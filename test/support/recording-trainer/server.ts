@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { z } from 'zod';
@@ -61,6 +62,11 @@ export interface RecordingTrainerOptions {
    * whose snapshot an adapter is.
    */
   snapshotFormat?: 'full' | 'lora';
+  /**
+   * A publish answers a digest of the policy's "weights" (its version and the keys of the steps applied to it)
+   * and writes it in the marker, as the kernel does; without it, none, as kernels from before digests.
+   */
+  publishDigests?: boolean;
 }
 
 export interface RecordingTrainerStats {
@@ -139,6 +145,7 @@ export async function startRecordingTrainer(options: RecordingTrainerOptions): P
     duringStep,
     beforeAction,
     snapshotFormat = 'full',
+    publishDigests = false,
     port: wantedPort = 0,
     host = '127.0.0.1',
   } = options;
@@ -248,12 +255,28 @@ export async function startRecordingTrainer(options: RecordingTrainerOptions): P
       ...(lora ? { peft_type: 'LORA', uri: base } : {}),
     };
     await writeObject(`${base}/${file}`, JSON.stringify(described));
-    await writeObject(`${base}/COMPLETE`, '');
+    const sha256 = kind === 'publish' && publishDigests ? weightsDigest(policy, current) : undefined;
+    await writeObject(
+      `${base}/COMPLETE`,
+      sha256 ? JSON.stringify({ policy, policyVersion: current, sha256 }) : '',
+    );
     return kind === 'checkpoint'
       ? ({ uri: base, policyVersion: current, bytes: 0 } satisfies CheckpointResponse)
-      : ({ uri: base, policyVersion: current, format: snapshotFormat } satisfies PublishResponse);
+      : ({
+          uri: base,
+          policyVersion: current,
+          format: snapshotFormat,
+          ...(sha256 ? { sha256 } : {}),
+        } satisfies PublishResponse);
   };
   const restores: Array<{ policy: string; uri: string; version: number }> = [];
+  /** What stands for the policy's weights: its version and the steps applied to it, in order. */
+  const weightsDigest = (policy: string, version: number): string =>
+    createHash('sha256')
+      .update(
+        JSON.stringify([policy, version, state.steps.filter((s) => s.policy === policy).map((s) => s.key)]),
+      )
+      .digest('hex');
   /** The first responses to the keys applied to `policy`: kept by a checkpoint, as the kernel's state.json. */
   const responsesOf = (policy: string): Record<string, TrainStepResponse> =>
     Object.fromEntries(

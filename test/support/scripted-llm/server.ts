@@ -45,6 +45,11 @@ export interface ScriptedLlmOptions extends ConfigPatch {
   /** With `samplerPolicy`: the run whose weights are served before any load; a load names its own. */
   weightLineage?: string;
   /**
+   * With `samplerPolicy`: the digest of the snapshot copy served before any load; a load names its own
+   * (`sha256`), and answers carry it in their tag, as the kernel's do.
+   */
+  weightDigest?: string;
+  /**
    * With `samplerPolicy`: awaited when a load request has arrived, before it takes effect, so a test can hold
    * a weight sync in flight (and crash its caller) without timing anything.
    */
@@ -131,6 +136,7 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
     samplerPolicy,
     weightVersion: initialVersion,
     weightLineage: initialLineage,
+    weightDigest: initialDigest,
     beforeSamplerLoad,
     beforeChat,
     ...patch
@@ -145,6 +151,7 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
   let badRequests = 0;
   let weightVersion: number | undefined = initialVersion;
   let weightLineage: string | undefined = initialLineage;
+  let weightDigest: string | undefined = initialDigest;
   let samplerLoads = 0;
   let loadsUnderRequests = 0;
   /** Chat requests received and not yet answered. */
@@ -322,7 +329,7 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
     // As the kernel's sampler and SGLang do: the version the completions were sampled from.
     const served =
       samplerPolicy && weightVersion !== undefined
-        ? { weight_version: formatWeightTag(weightVersion, weightLineage) }
+        ? { weight_version: formatWeightTag(weightVersion, weightLineage, weightDigest) }
         : {};
     if (samplerPolicy) {
       answeredVersions.set(fingerprint, [...(answeredVersions.get(fingerprint) ?? []), weightVersion ?? -1]);
@@ -376,6 +383,7 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
           uri?: unknown;
           version?: unknown;
           lineage?: unknown;
+          sha256?: unknown;
         };
         if (
           typeof body.uri !== 'string' ||
@@ -392,6 +400,7 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
         if (activeChats > 0 && weightVersion !== body.version) loadsUnderRequests++;
         weightVersion = body.version as number;
         weightLineage = typeof body.lineage === 'string' ? body.lineage : undefined;
+        weightDigest = typeof body.sha256 === 'string' ? body.sha256 : undefined;
         samplerLoads++;
         return sendJson(res, 200, {
           object: 'sampler.load',

@@ -29,13 +29,18 @@ export const FULL_FILES: Record<string, string> = {
   'tokenizer/tokenizer.json': '{"version":"1.0"}',
 };
 
-/** Writes a snapshot directory; `complete: false` leaves out the COMPLETE marker, like a crashed publish. */
+/**
+ * Writes a snapshot directory; `complete: false` leaves out the COMPLETE marker, like a crashed publish.
+ * With `sha256`, the marker names the weights' digest as the kernel's does; without, it names none (a
+ * snapshot from before digests).
+ */
 export async function writeSnapshot(
   dir: string,
   files: Record<string, string>,
-  { complete = true }: { complete?: boolean } = {},
+  { complete = true, sha256 }: { complete?: boolean; sha256?: string } = {},
 ): Promise<string> {
-  const all = complete ? { ...files, COMPLETE: 'v1' } : files;
+  const marker = sha256 === undefined ? 'v1' : JSON.stringify({ policyVersion: 7, sha256 });
+  const all = complete ? { ...files, COMPLETE: marker } : files;
   for (const [name, body] of Object.entries(all)) {
     await mkdir(path.dirname(path.join(dir, name)), { recursive: true });
     await writeFile(path.join(dir, name), body);
@@ -60,6 +65,9 @@ export const FAST_HTTP: HttpPolicy = {
 };
 
 export const POLICY = 'solver';
+
+/** Two digests of one version's weights: as first published, and published again after a step re-applied. */
+export const DIGEST = { first: 'a'.repeat(64), again: 'b'.repeat(64) };
 
 /**
  * What every engine suite sets up per test: a temp dir, the engine's adapter with its own snapshot cache and

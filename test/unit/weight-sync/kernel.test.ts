@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { adapterFor, syncServers, type SnapshotRef } from '../../../activities/clients/weight-sync';
 import { startFakeKernelSampler, type FakeKernelSampler } from '../../support/fake-engines/kernel-sampler';
-import { FAST_HTTP } from './fixtures';
+import { DIGEST, FAST_HTTP } from './fixtures';
 
 const POLICY = 'solver';
 const snapshot: SnapshotRef = {
@@ -167,6 +167,23 @@ test("pinned, a sampler serving the trainer's live weights at the wanted version
   const live = await start(4);
   await syncServers(adapter, [live.url], snapshot, options);
   expect(live.calls('POST', '/v1/sampler/load')).toHaveLength(0);
+});
+
+test('a pinned copy of the version with other weights (published again since) is reloaded, naming their digest', async () => {
+  const sampler = await start(3);
+  const pinned = adapterFor('kernel', { http: FAST_HTTP, pinKernelSnapshots: true });
+  const first = { ...snapshot, sha256: DIGEST.first };
+  const again = { ...snapshot, sha256: DIGEST.again };
+  for (const published of [first, first, again]) {
+    expect(await syncServers(pinned, [sampler.url], published, options)).toEqual([
+      { server: sampler.url, ok: true, version: 4 },
+    ]);
+  }
+  expect(sampler.calls('POST', '/v1/sampler/load').map((r) => r.body)).toEqual([
+    { uri: snapshot.uri, version: 4, pin: true, sha256: DIGEST.first },
+    { uri: snapshot.uri, version: 4, pin: true, sha256: DIGEST.again },
+  ]);
+  expect(sampler.state.digest).toBe(DIGEST.again);
 });
 
 describe('one model per sampler: two runs of one policy name cannot share it', () => {

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { LocalStore } from '../../../activities/clients/storage';
 import { syncServers, type SnapshotRef } from '../../../activities/clients/weight-sync';
 import { startFakeSglang, type FakeSglang } from '../../support/fake-engines/sglang';
-import { FULL_FILES, LORA_FILES, POLICY, engineSuite, writeSnapshot } from './fixtures';
+import { DIGEST, FULL_FILES, LORA_FILES, POLICY, engineSuite, writeSnapshot } from './fixtures';
 
 const options = { attempts: 2, timeoutMs: 5_000 };
 const { suite, track, fileSnapshot } = engineSuite<FakeSglang>('sglang', 'full');
@@ -18,6 +18,28 @@ test('reloads from the local path with the version as a string, and verifies it 
   ]);
   expect(server.state).toMatchObject({ weightVersion: '4', modelPath: snapshot.dir });
   expect(server.calls('GET', '/get_weight_version')).toHaveLength(2);
+});
+
+test('weights published again at the version are loaded again, tagged with their digest', async () => {
+  const server = await start('r1@3');
+  const dir = path.join(suite.dir, 'published', 'v4');
+  const ref: SnapshotRef = { policy: POLICY, version: 4, uri: dir, format: 'full' };
+  const sync = (sha256: string) =>
+    syncServers(suite.adapter, [server.url], { ...ref, sha256 }, { ...options, run: 'r1' });
+  await writeSnapshot(dir, FULL_FILES, { sha256: DIGEST.first });
+  expect(await sync(DIGEST.first)).toEqual([{ server: server.url, ok: true, version: 4 }]);
+  expect(await sync(DIGEST.first)).toEqual([{ server: server.url, ok: true, version: 4 }]);
+  await writeSnapshot(
+    dir,
+    { ...FULL_FILES, 'model-00001-of-00002.safetensors': 'stepped again' },
+    { sha256: DIGEST.again },
+  );
+  expect(await sync(DIGEST.again)).toEqual([{ server: server.url, ok: true, version: 4 }]);
+  expect(
+    server
+      .calls('POST', '/update_weights_from_disk')
+      .map((r) => (r.body as { weight_version: string }).weight_version),
+  ).toEqual([`r1@4-${'a'.repeat(12)}`, `r1@4-${'b'.repeat(12)}`]);
 });
 
 test('a fresh server ("default" version) is loaded', async () => {

@@ -7,7 +7,7 @@ import {
   SnapshotUnavailable,
   type SnapshotRef,
 } from '../../../activities/clients/weight-sync';
-import { FULL_FILES, s3InDirectory, tempDir, writeSnapshot } from './fixtures';
+import { DIGEST, FULL_FILES, s3InDirectory, tempDir, writeSnapshot } from './fixtures';
 
 let dir: string;
 let cacheDir: string;
@@ -25,9 +25,20 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function s3Snapshot(prefix: string, options?: { complete?: boolean }): Promise<SnapshotRef> {
-  await writeSnapshot(path.join(s3Root, 'bucket', prefix), FULL_FILES, options);
-  return { policy: 'solver', version: 7, uri: `s3://bucket/${prefix}`, format: 'full' };
+async function s3Snapshot(
+  prefix: string,
+  options?: { complete?: boolean; sha256?: string },
+  files = FULL_FILES,
+): Promise<SnapshotRef> {
+  await writeSnapshot(path.join(s3Root, 'bucket', prefix), files, options);
+  const sha256 = options?.sha256;
+  return {
+    policy: 'solver',
+    version: 7,
+    uri: `s3://bucket/${prefix}`,
+    format: 'full',
+    ...(sha256 ? { sha256 } : {}),
+  };
 }
 
 /** Every file under a directory, relative, sorted. */
@@ -78,6 +89,42 @@ test('two snapshots with the same policy and version but different URIs never sh
   const [pathA, pathB] = [await cache.localPath(a), await cache.localPath(b)];
   expect(pathA).not.toBe(pathB);
   expect(path.dirname(pathA)).toBe(path.dirname(pathB));
+});
+
+test('weights published again at the same URI and version are copied anew, never served from the old copy', async () => {
+  const prefix = 'runs/r1/solver/v7';
+  const first = await s3Snapshot(prefix, { sha256: DIGEST.first });
+  const firstCopy = await cache.localPath(first);
+  // A step applied again after a failed commit publishes other weights at the same URI.
+  const shard = 'model-00001-of-00002.safetensors';
+  const again = await s3Snapshot(
+    prefix,
+    { sha256: DIGEST.again },
+    { ...FULL_FILES, [shard]: 'stepped again' },
+  );
+  const againCopy = await cache.localPath(again);
+  expect(againCopy).not.toBe(firstCopy);
+  expect(await readFile(path.join(againCopy, shard), 'utf8')).toBe('stepped again');
+  expect(await readFile(path.join(firstCopy, shard), 'utf8')).toBe(FULL_FILES[shard]);
+
+  // The first weights are gone from the store: a cache without their copy refuses them, naming both digests.
+  const elsewhere = new SnapshotCache({ dir: path.join(dir, 'other'), openStore: s3InDirectory(s3Root) });
+  await expect(elsewhere.localPath(first)).rejects.toMatchObject({
+    type: 'ContractViolation',
+    nonRetryable: true,
+    message: expect.stringContaining(
+      `holds weights ${'b'.repeat(12)}, not ${'a'.repeat(12)}: it was published again with other weights`,
+    ) as unknown,
+  });
+  expect(await filesUnder(path.join(dir, 'other'))).toEqual([]);
+  // A local snapshot is checked the same way; a snapshot from before digests is taken as it is.
+  const local = await writeSnapshot(path.join(dir, 'published', 'v7'), FULL_FILES, { sha256: DIGEST.again });
+  const ref: SnapshotRef = { policy: 'solver', version: 7, uri: local, format: 'full' };
+  expect(await cache.localPath({ ...ref, sha256: DIGEST.again })).toBe(local);
+  await expect(cache.localPath({ ...ref, sha256: DIGEST.first })).rejects.toMatchObject({
+    type: 'ContractViolation',
+  });
+  expect(await cache.localPath(ref)).toBe(local);
 });
 
 test('an s3 snapshot without COMPLETE is refused and leaves nothing in the cache', async () => {

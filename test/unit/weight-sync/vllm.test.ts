@@ -1,9 +1,12 @@
-import { readdir } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { LocalStore } from '../../../activities/clients/storage';
 import { syncServers, type SnapshotRef } from '../../../activities/clients/weight-sync';
 import { startFakeVllm, type FakeVllm, type FakeVllmOptions } from '../../support/fake-engines/vllm';
-import { FULL_FILES, LORA_FILES, POLICY, engineSuite, writeSnapshot } from './fixtures';
+import { configFor } from '../../support/recipe-harness';
+import { startScriptedLlm } from '../../support/scripted-llm/server';
+import { askReasoner, shardLlm } from '../../support/shard-llm';
+import { DIGEST, FULL_FILES, LORA_FILES, POLICY, engineSuite, writeSnapshot } from './fixtures';
 
 const options = { attempts: 2, timeoutMs: 5_000 };
 const { suite, track, fileSnapshot } = engineSuite<FakeVllm>('vllm', 'lora');
@@ -221,5 +224,74 @@ describe('two runs of one policy name sharing a server (a fork and its parent)',
       message: expect.stringContaining('the name must contain {version} once') as unknown,
     });
     expect(server.calls('POST', '/v1/load_lora_adapter')).toHaveLength(0);
+  });
+});
+
+describe('weights published again at a version (a step applied again after a failed commit)', () => {
+  const RUN_MODEL = '{run}/{policy}-v{version}';
+
+  test('load as a new adapter named by their digest, which the samplers ask for; the old weights are unloaded', async () => {
+    const llm = await startScriptedLlm();
+    try {
+      const server = await start({ upstream: { url: llm.url, model: 'scripted-policy' } });
+      const ref: SnapshotRef = {
+        policy: POLICY,
+        version: 4,
+        uri: 's3://bucket/runs/r1/solver/v4',
+        format: 'lora',
+      };
+      const sync = (sha256: string) =>
+        syncServers(
+          suite.adapter,
+          [server.url],
+          { ...ref, sha256 },
+          { ...options, run: 'r1', model: RUN_MODEL },
+        );
+      const published = path.join(suite.s3Root, 'bucket', 'runs', 'r1', 'solver', 'v4');
+      await writeSnapshot(published, LORA_FILES, { sha256: DIGEST.first });
+      expect(await sync(DIGEST.first)).toEqual([{ server: server.url, ok: true, version: 4 }]);
+      const rewritten = { ...LORA_FILES, 'adapter_model.safetensors': 'stepped again' };
+      await writeSnapshot(published, rewritten, { sha256: DIGEST.again });
+      expect(await sync(DIGEST.again)).toEqual([{ server: server.url, ok: true, version: 4 }]);
+
+      const loads = server
+        .calls('POST', '/v1/load_lora_adapter')
+        .map((r) => r.body as Record<string, string>);
+      expect(loads.map((l) => l.lora_name)).toEqual([
+        `r1/solver-v4-${'a'.repeat(12)}`,
+        `r1/solver-v4-${'b'.repeat(12)}`,
+      ]);
+      const again = loads[1] ?? {};
+      expect(await readFile(path.join(again.lora_path ?? '', 'adapter_model.safetensors'), 'utf8')).toBe(
+        'stepped again',
+      );
+      expect(server.calls('POST', '/v1/unload_lora_adapter').map((r) => r.body)).toEqual([
+        { lora_name: loads[0]?.lora_name },
+      ]);
+
+      // A shard synced to the new weights asks for their adapter, and is answered from it.
+      await askReasoner(
+        shardLlm(
+          {
+            config: configFor({
+              recipe: 'spice',
+              runId: 'r1',
+              training: { policy: POLICY },
+              inference: { default: { baseUrl: server.url, model: RUN_MODEL } },
+              weightSync: { engine: 'vllm', servers: [server.url] },
+            }),
+            runId: 'r1',
+            iteration: 5,
+            shard: 0,
+            versions: { [POLICY]: 4 },
+            snapshots: [{ ...ref, sha256: DIGEST.again }],
+          },
+          'reasoner',
+        ),
+      );
+      expect(server.state.completions).toEqual([{ model: again.lora_name, path: again.lora_path }]);
+    } finally {
+      await llm.close();
+    }
   });
 });
