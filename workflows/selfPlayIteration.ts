@@ -195,7 +195,8 @@ class Iteration {
    */
   async sampleRollouts(prepared: PolicySet): Promise<Rollouts> {
     const { config } = this.input;
-    const streaming = this.maxStaleness > 0 && config.pipeline?.streaming === true && this.parent !== undefined;
+    const streaming =
+      this.maxStaleness > 0 && config.pipeline?.streaming === true && this.parent !== undefined;
     /** Shards of the first round yet to pass their gate, while the parent is to be told when none is left. */
     const announce = streaming && patched(STREAMING_ANNOUNCES_ISSUED);
     const first = await this.planRound();
@@ -331,7 +332,12 @@ class Iteration {
       stageResults,
       rounds: rollouts.plans[0]?.accumulation ? rollouts.plans.length : undefined,
       evaluations,
-      pipeline: pipelineMetrics(this.maxStaleness, done.prepared, trainFrom.commit.policies, trainFrom.waitSeconds),
+      pipeline: pipelineMetrics(
+        this.maxStaleness,
+        done.prepared,
+        trainFrom.commit.policies,
+        trainFrom.waitSeconds,
+      ),
     });
     const recipeStateKey = filtered.recipeStateKey ?? trainFrom.commit.recipeStateKey;
     const batchKeys = Object.values(filtered.batches).map((b) => b.key);
