@@ -54,8 +54,14 @@ export const versionsText = (versions: Record<string, number>): string =>
     .map(([name, v]) => `${name} v${v}`)
     .join(' · ');
 
+/**
+ * The iteration input's version: 3 since its config carries every field the iteration and its activities read
+ * (older inputs are brought to it by contracts/input-upgrade.ts, at the workflow's entry).
+ */
+export const ITERATION_INPUT_VERSION = 3;
+
 export interface IterationInput {
-  v: 2;
+  v: typeof ITERATION_INPUT_VERSION;
   runId: string;
   iteration: number;
   config: RunConfig;

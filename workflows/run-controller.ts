@@ -1,5 +1,6 @@
 import type { RunConfig } from '../config/schema';
 import {
+  ITERATION_INPUT_VERSION,
   versionsOf,
   type IterationInput,
   type IterationResult,
@@ -219,7 +220,7 @@ export class RunController {
     const { config, committed } = this;
     const behaviour = overlaps && behaviourOf(overlaps);
     return {
-      v: 2,
+      v: ITERATION_INPUT_VERSION,
       runId: this.lineage,
       iteration: n,
       config: iterationConfig(config, this.runId),

@@ -33,6 +33,7 @@ import {
   iterationProgressQuery,
 } from './messages';
 import { StageTimer } from './stage-timer';
+import { upgradeIterationInput, type RecordedIterationInput } from '../contracts/input-upgrade';
 import {
   artifactKeys,
   iterationMetrics,
@@ -62,8 +63,10 @@ const START_EVALUATION_BEFORE_STEP = 'start-evaluation-before-step';
  * trainer alone until the parent sends the previous iteration's commit, then filters and trains from it.
  * With `pipeline.streaming` it also tells the parent once every shard of its first round has passed its gate
  * (only solving and judging remain, their requests sent), so the next one's requests queue behind its tail.
+ * Its input may be one an older version recorded: it is upgraded first (contracts/input-upgrade.ts).
  */
-export async function selfPlayIteration(input: IterationInput): Promise<IterationResult> {
+export async function selfPlayIteration(recorded: RecordedIterationInput): Promise<IterationResult> {
+  const input = upgradeIterationInput(recorded);
   const it = new Iteration(input);
   const started = Date.now();
   const prepared = await it.prepareSampling();
@@ -137,7 +140,7 @@ class Iteration {
     });
     this.names = Object.keys(input.policies).sort();
     this.versions = versionsOf(input.policies);
-    this.maxStaleness = input.config.pipeline?.maxStaleness ?? 0;
+    this.maxStaleness = input.config.pipeline.maxStaleness;
   }
 
   /**
@@ -195,8 +198,7 @@ class Iteration {
    */
   async sampleRollouts(prepared: PolicySet): Promise<Rollouts> {
     const { config } = this.input;
-    const streaming =
-      this.maxStaleness > 0 && config.pipeline?.streaming === true && this.parent !== undefined;
+    const streaming = this.maxStaleness > 0 && config.pipeline.streaming && this.parent !== undefined;
     /** Shards of the first round yet to pass their gate, while the parent is to be told when none is left. */
     const announce = streaming && patched(STREAMING_ANNOUNCES_ISSUED);
     const first = await this.planRound();

@@ -1,0 +1,87 @@
+import {
+  LOSS_OPTION_DEFAULTS,
+  RETENTION_DEFAULTS,
+  TIMEOUT_DEFAULTS,
+  UPDATE_DEFAULTS,
+  type RunConfig,
+} from '../config/schema';
+import { SCOPE_JOINT_SCHEDULE } from '../config/presets/scope';
+import { NON_RETRYABLE, nonRetryable } from './errors';
+import { ITERATION_INPUT_VERSION, type IterationInput } from './selfplay';
+
+/**
+ * An iteration's input as any version recorded it. A workflow replays its recorded input for as long as it
+ * runs (days), so the input a new worker gets may be older than its code:
+ * - version 1 (no `v`, or `v: 1`): one policy's version at the top level. Runs made before several policies
+ *   replay differently, so this version cannot be run on; it is refused.
+ * - version 2: a `PolicySet`, and the config as the run resolved it then: the fields added to the schema since
+ *   are absent.
+ * - version 3 (`ITERATION_INPUT_VERSION`): the config has every field the iteration and its activities read.
+ * `upgradeIterationInput` brings any of them to the current version once, at the workflow's entry, so nothing
+ * after it needs a fallback for a field an older input lacks.
+ */
+export type RecordedIterationInput = Omit<IterationInput, 'v' | 'config'> & {
+  v?: number;
+  config: RecordedConfig;
+};
+
+type Lacking<T, K extends keyof T> = Omit<T, K> & Partial<Pick<T, K>>;
+type Training = RunConfig['training'];
+type Loss = Training['loss'];
+
+/** A run config as a version-2 input recorded it: each field added since may be absent. */
+export type RecordedConfig = Omit<
+  RunConfig,
+  'training' | 'timeouts' | 'pipeline' | 'spice' | 'spell' | 'scope'
+> & {
+  training: Lacking<Omit<Training, 'loss'>, 'update' | 'retention' | 'negateAdvantages' | 'ablateRoles'> & {
+    loss: Lacking<Loss, 'entropyCoef' | keyof typeof LOSS_OPTION_DEFAULTS>;
+  };
+  timeouts: Partial<RunConfig['timeouts']>;
+  pipeline?: Partial<RunConfig['pipeline']>;
+  spice?: Lacking<RunConfig['spice'], 'refuteArithmeticAnswers' | 'requireAnswerInDocument'>;
+  spell?: Lacking<RunConfig['spell'], 'maxRounds'>;
+  scope?: Lacking<RunConfig['scope'], 'schedule'>;
+};
+
+/**
+ * The current input for `input` of any version: a field an older input lacks gets the value that gives the
+ * behaviour the input had when it was recorded (an option off, one round, one step, synchronous, the joint
+ * schedule), not today's default, so an iteration upgraded mid-run goes on as it began. Deterministic and
+ * pure: it changes no command of a replayed history. Refuses (non-retryably, naming `v`) a version it
+ * cannot bring forward.
+ */
+export function upgradeIterationInput(input: RecordedIterationInput): IterationInput {
+  const v = input.v ?? 1;
+  if (v === ITERATION_INPUT_VERSION) return input as IterationInput;
+  if (v !== 2) {
+    throw nonRetryable(
+      NON_RETRYABLE.invalidInput,
+      `selfPlayIteration input v: ${v} is not one this worker runs (versions 2 to ${ITERATION_INPUT_VERSION}); ` +
+        'version 1 predates several policies per run: resume the run from its last commit on this version',
+    );
+  }
+  return { ...input, v: ITERATION_INPUT_VERSION, config: upgradeConfig(input.config) };
+}
+
+/** A version-2 input's config with every field added since, as it behaved before the field existed. */
+function upgradeConfig(config: RecordedConfig): RunConfig {
+  const { training, spice, spell, scope } = config;
+  return {
+    ...config,
+    training: {
+      ...training,
+      loss: { entropyCoef: 0, ...LOSS_OPTION_DEFAULTS, ...training.loss },
+      update: training.update ?? UPDATE_DEFAULTS,
+      retention: training.retention ?? RETENTION_DEFAULTS,
+      negateAdvantages: training.negateAdvantages ?? false,
+      ablateRoles: training.ablateRoles ?? [],
+    },
+    timeouts: { ...TIMEOUT_DEFAULTS, ...config.timeouts },
+    pipeline: { maxStaleness: 0, streaming: false, ...config.pipeline },
+    // Only the run's own recipe's section travels (workflows/run-params.ts `iterationConfig`).
+    ...(spice ? { spice: { refuteArithmeticAnswers: false, requireAnswerInDocument: false, ...spice } } : {}),
+    ...(spell ? { spell: { maxRounds: 1, ...spell } } : {}),
+    ...(scope ? { scope: { schedule: SCOPE_JOINT_SCHEDULE, ...scope } } : {}),
+  } as RunConfig;
+}
