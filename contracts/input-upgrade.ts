@@ -7,7 +7,30 @@ import {
 } from '../config/schema';
 import { SCOPE_JOINT_SCHEDULE } from '../config/presets/scope';
 import { NON_RETRYABLE, nonRetryable } from './errors';
-import { ITERATION_INPUT_VERSION, type IterationInput } from './selfplay';
+import { ITERATION_INPUT_VERSION, RUN_CARRY_VERSION, type IterationInput, type RunCarry } from './selfplay';
+
+/**
+ * The run's carry (its second argument, after continue-as-new) as any version recorded it: version 1 with or
+ * without `v`. The run's first argument, its config, needs none: the run resolves it with the schema on entry,
+ * which fills every field an older one lacks.
+ */
+export type RecordedRunCarry = Omit<RunCarry, 'v'> & { v?: number };
+
+/**
+ * The current carry for `carry` of any version, once at the run's entry. Version 1 is the current one; a carry
+ * of a later version (written by newer workers, replayed on older ones) is refused rather than misread.
+ */
+export function upgradeRunCarry(carry: RecordedRunCarry): RunCarry {
+  const v = carry.v ?? 1;
+  if (v !== RUN_CARRY_VERSION) {
+    throw nonRetryable(
+      NON_RETRYABLE.invalidInput,
+      `selfPlayRun carry v: ${v} is newer than this worker's (${RUN_CARRY_VERSION}); run the run on the ` +
+        'workers that continued it as new',
+    );
+  }
+  return { ...carry, v };
+}
 
 /**
  * An iteration's input as any version recorded it. A workflow replays its recorded input for as long as it

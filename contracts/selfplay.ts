@@ -363,8 +363,15 @@ export interface RunStart {
   lineages?: Lineage[];
 }
 
+/**
+ * The carry's version: 1, its first (a carry recorded without `v` is version 1). A change to its shape
+ * raises it and brings older carries forward in `upgradeRunCarry` (contracts/input-upgrade.ts).
+ */
+export const RUN_CARRY_VERSION = 1;
+
 /** State carried across continue-as-new. */
 export interface RunCarry extends RunStart {
+  v: typeof RUN_CARRY_VERSION;
   recent: IterationResult[];
   /** The run was paused when it continued as new: it stays paused. */
   paused?: boolean;

@@ -6,6 +6,7 @@ import {
   type PolicyCommit,
   type PolicySet,
   type IterationInput,
+  type IterationStageInput,
   type IterationResult,
   type PlanResult,
   type PlanRound,
@@ -220,14 +221,16 @@ class Iteration {
     return { plans, shardResults };
   }
 
-  private planRound(round?: PlanRound): Promise<PlanResult> {
+  /** What every stage's input names: the run's lineage, the iteration, its config and the versions sampled. */
+  private get stageInput(): Pick<IterationStageInput, 'runId' | 'iteration' | 'config' | 'versions'> {
     const { runId, iteration, config } = this.input;
+    return { runId, iteration, config, versions: this.versions };
+  }
+
+  private planRound(round?: PlanRound): Promise<PlanResult> {
     return this.timer.time('plan', () =>
       this.pools.planner.plan({
-        runId,
-        iteration,
-        config,
-        versions: this.versions,
+        ...this.stageInput,
         ...recipeState(this.input),
         ...(round ? { round } : {}),
       }),
@@ -236,26 +239,17 @@ class Iteration {
 
   /** One round's shards, each through propose → gate → solve → judge; `announce`: tell the parent once all gated. */
   private runRound(plan: PlanResult, announce?: PolicySet): Promise<ShardStageResult[][]> {
-    const { runId, iteration, config } = this.input;
     const { pools, timer } = this;
     timer.shards = (timer.shards ?? 0) + plan.shards.length;
     let ungated = plan.shards.length;
     return Promise.all(
       plan.shards.map(async ({ shard }) => {
-        const stageInput = {
-          runId,
-          iteration,
-          shard,
-          config,
-          versions: this.versions,
-          ...recipeState(this.input),
-          ...this.sampling,
-        };
-        const propose = await timer.time('propose', () => pools.rollout.propose(stageInput));
-        const gate = await timer.time('gate', () => pools.orchestrator.gate(stageInput));
+        const input = { ...this.stageInput, shard, ...recipeState(this.input), ...this.sampling };
+        const propose = await timer.time('propose', () => pools.rollout.propose(input));
+        const gate = await timer.time('gate', () => pools.orchestrator.gate(input));
         if (announce && --ungated === 0) void this.tellParent(iterationIssuedSignal, announce);
-        const solve = await timer.time('solve', () => pools.rollout.solve(stageInput));
-        const judge = await timer.time('judge', () => pools.judge.judge(stageInput));
+        const solve = await timer.time('solve', () => pools.rollout.solve(input));
+        const judge = await timer.time('judge', () => pools.judge.judge(input));
         return [propose, gate, solve, judge];
       }),
     );
@@ -289,17 +283,9 @@ class Iteration {
 
   /** The filter: rewards, advantages and each policy's batch from every round's shards, from the base's state. */
   filter({ commit }: TrainFrom, { plans }: Rollouts): Promise<FilterResult> {
-    const { runId, iteration, config } = this.input;
     const shards = plans.flatMap((p) => p.shards.map((s) => s.shard));
     return this.timer.time('filter', () =>
-      this.pools.orchestrator.filter({
-        runId,
-        iteration,
-        config,
-        versions: this.versions,
-        shards,
-        ...recipeState(commit),
-      }),
+      this.pools.orchestrator.filter({ ...this.stageInput, shards, ...recipeState(commit) }),
     );
   }
 

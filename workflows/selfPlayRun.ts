@@ -46,6 +46,7 @@ import { pauseChild, running, type Flight } from './pipeline';
 import { selfPlayIteration } from './selfPlayIteration';
 import { lineageHolding, rollbackLineage } from '../contracts/lineage';
 import { RunController, type CommitColumns, type RunOutcome } from './run-controller';
+import { upgradeRunCarry, type RecordedRunCarry } from '../contracts/input-upgrade';
 import { ITERATION, MEAN_REWARD, RECIPE, RUN_STATE, VALID_TASK_RATE } from './search-attributes';
 
 export type { RunOutcome } from './run-controller';
@@ -76,7 +77,8 @@ const TRACKING_AFTER_COMMIT = 'tracking-after-commit';
  * A training run: ONE plain-JSON argument (so the Web UI can start it), e.g. `{"recipe":"spice"}`.
  * Each iteration is a child workflow `{runId}/iter-{n}`; the run records each committed iteration and
  * continues-as-new every `continueAsNewEvery` iterations (or when Temporal suggests it), after its children
- * and handlers have finished. `carry` is internal: the state handed over by continue-as-new.
+ * and handlers have finished. `recorded` is internal: the state handed over by continue-as-new (the carry),
+ * brought to its current version first (contracts/input-upgrade.ts).
  * Operator controls (Updates with validators, see messages.ts): `pause`/`resume` (forwarded to the running
  * child, which holds at its next stage boundary), `stopAfterIteration`, `setParams` (from the next iteration)
  * and `rollback` (to a committed iteration, in a new storage lineage: see lineage.ts and `rollBack` below).
@@ -89,7 +91,8 @@ const TRACKING_AFTER_COMMIT = 'tracking-after-commit';
  * new run's iterations must fit Temporal's limits (config/temporal-limits.ts).
  * The run's state and decisions are a `RunController` (run-controller.ts); `RunWorkflow` below drives it.
  */
-export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<RunOutcome> {
+export async function selfPlayRun(input: unknown, recorded?: RecordedRunCarry): Promise<RunOutcome> {
+  const carry = recorded && upgradeRunCarry(recorded);
   const config = checkedConfig(input, carry);
   const runId = config.runId ?? workflowInfo().workflowId;
   const run = new RunWorkflow(new RunController(config, runId, carry));

@@ -4,7 +4,11 @@ import { gunzipSync } from 'node:zlib';
 import { temporal } from '@temporalio/proto';
 import { resolveRunConfig, type RunConfig } from '../../config/schema';
 import { SCOPE_JOINT_SCHEDULE } from '../../config/presets/scope';
-import { upgradeIterationInput, type RecordedIterationInput } from '../../contracts/input-upgrade';
+import {
+  upgradeIterationInput,
+  upgradeRunCarry,
+  type RecordedIterationInput,
+} from '../../contracts/input-upgrade';
 import { ITERATION_INPUT_VERSION } from '../../contracts/selfplay';
 import { iterationConfig } from '../../workflows/run-params';
 import { lossSpec, updateSpec } from '../../activities/stages/update';
@@ -95,5 +99,17 @@ describe('iteration inputs of older versions are upgraded once, at the entry', (
       /selfPlayIteration input v: 1 .*version 1 predates/,
     );
     expect(() => upgradeIterationInput({ ...spice, v: 7 })).toThrow(/v: 7 is not one this worker runs/);
+  });
+});
+
+describe("the run's carry is versioned too", () => {
+  const carry = { nextIteration: 3, policies: { policy: { version: 2 } }, recent: [] };
+
+  test('a carry recorded without a version is version 1, the current one; a newer one is refused', () => {
+    expect(upgradeRunCarry(carry)).toEqual({ ...carry, v: 1 });
+    expect(upgradeRunCarry({ ...carry, v: 1 })).toEqual({ ...carry, v: 1 });
+    expect(() => upgradeRunCarry({ ...carry, v: 2 })).toThrow(
+      /selfPlayRun carry v: 2 is newer than this worker's/,
+    );
   });
 });
