@@ -68,24 +68,35 @@ export type RecordedConfig = Omit<
 };
 
 /**
- * The current input for `input` of any version: a field an older input lacks gets the value that gives the
- * behaviour the input had when it was recorded (an option off, one round, one step, synchronous, the joint
- * schedule), not today's default, so an iteration upgraded mid-run goes on as it began. Deterministic and
- * pure: it changes no command of a replayed history. Refuses (non-retryably, naming `v`) a version it
- * cannot bring forward.
+ * The current input for `input` of any version, one step at a time: a field an older input lacks gets the
+ * value that gives the behaviour the input had when it was recorded (an option off, one round, one step,
+ * synchronous, the joint schedule), not today's default, so an iteration upgraded mid-run goes on as it
+ * began. Deterministic and pure: it changes no command of a replayed history. Refuses (non-retryably, naming
+ * `v`) a version it cannot bring forward.
  */
 export function upgradeIterationInput(input: RecordedIterationInput): IterationInput {
-  const v = input.v ?? 1;
-  if (v === ITERATION_INPUT_VERSION) return input as IterationInput;
-  if (v !== 2) {
-    throw nonRetryable(
-      NON_RETRYABLE.invalidInput,
-      `selfPlayIteration input v: ${v} is not one this worker runs (versions 2 to ${ITERATION_INPUT_VERSION}); ` +
-        'version 1 predates several policies per run: resume the run from its last commit on this version',
-    );
+  let upgraded = input;
+  for (let v = input.v ?? 1; v !== ITERATION_INPUT_VERSION; v = upgraded.v ?? 1) {
+    const step = ITERATION_INPUT_STEPS[v];
+    if (!step) {
+      throw nonRetryable(
+        NON_RETRYABLE.invalidInput,
+        `selfPlayIteration input v: ${v} is not one this worker runs (versions 2 to ${ITERATION_INPUT_VERSION}); ` +
+          'version 1 predates several policies per run: resume the run from its last commit on this version',
+      );
+    }
+    upgraded = step(upgraded);
   }
-  return { ...input, v: ITERATION_INPUT_VERSION, config: upgradeConfig(input.config) };
+  return upgraded as IterationInput;
 }
+
+/**
+ * Each step brings an input of the version it is listed under to the next. A change to the input (a config
+ * field the iteration reads, say) adds a step from the current version and raises ITERATION_INPUT_VERSION.
+ */
+const ITERATION_INPUT_STEPS: Record<number, (input: RecordedIterationInput) => RecordedIterationInput> = {
+  2: (input) => ({ ...input, v: 3, config: upgradeConfig(input.config) }),
+};
 
 /** A version-2 input's config with every field added since, as it behaved before the field existed. */
 function upgradeConfig(config: RecordedConfig): RunConfig {
