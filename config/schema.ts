@@ -461,8 +461,8 @@ export type RecipeName = RunConfig['recipe'];
 export const RECIPES = ['spice', 'spell', 'mae', 'ssp', 'scope'] as const satisfies readonly RecipeName[];
 
 /**
- * Timeouts and retries unless the config sets them. Exported for iteration inputs recorded before a field
- * existed: a child workflow gets its config resolved by the parent, not re-resolved, so it fills them here.
+ * Timeouts and retries unless the config sets them. Also what an iteration input recorded before a field
+ * existed gets (contracts/input-upgrade.ts): a child's config is resolved by the parent, not re-resolved.
  */
 export const TIMEOUT_DEFAULTS = {
   rolloutShardMinutes: 240,
@@ -476,7 +476,7 @@ export const TIMEOUT_DEFAULTS = {
 
 /**
  * One optimizer step over the whole batch, every role together: the update of iteration inputs recorded
- * before `training.update` existed (activities/stages/update.ts fills it in), and of recipes whose paper
+ * before `training.update` existed (contracts/input-upgrade.ts fills it in), and of recipes whose paper
  * takes one step.
  */
 export const UPDATE_DEFAULTS: Readonly<RunConfig['training']['update']> = {
@@ -488,7 +488,7 @@ export const UPDATE_DEFAULTS: Readonly<RunConfig['training']['update']> = {
 /**
  * The off-policy loss options, all off: the PPO ratio to the behaviour log-probs (a one-step-off run gets
  * `tis` instead, `deriveOffPolicyDefault`). Also what an iteration input recorded before the options existed
- * gets (activities/stages/update.ts).
+ * gets (contracts/input-upgrade.ts).
  */
 export const LOSS_OPTION_DEFAULTS = {
   dualClip: 'off',
@@ -496,6 +496,12 @@ export const LOSS_OPTION_DEFAULTS = {
   offPolicy: 'ppo_ratio',
   importanceCap: 2,
 } as const satisfies Partial<RunConfig['training']['loss']>;
+
+/**
+ * What `training.retention` keeps unless the config says: the last 5 commits' weights. Also what an iteration
+ * input recorded before retention existed gets (contracts/input-upgrade.ts): the iteration does not read it.
+ */
+export const RETENTION_DEFAULTS: Readonly<RunConfig['training']['retention']> = { keepLast: 5, keepEvery: 0 };
 
 /** Defaults shared by every recipe; a preset overrides them. */
 const commonDefaults = {
@@ -507,7 +513,7 @@ const commonDefaults = {
     policy: 'policy',
     loss: LOSS_OPTION_DEFAULTS,
     checkpoint: true,
-    retention: { keepLast: 5, keepEvery: 0 },
+    retention: RETENTION_DEFAULTS,
     negateAdvantages: false,
     ablateRoles: [],
     update: UPDATE_DEFAULTS,

@@ -66,8 +66,14 @@ export const versionsText = (versions: Record<string, number>): string =>
     .map(([name, v]) => `${name} v${v}`)
     .join(' · ');
 
+/**
+ * The iteration input's version: 3 since its config carries every field the iteration and its activities read
+ * (older inputs are brought to it by contracts/input-upgrade.ts, at the workflow's entry).
+ */
+export const ITERATION_INPUT_VERSION = 3;
+
 export interface IterationInput {
-  v: 2;
+  v: typeof ITERATION_INPUT_VERSION;
   runId: string;
   iteration: number;
   config: RunConfig;
@@ -370,8 +376,15 @@ export interface RunStart {
   lineages?: Lineage[];
 }
 
+/**
+ * The carry's version: 1, its first (a carry recorded without `v` is version 1). A change to its shape
+ * raises it and brings older carries forward in `upgradeRunCarry` (contracts/input-upgrade.ts).
+ */
+export const RUN_CARRY_VERSION = 1;
+
 /** State carried across continue-as-new. */
 export interface RunCarry extends RunStart {
+  v: typeof RUN_CARRY_VERSION;
   recent: IterationResult[];
   /** The run was paused when it continued as new: it stays paused. */
   paused?: boolean;

@@ -1,6 +1,6 @@
 import { ActivityCancellationType, proxyActivities, type ActivityOptions } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { TIMEOUT_DEFAULTS, type RunConfig } from '../config/schema';
+import type { RunConfig } from '../config/schema';
 import { NON_RETRYABLE_TYPES } from '../contracts/errors';
 
 /**
@@ -29,7 +29,7 @@ const TRACKING_ATTEMPTS = 3;
  * limit (every activity heartbeats on a clock: activities/lib/heartbeat.ts).
  */
 export function poolActivities(config: RunConfig) {
-  const t: RunConfig['timeouts'] = { ...TIMEOUT_DEFAULTS, ...config.timeouts };
+  const t = config.timeouts;
   const common = { heartbeatTimeout: `${t.heartbeatSeconds} seconds`, retry: retryPolicy(t) } as const;
   const orchestrator = proxyActivities<Activities>({
     ...common,

@@ -1,4 +1,4 @@
-import type { IterationResult, RunCarry, RunStart } from '../contracts/selfplay';
+import { RUN_CARRY_VERSION, type IterationResult, type RunCarry, type RunStart } from '../contracts/selfplay';
 import type { Lineage } from '../contracts/lineage';
 import type { RunProgress } from './messages';
 
@@ -19,6 +19,7 @@ export interface RunAtContinuation {
  */
 export function carryOf(run: RunAtContinuation): RunCarry {
   const carry: RunCarry = {
+    v: RUN_CARRY_VERSION,
     nextIteration: run.progress.lastCommitted + 1,
     recent: run.recent,
     ...run.committed,

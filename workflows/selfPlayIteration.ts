@@ -2,17 +2,17 @@ import {
   versionsOf,
   type BaseCommit,
   type BatchRef,
+  type FilterResult,
   type PolicyCommit,
   type PolicySet,
   type IterationInput,
-  type IterationMetrics,
+  type IterationStageInput,
   type IterationResult,
-  type PipelineMetrics,
   type PlanResult,
   type PlanRound,
   type ShardStageResult,
-  type StageName,
-  type StageTiming,
+  type UpdateResult,
+  type WeightSnapshot,
 } from '../contracts/selfplay';
 import {
   condition,
@@ -32,9 +32,16 @@ import {
   iterationPausedSignal,
   iterationSampledSignal,
   iterationProgressQuery,
-  type IterationProgress,
-  type StageCount,
 } from './messages';
+import { StageTimer } from './stage-timer';
+import { upgradeIterationInput, type RecordedIterationInput } from '../contracts/input-upgrade';
+import {
+  artifactKeys,
+  iterationMetrics,
+  iterationSummary,
+  pipelineMetrics,
+  type IterationEvaluations,
+} from './iteration-summary';
 
 /**
  * Streaming (`pipeline.streaming`): the iteration tells the parent once its first round's requests are all
@@ -57,127 +64,19 @@ const START_EVALUATION_BEFORE_STEP = 'start-evaluation-before-step';
  * trainer alone until the parent sends the previous iteration's commit, then filters and trains from it.
  * With `pipeline.streaming` it also tells the parent once every shard of its first round has passed its gate
  * (only solving and judging remain, their requests sent), so the next one's requests queue behind its tail.
+ * Its input may be one an older version recorded: it is upgraded first (contracts/input-upgrade.ts).
  */
-export async function selfPlayIteration(input: IterationInput): Promise<IterationResult> {
-  const { config, runId, iteration } = input;
-  const pools = poolActivities(config);
-  const timer = new StageTimer();
-  setHandler(iterationPausedSignal, (paused) => {
-    timer.paused = paused;
-  });
-  setHandler(iterationProgressQuery, () => timer.progress(iteration), {
-    description: CONTROL_DESCRIPTIONS.iterationProgress,
-  });
-  let base: BaseCommit | undefined;
-  setHandler(baseCommittedSignal, (commit) => {
-    base = commit;
-  });
+export async function selfPlayIteration(recorded: RecordedIterationInput): Promise<IterationResult> {
+  const input = upgradeIterationInput(recorded);
+  const it = new Iteration(input);
   const started = Date.now();
-  const names = Object.keys(input.policies).sort();
-  const versions = versionsOf(input.policies);
-
-  // Sampling starts only once every policy's trainer holds its committed version and every inference
-  // server serves it, verified; after a crash or preemption this is where both are brought back. The
-  // snapshot published here (the base weights at version 0) is the policy's until a step replaces it.
-  // An overlapping iteration samples with snapshots published already: the trainer is the previous one's.
-  const prepare = (from: PolicySet, sync: boolean): Promise<PolicySet> =>
-    Promise.all(
-      names.map((policy) =>
-        timer.time(sync ? 'sync' : 'update', async (): Promise<[string, PolicyCommit]> => {
-          const committed = from[policy] as PolicyCommit;
-          const snapshot = await pools.trainer.prepareTrainer({ runId, config, policy, committed });
-          if (!snapshot) return [policy, committed];
-          if (sync) await pools.rollout.syncWeights({ config, snapshot });
-          return [policy, { ...committed, snapshot }];
-        }),
-      ),
-    ).then((entries) => Object.fromEntries(entries));
-  const prepared: PolicySet = input.overlaps ? input.policies : await prepare(input.policies, true);
-  const snapshots = names.flatMap((policy) => prepared[policy]?.snapshot ?? []);
-  const sampling = snapshots.length > 0 ? { snapshots } : {};
-
-  // Held-out evaluation (config `evaluation`): of the version the run starts from, beside this iteration's
-  // stages up to its step, and of the new commit before it is committed, so the manifest holds the accuracy.
-  const evaluate = (stage: 'eval' | 'evalStart', at: PolicySet): Promise<EvalResult> => {
-    const policy = evaluatedPolicy(config);
-    return timer.time(stage, () =>
-      pools.rollout.evaluateBenchmarks({ runId, config, policy, committed: at[policy] as PolicyCommit }),
-    );
-  };
-  const evalAtStart = input.evaluateStart ? evaluate('evalStart', prepared) : undefined;
+  const prepared = await it.prepareSampling();
+  const evalAtStart = input.evaluateStart ? it.evaluate('evalStart', prepared) : undefined;
   // Its failure fails the iteration where it is awaited, not as an unhandled rejection before that.
   void evalAtStart?.catch(() => undefined);
-
-  const planRound = (round?: PlanRound): Promise<PlanResult> =>
-    timer.time('plan', () =>
-      pools.planner.plan({
-        runId,
-        iteration,
-        config,
-        versions,
-        ...recipeState(input),
-        ...(round ? { round } : {}),
-      }),
-    );
-  const maxStaleness = config.pipeline?.maxStaleness ?? 0;
-  const parent = workflowInfo().parent;
-  /** Tells the parent (best effort: without it the run starts the next iteration later, as it would anyway). */
-  const tellParent = (signal: typeof iterationSampledSignal): Promise<void> =>
-    parent
-      ? getExternalWorkflowHandle(parent.workflowId)
-          .signal(signal, { id: workflowInfo().workflowId, policies: prepared })
-          .catch(() => undefined)
-      : Promise.resolve();
-  const streaming = maxStaleness > 0 && config.pipeline?.streaming === true && parent !== undefined;
-  /** Shards of the first round yet to pass their gate, while the parent is to be told when none is left. */
-  let ungated = streaming && patched(STREAMING_ANNOUNCES_ISSUED) ? undefined : 0;
-  const runRound = (plan: PlanResult): Promise<ShardStageResult[][]> => {
-    timer.shards = (timer.shards ?? 0) + plan.shards.length;
-    ungated ??= plan.shards.length;
-    return Promise.all(
-      plan.shards.map(async ({ shard }) => {
-        const stageInput = { runId, iteration, shard, config, versions, ...recipeState(input), ...sampling };
-        const propose = await timer.time('propose', () => pools.rollout.propose(stageInput));
-        const gate = await timer.time('gate', () => pools.orchestrator.gate(stageInput));
-        if (ungated && --ungated === 0) void tellParent(iterationIssuedSignal);
-        const solve = await timer.time('solve', () => pools.rollout.solve(stageInput));
-        const judge = await timer.time('judge', () => pools.judge.judge(stageInput));
-        return [propose, gate, solve, judge];
-      }),
-    );
-  };
-  const first = await planRound();
-  const plans = [first];
-  const shardResults = await runRound(first);
-  // A recipe that gathers rounds plans more units while its judged rounds fall short of the target.
-  const gather = first.accumulation;
-  const judged = (metric: string): number =>
-    shardResults.flat().reduce((sum, r) => sum + (r.stage === 'judge' ? (r.metrics[metric] ?? 0) : 0), 0);
-  while (gather && plans.length < gather.maxRounds && judged(gather.metric) < gather.target) {
-    const earlier = plans.flatMap((p) => p.shards);
-    const plan = await planRound({
-      index: plans.length,
-      firstShard: Math.max(...earlier.map((s) => s.shard)) + 1,
-      firstDocIndex: earlier.reduce((sum, s) => sum + s.documents, 0),
-    });
-    plans.push(plan);
-    shardResults.push(...(await runRound(plan)));
-  }
-  const shards = plans.flatMap((p) => p.shards.map((s) => s.shard));
-
-  // Rollouts are done. Overlapping, the iteration trains from the previous iteration's commit once it comes
-  // (the trainer brought to it, restored after a crash; no weight sync, the next iteration may be sampling).
-  if (maxStaleness > 0 && parent) await tellParent(iterationSampledSignal);
-  const sampled = Date.now();
-  if (input.overlaps) await condition(() => base !== undefined);
-  const trainFrom: BaseCommit = base
-    ? { ...base, policies: await prepare(base.policies, false) }
-    : { iteration: iteration - 1, policies: prepared, ...recipeState(input) };
-  const waitSeconds = (Date.now() - sampled) / 1000;
-
-  const filtered = await timer.time('filter', () =>
-    pools.orchestrator.filter({ runId, iteration, config, versions, shards, ...recipeState(trainFrom) }),
-  );
+  const rollouts = await it.sampleRollouts(prepared);
+  const trainFrom = await it.awaitBase(prepared);
+  const filtered = await it.filter(trainFrom, rollouts);
   // The start evaluation must score the version the run starts from, but a kernel sampler of a synchronous
   // run serves its trainer's live weights (only a one-step-off run pins a copy), so a step taken while the
   // evaluation still samples would answer its last items from the next version. The step waits for it: a
@@ -185,153 +84,272 @@ export async function selfPlayIteration(input: IterationInput): Promise<Iteratio
   // each engine to honour it. It costs this one step the time the evaluation outlasts the rollouts and the
   // filter, once per run. Histories from before the fence replay without it.
   if (evalAtStart && patched(START_EVALUATION_BEFORE_STEP)) await evalAtStart;
-  // Each policy trains on its own rows, on its own kernel; a policy with an empty batch keeps its weights.
-  const updates = await Promise.all(
-    names.map((policy) =>
-      timer.time('update', () =>
-        pools.trainer.update({
-          runId,
-          iteration,
-          config,
-          policy,
-          committed: trainFrom.policies[policy] as PolicyCommit,
-          batch: filtered.batches[policy] as BatchRef,
-        }),
-      ),
-    ),
-  );
+  const updates = await it.train(trainFrom.commit, filtered);
   const policies: PolicySet = Object.fromEntries(updates.map((u) => [u.policy, u.committed]));
-  const evaluated = evaluatesAfter(config.evaluation, iteration, config.iterations)
-    ? await evaluate('eval', policies)
-    : undefined;
-  const startScore = await evalAtStart;
-
-  const stageResults: ShardStageResult[] = shardResults.flat();
-  const metrics: IterationMetrics = {
-    recipe: filtered.metrics,
-    train: Object.fromEntries(updates.filter((u) => u.applied).map((u) => [u.policy, u.train])),
-    stages: timer.timings(),
-    reusedUnits: stageResults.reduce((sum, r) => sum + r.reusedUnits, 0),
-    ...(gather ? { rounds: plans.length } : {}),
-    ...(evaluated ? { eval: evaluated } : {}),
-    ...(startScore ? { evalAtStart: startScore } : {}),
-    pipeline: pipelineMetrics(maxStaleness, prepared, trainFrom.policies, waitSeconds),
+  const evaluations: IterationEvaluations = {
+    ...(await it.evaluateCommit(policies)),
+    ...(evalAtStart ? { startScore: await evalAtStart } : {}),
   };
-  const recipeStateKey = filtered.recipeStateKey ?? trainFrom.recipeStateKey;
-  const batchKeys = Object.values(filtered.batches).map((b) => b.key);
-  const committed = await timer.time('commit', () =>
-    pools.orchestrator.commit({
-      runId,
-      iteration,
-      config,
-      policies,
-      ...(recipeStateKey ? { recipeStateKey } : {}),
-      metrics,
-      artifacts: artifactKeys(stageResults, batchKeys),
-    }),
-  );
-
-  const roles = Object.values(filtered.metrics.meanRewardByRole);
-  return {
-    iteration,
-    policies,
-    manifestKey: committed.manifestKey,
-    ...(committed.configHash ? { configHash: committed.configHash } : {}),
-    ...(recipeStateKey ? { recipeStateKey } : {}),
-    summary: {
-      validTaskRate: filtered.metrics.validTaskRate,
-      meanReward: roles.length ? roles.reduce((a, b) => a + b, 0) / roles.length : 0,
-      meanRewardByRole: filtered.metrics.meanRewardByRole,
-      zeroAdvantageFraction: filtered.metrics.zeroAdvantageFraction,
-      rows: filtered.rows,
-      seconds: (Date.now() - started) / 1000,
-      ...(evaluated ? { heldOutAccuracy: accuracyByBenchmark(evaluated) } : {}),
-      ...(startScore ? { startAccuracy: accuracyByBenchmark(startScore) } : {}),
-    },
-  };
+  return it.commit({ prepared, rollouts, trainFrom, filtered, updates, policies, evaluations, started });
 }
 
-const accuracyByBenchmark = (result: EvalResult): Record<string, number> =>
-  Object.fromEntries(Object.entries(result.benchmarks).map(([name, b]) => [name, b.accuracy]));
+/** The iteration's rollouts: every round's plan and every shard's stage results. */
+interface Rollouts {
+  plans: PlanResult[];
+  shardResults: ShardStageResult[][];
+}
+
+/** The commit an iteration trains from, and how long its rollouts waited for it (overlapping). */
+interface TrainFrom {
+  commit: BaseCommit;
+  waitSeconds: number;
+}
+
+/** Everything the commit records. */
+interface Done {
+  prepared: PolicySet;
+  rollouts: Rollouts;
+  trainFrom: TrainFrom;
+  filtered: FilterResult;
+  updates: UpdateResult[];
+  policies: PolicySet;
+  evaluations: IterationEvaluations;
+  started: number;
+}
+
+/** One iteration's stages as named phases; `selfPlayIteration` runs them in order. */
+class Iteration {
+  private readonly pools;
+  private readonly timer = new StageTimer();
+  private readonly names: string[];
+  private readonly versions: Record<string, number>;
+  private readonly maxStaleness: number;
+  private readonly parent = workflowInfo().parent;
+  private base: BaseCommit | undefined;
+  private sampling: { snapshots?: WeightSnapshot[] } = {};
+
+  constructor(private readonly input: IterationInput) {
+    this.pools = poolActivities(input.config);
+    setHandler(iterationPausedSignal, (paused) => {
+      this.timer.paused = paused;
+    });
+    setHandler(iterationProgressQuery, () => this.timer.progress(input.iteration), {
+      description: CONTROL_DESCRIPTIONS.iterationProgress,
+    });
+    setHandler(baseCommittedSignal, (commit) => {
+      this.base = commit;
+    });
+    this.names = Object.keys(input.policies).sort();
+    this.versions = versionsOf(input.policies);
+    this.maxStaleness = input.config.pipeline.maxStaleness;
+  }
+
+  /**
+   * Sampling starts only once every policy's trainer holds its committed version and every inference server
+   * serves it, verified; after a crash or preemption this is where both are brought back. The snapshot
+   * published here (the base weights at version 0) is the policy's until a step replaces it. An overlapping
+   * iteration samples with snapshots published already: the trainer is the previous one's.
+   */
+  async prepareSampling(): Promise<PolicySet> {
+    const { input } = this;
+    const prepared = input.overlaps ? input.policies : await this.prepare(input.policies, true);
+    const snapshots = this.names.flatMap((policy) => prepared[policy]?.snapshot ?? []);
+    this.sampling = snapshots.length > 0 ? { snapshots } : {};
+    return prepared;
+  }
+
+  /** Brings each policy's trainer to `from` (and, syncing, every inference server to its snapshot). */
+  private prepare(from: PolicySet, sync: boolean): Promise<PolicySet> {
+    const { runId, config } = this.input;
+    return Promise.all(
+      this.names.map((policy) =>
+        this.timer.time(sync ? 'sync' : 'update', async (): Promise<[string, PolicyCommit]> => {
+          const committed = from[policy] as PolicyCommit;
+          const snapshot = await this.pools.trainer.prepareTrainer({ runId, config, policy, committed });
+          if (!snapshot) return [policy, committed];
+          if (sync) await this.pools.rollout.syncWeights({ config, snapshot });
+          return [policy, { ...committed, snapshot }];
+        }),
+      ),
+    ).then((entries) => Object.fromEntries(entries));
+  }
+
+  /**
+   * Held-out evaluation (config `evaluation`): of the version the run starts from, beside this iteration's
+   * stages up to its step, and of the new commit before it is committed, so the manifest holds the accuracy.
+   */
+  evaluate(stage: 'eval' | 'evalStart', at: PolicySet): Promise<EvalResult> {
+    const { runId, config } = this.input;
+    const policy = evaluatedPolicy(config);
+    return this.timer.time(stage, () =>
+      this.pools.rollout.evaluateBenchmarks({ runId, config, policy, committed: at[policy] as PolicyCommit }),
+    );
+  }
+
+  /** The new commit's evaluation, when `evaluation.every` says this iteration is evaluated. */
+  async evaluateCommit(policies: PolicySet): Promise<Pick<IterationEvaluations, 'evaluated'>> {
+    const { config, iteration } = this.input;
+    if (!evaluatesAfter(config.evaluation, iteration, config.iterations)) return {};
+    return { evaluated: await this.evaluate('eval', policies) };
+  }
+
+  /**
+   * Plans and runs the rollout rounds: the first, then, for a recipe that gathers rounds, more while its
+   * judged rounds fall short of the target. Streaming, the parent hears once the first round is all sent.
+   */
+  async sampleRollouts(prepared: PolicySet): Promise<Rollouts> {
+    const { config } = this.input;
+    const streaming = this.maxStaleness > 0 && config.pipeline.streaming && this.parent !== undefined;
+    /** Shards of the first round yet to pass their gate, while the parent is to be told when none is left. */
+    const announce = streaming && patched(STREAMING_ANNOUNCES_ISSUED);
+    const first = await this.planRound();
+    const plans = [first];
+    const shardResults = await this.runRound(first, announce ? prepared : undefined);
+    const gather = first.accumulation;
+    const judged = (metric: string): number =>
+      shardResults.flat().reduce((sum, r) => sum + (r.stage === 'judge' ? (r.metrics[metric] ?? 0) : 0), 0);
+    while (gather && plans.length < gather.maxRounds && judged(gather.metric) < gather.target) {
+      const earlier = plans.flatMap((p) => p.shards);
+      const plan = await this.planRound({
+        index: plans.length,
+        firstShard: Math.max(...earlier.map((s) => s.shard)) + 1,
+        firstDocIndex: earlier.reduce((sum, s) => sum + s.documents, 0),
+      });
+      plans.push(plan);
+      shardResults.push(...(await this.runRound(plan)));
+    }
+    return { plans, shardResults };
+  }
+
+  /** What every stage's input names: the run's lineage, the iteration, its config and the versions sampled. */
+  private get stageInput(): Pick<IterationStageInput, 'runId' | 'iteration' | 'config' | 'versions'> {
+    const { runId, iteration, config } = this.input;
+    return { runId, iteration, config, versions: this.versions };
+  }
+
+  private planRound(round?: PlanRound): Promise<PlanResult> {
+    return this.timer.time('plan', () =>
+      this.pools.planner.plan({
+        ...this.stageInput,
+        ...recipeState(this.input),
+        ...(round ? { round } : {}),
+      }),
+    );
+  }
+
+  /** One round's shards, each through propose → gate → solve → judge; `announce`: tell the parent once all gated. */
+  private runRound(plan: PlanResult, announce?: PolicySet): Promise<ShardStageResult[][]> {
+    const { pools, timer } = this;
+    timer.shards = (timer.shards ?? 0) + plan.shards.length;
+    let ungated = plan.shards.length;
+    return Promise.all(
+      plan.shards.map(async ({ shard }) => {
+        const input = { ...this.stageInput, shard, ...recipeState(this.input), ...this.sampling };
+        const propose = await timer.time('propose', () => pools.rollout.propose(input));
+        const gate = await timer.time('gate', () => pools.orchestrator.gate(input));
+        if (announce && --ungated === 0) void this.tellParent(iterationIssuedSignal, announce);
+        const solve = await timer.time('solve', () => pools.rollout.solve(input));
+        const judge = await timer.time('judge', () => pools.judge.judge(input));
+        return [propose, gate, solve, judge];
+      }),
+    );
+  }
+
+  /** Tells the parent (best effort: without it the run starts the next iteration later, as it would anyway). */
+  private tellParent(signal: typeof iterationSampledSignal, policies: PolicySet): Promise<void> {
+    const { parent } = this;
+    return parent
+      ? getExternalWorkflowHandle(parent.workflowId)
+          .signal(signal, { id: workflowInfo().workflowId, policies })
+          .catch(() => undefined)
+      : Promise.resolve();
+  }
+
+  /**
+   * Rollouts are done. Overlapping, the iteration trains from the previous iteration's commit once it comes
+   * (the trainer brought to it, restored after a crash; no weight sync, the next iteration may be sampling).
+   */
+  async awaitBase(prepared: PolicySet): Promise<TrainFrom> {
+    const { input } = this;
+    if (this.maxStaleness > 0 && this.parent) await this.tellParent(iterationSampledSignal, prepared);
+    const sampled = Date.now();
+    if (input.overlaps) await condition(() => this.base !== undefined);
+    const base = this.base;
+    const commit: BaseCommit = base
+      ? { ...base, policies: await this.prepare(base.policies, false) }
+      : { iteration: input.iteration - 1, policies: prepared, ...recipeState(input) };
+    return { commit, waitSeconds: (Date.now() - sampled) / 1000 };
+  }
+
+  /** The filter: rewards, advantages and each policy's batch from every round's shards, from the base's state. */
+  filter({ commit }: TrainFrom, { plans }: Rollouts): Promise<FilterResult> {
+    const shards = plans.flatMap((p) => p.shards.map((s) => s.shard));
+    return this.timer.time('filter', () =>
+      this.pools.orchestrator.filter({ ...this.stageInput, shards, ...recipeState(commit) }),
+    );
+  }
+
+  /** Each policy trains on its own rows, on its own kernel; a policy with an empty batch keeps its weights. */
+  train(from: BaseCommit, filtered: FilterResult): Promise<UpdateResult[]> {
+    const { runId, iteration, config } = this.input;
+    return Promise.all(
+      this.names.map((policy) =>
+        this.timer.time('update', () =>
+          this.pools.trainer.update({
+            runId,
+            iteration,
+            config,
+            policy,
+            committed: from.policies[policy] as PolicyCommit,
+            batch: filtered.batches[policy] as BatchRef,
+          }),
+        ),
+      ),
+    );
+  }
+
+  /** Writes the manifest (the iteration exists from then on) and answers the run with its summary. */
+  async commit(done: Done): Promise<IterationResult> {
+    const { runId, iteration, config } = this.input;
+    const { rollouts, trainFrom, filtered, policies, evaluations } = done;
+    const stageResults = rollouts.shardResults.flat();
+    const metrics = iterationMetrics({
+      filtered,
+      updates: done.updates,
+      stages: this.timer.timings(),
+      stageResults,
+      rounds: rollouts.plans[0]?.accumulation ? rollouts.plans.length : undefined,
+      evaluations,
+      pipeline: pipelineMetrics(
+        this.maxStaleness,
+        done.prepared,
+        trainFrom.commit.policies,
+        trainFrom.waitSeconds,
+      ),
+    });
+    const recipeStateKey = filtered.recipeStateKey ?? trainFrom.commit.recipeStateKey;
+    const batchKeys = Object.values(filtered.batches).map((b) => b.key);
+    const committed = await this.timer.time('commit', () =>
+      this.pools.orchestrator.commit({
+        runId,
+        iteration,
+        config,
+        policies,
+        ...(recipeStateKey ? { recipeStateKey } : {}),
+        metrics,
+        artifacts: artifactKeys(stageResults, batchKeys),
+      }),
+    );
+    return {
+      iteration,
+      policies,
+      manifestKey: committed.manifestKey,
+      ...(committed.configHash ? { configHash: committed.configHash } : {}),
+      ...(recipeStateKey ? { recipeStateKey } : {}),
+      summary: iterationSummary(filtered, evaluations, (Date.now() - done.started) / 1000),
+    };
+  }
+}
 
 const recipeState = (from: { recipeStateKey?: string }): { recipeStateKey?: string } =>
   from.recipeStateKey ? { recipeStateKey: from.recipeStateKey } : {};
-
-function pipelineMetrics(
-  maxStaleness: number,
-  behaviour: PolicySet,
-  base: PolicySet,
-  waitSeconds: number,
-): PipelineMetrics {
-  const behaviourVersions = versionsOf(behaviour);
-  const baseVersions = versionsOf(base);
-  const lags = Object.keys(baseVersions).map((p) => (baseVersions[p] ?? 0) - (behaviourVersions[p] ?? 0));
-  return { maxStaleness, behaviourVersions, baseVersions, staleness: Math.max(0, ...lags), waitSeconds };
-}
-
-function artifactKeys(results: ShardStageResult[], batchKeys: string[]): Record<string, string[]> {
-  const out: Record<string, string[]> = { batch: [...batchKeys] };
-  for (const r of results) (out[r.stage] ??= []).push(r.key);
-  for (const keys of Object.values(out)) keys.sort();
-  return out;
-}
-
-/**
- * Wall span and busy time per stage, in workflow time (deterministic on replay), and the calls started and
- * finished per stage for the `iterationProgress` query. Every stage starts at a boundary where a pause holds
- * it (the time held is not counted in the stage's span, nor the call as started).
- */
-class StageTimer {
-  private readonly spans = new Map<StageName, { first: number; last: number; busy: number }>();
-  private readonly counts: Partial<Record<StageName, StageCount>> = {};
-  paused = false;
-  /** The plan's shard count, once planned. */
-  shards: number | undefined;
-  private inFlight = 0;
-  private waiting = 0;
-  private latest: StageName | undefined;
-
-  async time<T>(stage: StageName, run: () => Promise<T>): Promise<T> {
-    if (this.paused) {
-      this.waiting++;
-      await condition(() => !this.paused);
-      this.waiting--;
-    }
-    this.latest = stage;
-    this.inFlight++;
-    const count = (this.counts[stage] ??= { started: 0, finished: 0 });
-    count.started++;
-    const start = Date.now();
-    const value = await run().finally(() => this.inFlight--);
-    count.finished++;
-    const end = Date.now();
-    const span = this.spans.get(stage);
-    if (span) {
-      span.first = Math.min(span.first, start);
-      span.last = Math.max(span.last, end);
-      span.busy += end - start;
-    } else {
-      this.spans.set(stage, { first: start, last: end, busy: end - start });
-    }
-    return value;
-  }
-
-  progress(iteration: number): IterationProgress {
-    return {
-      iteration,
-      paused: this.paused,
-      held: this.paused && this.inFlight === 0 && this.waiting > 0,
-      ...(this.latest ? { stage: this.latest } : {}),
-      stagesInFlight: this.inFlight,
-      stages: this.counts,
-      ...(this.shards === undefined ? {} : { shards: this.shards }),
-    };
-  }
-
-  timings(): Partial<Record<StageName, StageTiming>> {
-    const out: Partial<Record<StageName, StageTiming>> = {};
-    for (const [stage, s] of this.spans)
-      out[stage] = { wallSeconds: (s.last - s.first) / 1000, busySeconds: s.busy / 1000 };
-    return out;
-  }
-}

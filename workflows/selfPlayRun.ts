@@ -19,18 +19,10 @@ import {
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { resolveRunConfig, runIdRuleProblem, type RunConfig } from '../config/schema';
 import { temporalLimitProblem } from '../config/temporal-limits';
-import {
-  versionsOf,
-  type IterationInput,
-  type IterationResult,
-  type PolicySet,
-  type RunCarry,
-  type RunStart,
-} from '../contracts/selfplay';
+import type { IterationResult, RunCarry } from '../contracts/selfplay';
 import {
   CONTROL_DESCRIPTIONS,
   baseCommittedSignal,
-  iterationChildId,
   iterationIssuedSignal,
   iterationSampledSignal,
   pauseUpdate,
@@ -43,41 +35,21 @@ import {
   stopAfterIterationUpdate,
   type ForkResult,
   type IterationFailure,
+  type RunParams,
   type RunProgress,
   type RunState,
 } from './messages';
 import { poolActivities } from './activity-options';
-import { configForContinuation, iterationConfig, paramProblems, paramsOf, withParams } from './run-params';
+import { configForContinuation, paramsOf, withParams } from './run-params';
 import { showDetails } from './run-details';
-import { carryOf } from './run-carry';
-import { behaviourOf, nextOverlap, pauseChild, running, withSnapshots, type Flight } from './pipeline';
+import { pauseChild, running, type Flight } from './pipeline';
 import { selfPlayIteration } from './selfPlayIteration';
-import {
-  currentLineage,
-  initialLineages,
-  lineagePath,
-  forkProblem,
-  lineageHolding,
-  rollbackLineage,
-  rollbackProblem,
-  type Lineage,
-} from '../contracts/lineage';
+import { lineageHolding, rollbackLineage } from '../contracts/lineage';
+import { RunController, type CommitColumns, type RunOutcome } from './run-controller';
+import { upgradeRunCarry, type RecordedRunCarry } from '../contracts/input-upgrade';
 import { ITERATION, MEAN_REWARD, RECIPE, RUN_STATE, VALID_TASK_RATE } from './search-attributes';
 
-/**
- * How many versions each weight-sync engine serves at once without a load under a request (streaming may
- * start an iteration beside an older one within it): vLLM keeps the previous version's adapter loaded beside
- * the new one; `none` loads nothing; SGLang and the kernel's pinned copy replace their weights.
- */
-const VERSIONS_AT_ONCE: Record<RunConfig['weightSync']['engine'], number> = {
-  none: Number.POSITIVE_INFINITY,
-  vllm: 2,
-  kernel: 1,
-  sglang: 1,
-};
-
-/** Results kept in the parent's state (and so in continue-as-new input): the most recent few only. */
-const RECENT = 5;
+export type { RunOutcome } from './run-controller';
 
 /**
  * A failed iteration leaves the run waiting for the operator (`needsOperator`) instead of failing it. Runs
@@ -101,21 +73,12 @@ const ITERATIONS_FIT_TEMPORAL = 'iterations-fit-temporal-limits';
 /** `tracking` logs each commit to the run's experiment trackers; runs recorded before it replay without. */
 const TRACKING_AFTER_COMMIT = 'tracking-after-commit';
 
-export interface RunOutcome {
-  runId: string;
-  lastCommitted: number;
-  /** Each trained policy's committed version. */
-  versions: Record<string, number>;
-  recent: IterationResult[];
-  /** The run completed early because of `stopAfterIteration`. */
-  stopped?: boolean;
-}
-
 /**
  * A training run: ONE plain-JSON argument (so the Web UI can start it), e.g. `{"recipe":"spice"}`.
  * Each iteration is a child workflow `{runId}/iter-{n}`; the run records each committed iteration and
  * continues-as-new every `continueAsNewEvery` iterations (or when Temporal suggests it), after its children
- * and handlers have finished. `carry` is internal: the state handed over by continue-as-new.
+ * and handlers have finished. `recorded` is internal: the state handed over by continue-as-new (the carry),
+ * brought to its current version first (contracts/input-upgrade.ts).
  * Operator controls (Updates with validators, see messages.ts): `pause`/`resume` (forwarded to the running
  * child, which holds at its next stage boundary), `stopAfterIteration`, `setParams` (from the next iteration)
  * and `rollback` (to a committed iteration, in a new storage lineage: see lineage.ts and `rollBack` below).
@@ -126,8 +89,19 @@ export interface RunOutcome {
  * `config.runId`, when given, must be the workflow id (`runIdProblem`): a run writes only its own storage. The
  * run id, whoever chose it (the CLI, the Web UI's workflow id), must be a run id (`runIdRuleProblem`), and a
  * new run's iterations must fit Temporal's limits (config/temporal-limits.ts).
+ * The run's state and decisions are a `RunController` (run-controller.ts); `RunWorkflow` below drives it.
  */
-export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<RunOutcome> {
+export async function selfPlayRun(input: unknown, recorded?: RecordedRunCarry): Promise<RunOutcome> {
+  const carry = recorded && upgradeRunCarry(recorded);
+  const config = checkedConfig(input, carry);
+  const runId = config.runId ?? workflowInfo().workflowId;
+  const run = new RunWorkflow(new RunController(config, runId, carry));
+  await run.begin(carry);
+  return run.drive();
+}
+
+/** The run's config, resolved, with its id and limits checked (each check behind the patch that added it). */
+function checkedConfig(input: unknown, carry: RunCarry | undefined): RunConfig {
   const resolved = resolveRunConfig(input);
   if (!resolved.ok) {
     throw ApplicationFailure.create({
@@ -137,219 +111,133 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
       details: [resolved.problems],
     });
   }
-  let config = resolved.config;
+  const config = resolved.config;
   const runId = config.runId ?? workflowInfo().workflowId;
+  const invalid = (message: string): never => {
+    throw ApplicationFailure.create({ type: 'InvalidConfig', nonRetryable: true, message });
+  };
   const ruleProblem = runIdRuleProblem(runId);
-  if (ruleProblem && patched(RUN_ID_FOLLOWS_THE_RULE)) {
-    throw ApplicationFailure.create({ type: 'InvalidConfig', nonRetryable: true, message: ruleProblem });
-  }
+  if (ruleProblem && patched(RUN_ID_FOLLOWS_THE_RULE)) invalid(ruleProblem);
   const idProblem = runIdProblem(runId, workflowInfo().workflowId);
-  if (idProblem && patched(RUN_ID_IS_WORKFLOW_ID)) {
-    throw ApplicationFailure.create({ type: 'InvalidConfig', nonRetryable: true, message: idProblem });
-  }
+  if (idProblem && patched(RUN_ID_IS_WORKFLOW_ID)) invalid(idProblem);
   const limitProblem = carry ? undefined : temporalLimitProblem(config);
-  if (limitProblem && patched(ITERATIONS_FIT_TEMPORAL)) {
-    throw ApplicationFailure.create({ type: 'InvalidConfig', nonRetryable: true, message: limitProblem });
+  if (limitProblem && patched(ITERATIONS_FIT_TEMPORAL)) invalid(limitProblem);
+  return config;
+}
+
+const reject = (message: string): never => {
+  throw ApplicationFailure.create({ type: 'RejectedControl', nonRetryable: true, message });
+};
+
+/** Throws a validator's problem as the Update's rejection. */
+const refuse = (problem: string | undefined): void => {
+  if (problem) reject(problem);
+};
+
+/**
+ * The run's effects: Temporal's handlers, activities, children, search attributes and timers, each driven by
+ * what the `RunController` decides. Handlers are thin: validate with the controller, change it, show it.
+ */
+class RunWorkflow {
+  private readonly orchestrator;
+  private readonly tracking;
+  /**
+   * The tracking calls in order, each started after the one before ended; the run does not wait for them
+   * except before it continues as new or completes. A call that fails is logged: the next one catches up.
+   */
+  private tracked: Promise<void> = Promise.resolve();
+
+  constructor(private readonly run: RunController) {
+    this.registerControls();
+    ({ orchestrator: this.orchestrator, tracking: this.tracking } = poolActivities(run.config));
   }
-  const progress: RunProgress = {
-    runId,
-    recipe: config.recipe,
-    state: 'starting',
-    iteration: 0,
-    iterations: config.iterations,
-    lastCommitted: 0,
-    versions: {},
-    paused: carry?.paused ?? false,
-    stopRequested: carry?.stopRequested ?? false,
-    iterationInFlight: false,
-    params: paramsOf(config),
-    lineage: runId,
-    recent: [],
-  };
-  /**
-   * The iterations in flight by number: the one that commits next, and with `pipeline.maxStaleness` k ≥ 1 up
-   * to k later ones started before it committed (pipeline.ts). A rollback cancels them all.
-   */
-  const flights = new Map<number, Flight>();
-  /** A rollback is being applied: no iteration starts, no other rollback is accepted. */
-  let rollingBack = false;
-  /** The run's lineages (lineage.ts), known once the run has loaded where it starts (`started`). */
-  let started = false;
-  let lineages: Lineage[] = initialLineages(runId);
-  /** The storage id the run writes under now (its `runId` in keys, child ids and train-step keys). */
-  let lineage = runId;
-  /**
-   * Retention is deleting, or forks are being started: one waits for the other, so a rollback or fork reads
-   * (and checks) the weights of its commit only when no pass is deleting (see `retain`).
-   */
-  let retaining = false;
-  let forking = 0;
-  const setState = (state: RunState): void => {
-    progress.state = state;
+
+  private get progress(): RunProgress {
+    return this.run.progress;
+  }
+
+  private setState(state: RunState): void {
+    this.progress.state = state;
     upsertSearchAttributes([{ key: RUN_STATE, value: state }]);
-    showDetails(progress);
-  };
-  /** The state while going on: paused and stopping show whether the operator asked for it. */
-  const activeState = (): RunState =>
-    rollingBack
-      ? 'rollingBack'
-      : progress.failure
-        ? 'needsOperator'
-        : progress.stopRequested
-          ? 'stopping'
-          : progress.paused
-            ? 'paused'
-            : 'running';
-  /** Tells the running children to hold at (or go on from) their next stage boundary. */
-  const forwardPause = async (paused: boolean): Promise<void> => {
-    const started = running(flights).filter((f) => f.childStarted);
+    showDetails(this.progress);
+  }
+
+  /** Sets the run's pause flag and tells the running children to hold at (or go on from) their next boundary. */
+  private async setPaused(paused: boolean): Promise<RunProgress> {
+    this.progress.paused = paused;
+    this.setState(this.run.activeState());
+    const started = running(this.run.flights).filter((f) => f.childStarted);
     await Promise.all(started.map((f) => pauseChild(f.id, paused)));
-  };
-  const reject = (message: string): never => {
-    throw ApplicationFailure.create({ type: 'RejectedControl', nonRetryable: true, message });
-  };
-  const mustBeActive = (control: string): void => {
-    if (progress.state === 'completed') reject(`${control}: the run is complete`);
-  };
+    return this.progress;
+  }
 
-  setHandler(progressQuery, () => progress, { description: CONTROL_DESCRIPTIONS.progress });
-  setHandler(
-    pauseUpdate,
-    async () => {
-      progress.paused = true;
-      setState(activeState());
-      await forwardPause(true);
-      return progress;
-    },
-    {
-      description: CONTROL_DESCRIPTIONS.pause,
-      validator: () => {
-        mustBeActive('pause');
-        if (progress.paused) reject('pause: the run is already paused');
-      },
-    },
-  );
-  setHandler(
-    resumeUpdate,
-    async () => {
-      progress.paused = false;
-      setState(activeState());
-      await forwardPause(false);
-      return progress;
-    },
-    {
-      description: CONTROL_DESCRIPTIONS.resume,
-      validator: () => {
-        mustBeActive('resume');
-        if (!progress.paused) reject('resume: the run is not paused');
-      },
-    },
-  );
-  setHandler(
-    stopAfterIterationUpdate,
-    () => {
-      progress.stopRequested = true;
-      setState(activeState());
-      return progress;
-    },
-    {
-      description: CONTROL_DESCRIPTIONS.stopAfterIteration,
-      validator: () => {
-        mustBeActive('stopAfterIteration');
-        if (progress.stopRequested) reject('stopAfterIteration: a stop is already requested');
-      },
-    },
-  );
-  setHandler(
-    setParamsUpdate,
-    (params) => {
-      config = withParams(config, params);
-      progress.params = paramsOf(config);
-      return progress;
-    },
-    {
-      description: CONTROL_DESCRIPTIONS.setParams,
-      validator: (params) => {
-        mustBeActive('setParams');
-        const problems = paramProblems(config, params);
-        if (problems.length) reject(`setParams rejected:\n- ${problems.join('\n- ')}`);
-      },
-    },
-  );
-  setHandler(rollbackUpdate, (request) => rollBack(request.iteration), {
-    description: CONTROL_DESCRIPTIONS.rollback,
-    validator: (request) => {
-      mustBeActive('rollback');
-      if (!started) reject('rollback: the run is still starting');
-      if (rollingBack) reject('rollback: a rollback is already in progress');
-      const problem = rollbackProblem(
-        {
-          lineages,
-          lastCommitted: progress.lastCommitted,
-          iterationInFlight: progress.iterationInFlight,
-          checkpoints: config.training.checkpoint,
-        },
-        request,
-      );
-      if (problem) reject(`rollback: ${problem}`);
-    },
-  });
+  private registerControls(): void {
+    const { run } = this;
+    const d = CONTROL_DESCRIPTIONS;
+    setHandler(progressQuery, () => this.progress, { description: d.progress });
+    setHandler(pauseUpdate, () => this.setPaused(true), {
+      description: d.pause,
+      validator: () => refuse(run.pauseProblem()),
+    });
+    setHandler(resumeUpdate, () => this.setPaused(false), {
+      description: d.resume,
+      validator: () => refuse(run.resumeProblem()),
+    });
+    setHandler(stopAfterIterationUpdate, () => this.changed(() => (this.progress.stopRequested = true)), {
+      description: d.stopAfterIteration,
+      validator: () => refuse(run.stopProblem()),
+    });
+    setHandler(setParamsUpdate, (params) => this.setParams(params), {
+      description: d.setParams,
+      validator: (params) => refuse(run.setParamsProblem(params)),
+    });
+    setHandler(rollbackUpdate, (request) => this.rollBack(request.iteration), {
+      description: d.rollback,
+      validator: (request) => refuse(run.rollbackProblem(request)),
+    });
+    setHandler(retryIterationUpdate, () => this.changed(() => delete this.progress.failure), {
+      description: d.retryIteration,
+      validator: () => refuse(run.retryProblem()),
+    });
+    setHandler(forkUpdate, (request) => this.fork(request.id, request.iteration), {
+      description: d.fork,
+      validator: (request) => refuse(run.forkProblem(request)),
+    });
+  }
 
-  setHandler(
-    retryIterationUpdate,
-    () => {
-      delete progress.failure;
-      setState(activeState());
-      return progress;
-    },
-    {
-      description: CONTROL_DESCRIPTIONS.retryIteration,
-      validator: () => {
-        mustBeActive('retryIteration');
-        if (!progress.failure)
-          reject(
-            `retryIteration: no failed iteration is waiting to be retried; the run is ${progress.state}`,
-          );
-      },
-    },
-  );
+  /** Applies a control's change to the progress, then shows the state it leaves the run in. */
+  private changed(change: () => unknown): RunProgress {
+    change();
+    this.setState(this.run.activeState());
+    return this.progress;
+  }
 
-  setHandler(forkUpdate, (request) => fork(request.id, request.iteration), {
-    description: CONTROL_DESCRIPTIONS.fork,
-    validator: (request) => {
-      if (!started) reject('fork: the run is still starting');
-      const problem = forkProblem({ runId, lineages, lastCommitted: progress.lastCommitted }, request);
-      if (problem) reject(`fork: ${problem}`);
-    },
-  });
+  private setParams(params: RunParams): RunProgress {
+    this.run.config = withParams(this.run.config, params);
+    this.progress.params = paramsOf(this.run.config);
+    return this.progress;
+  }
 
-  const { orchestrator, tracking } = poolActivities(config);
-  const start: RunStart = carry ?? (await orchestrator.loadRunStart({ runId, config }));
-  const recent: IterationResult[] = carry?.recent ?? [];
-  /** What the last commit says: the state each iteration starts from and continue-as-new carries on. */
-  let committed = committedState(start);
-  let hash = recent.at(-1)?.configHash ?? start.configHash;
-  lineages = start.lineages ?? initialLineages(runId, start.resumedFrom);
-  lineage = currentLineage(lineages).id;
-  started = true;
-  const showLineage = (): void => {
-    progress.lineage = lineage;
-    if (lineages.length > 1) progress.lineagePath = lineagePath(lineages);
-  };
-  showLineage();
-  Object.assign(progress, {
-    iteration: start.nextIteration - 1,
-    lastCommitted: start.nextIteration - 1,
-    versions: versionsOf(committed.policies),
-    recent: recent.map((r) => ({ iteration: r.iteration, ...r.summary })).slice(-RECENT),
-    ...(start.resumedFrom ? { resumedFrom: start.resumedFrom } : {}),
-  });
-  upsertSearchAttributes([
-    { key: RECIPE, value: config.recipe },
-    { key: ITERATION, value: start.nextIteration - 1 },
-  ]);
-  upsertMemo(memo(lineage, hash));
-  setState(activeState());
+  /** Loads where the run starts (its last commit, a resume's, or the carry) and shows it. */
+  async begin(carry: RunCarry | undefined): Promise<void> {
+    const { run } = this;
+    const start = carry ?? (await this.orchestrator.loadRunStart({ runId: run.runId, config: run.config }));
+    run.begin(start);
+    upsertSearchAttributes([
+      { key: RECIPE, value: run.config.recipe },
+      { key: ITERATION, value: start.nextIteration - 1 },
+    ]);
+    upsertMemo(run.memo());
+    this.setState(run.activeState());
+    setHandler(iterationSampledSignal, ({ id, policies }) => {
+      const flight = run.flightOf(id);
+      if (flight) flight.sampled = policies;
+    });
+    setHandler(iterationIssuedSignal, ({ id, policies }) => {
+      const flight = run.flightOf(id);
+      if (flight) flight.issued = policies;
+    });
+  }
 
   /**
    * Rolls back to committed iteration k (the validator has checked it): reads k's committed state from the
@@ -361,44 +249,28 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
    * restored by the next iteration's prepareTrainer: it holds a version other than k's (see lineage.ts in
    * activities/stages for why it cannot hold k's version with other weights).
    */
-  const rollBack = async (k: number): Promise<RunProgress> => {
-    rollingBack = true;
-    setState(activeState());
+  private async rollBack(k: number): Promise<RunProgress> {
+    const { run } = this;
+    run.rollingBack = true;
+    this.setState(run.activeState());
     try {
-      if (retaining) await condition(() => !retaining);
-      const next = rollbackLineage(runId, lineages, k);
-      const from = await orchestrator
-        .lineageStart({ from: next.from, config })
+      if (run.retaining) await condition(() => !run.retaining);
+      const next = rollbackLineage(run.runId, run.lineages, k);
+      const from = await this.orchestrator
+        .lineageStart({ from: next.from, config: run.config })
         .catch((err: unknown) => reject(`rollback: ${failureMessage(err)}`));
-      for (const f of flights.values()) f.scope.cancel();
-      await condition(() => running(flights).length === 0);
-      flights.clear();
-      await orchestrator.saveLineages({ runId, lineages: [...lineages, next] });
-      lineages = [...lineages, next];
-      lineage = next.id;
-      committed = committedState(from);
-      while (recent.length && recent[recent.length - 1]!.iteration > k) recent.pop();
-      Object.assign(progress, { iteration: k, lastCommitted: k, versions: versionsOf(committed.policies) });
-      progress.recent = progress.recent.filter((r) => r.iteration <= k);
-      showLineage();
-      // The list's columns show k again (its metrics when k is among the recent iterations).
-      const kept = progress.recent.at(-1);
-      upsertSearchAttributes([
-        { key: ITERATION, value: k },
-        ...(kept?.iteration === k
-          ? [
-              { key: MEAN_REWARD, value: kept.meanReward },
-              { key: VALID_TASK_RATE, value: kept.validTaskRate },
-            ]
-          : []),
-      ]);
-      upsertMemo(memo(lineage, hash));
+      for (const f of run.flights.values()) f.scope.cancel();
+      await condition(() => running(run.flights).length === 0);
+      run.flights.clear();
+      await this.orchestrator.saveLineages({ runId: run.runId, lineages: [...run.lineages, next] });
+      upsertSearchAttributes(commitColumns(run.rolledBack(k, next, from)));
+      upsertMemo(run.memo());
     } finally {
-      rollingBack = false;
-      setState(activeState());
+      run.rollingBack = false;
+      this.setState(run.activeState());
     }
-    return progress;
-  };
+    return this.progress;
+  }
 
   /**
    * Starts a new run from kept iteration k (the validator has checked it) with this run's config as it is
@@ -406,24 +278,25 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
    * commits, k's manifest must be readable), so a fork that cannot run is refused with nothing started. The
    * new run is a child that outlives this one (ParentClosePolicy ABANDON): it is an independent run.
    */
-  const fork = async (id: string, k: number): Promise<ForkResult> => {
-    const resumeFrom = { runId: lineageHolding(lineages, k) as string, iteration: k };
-    const input = { ...configForContinuation(config), runId: id, resumeFrom };
+  private async fork(id: string, k: number): Promise<ForkResult> {
+    const { run } = this;
+    const resumeFrom = { runId: lineageHolding(run.lineages, k) as string, iteration: k };
+    const input = { ...configForContinuation(run.config), runId: id, resumeFrom };
     const resolvedFork = resolveRunConfig(input);
     if (!resolvedFork.ok) return reject(`fork: ${resolvedFork.problems.join('; ')}`);
-    forking++;
+    run.forking++;
     try {
-      if (retaining) await condition(() => !retaining);
+      if (run.retaining) await condition(() => !run.retaining);
       // Records the fork in this run's storage (so retention keeps k) and checks k's weights are there.
-      await orchestrator
+      await this.orchestrator
         .loadRunStart({ runId: id, config: resolvedFork.config })
         .catch((err: unknown) => reject(`fork: ${failureMessage(err)}`));
     } finally {
-      forking--;
+      run.forking--;
     }
     await startChild(selfPlayRun, {
       workflowId: id,
-      taskQueue: config.pools.orchestrator,
+      taskQueue: run.config.pools.orchestrator,
       args: [input],
       parentClosePolicy: ParentClosePolicy.ABANDON,
     }).catch((err: unknown) =>
@@ -434,7 +307,7 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
       ),
     );
     return { workflowId: id, resumeFrom };
-  };
+  }
 
   /**
    * `training.retention` after a commit: deletes the weights no kept commit names (activities/stages/
@@ -442,45 +315,31 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
    * reads a commit's weights while a pass deletes them. A pass that fails is logged, not fatal: deleting is
    * idempotent, and the next commit's pass deletes what this one left.
    */
-  const retain = async (): Promise<void> => {
-    await condition(() => !rollingBack && forking === 0);
-    retaining = true;
+  private async retain(): Promise<void> {
+    const { run } = this;
+    await condition(() => !run.rollingBack && run.forking === 0);
+    run.retaining = true;
     try {
-      await orchestrator.applyRetention({
-        lineages,
-        head: progress.lastCommitted,
-        retention: config.training.retention,
-        maxStaleness: config.pipeline.maxStaleness,
+      await this.orchestrator.applyRetention({
+        lineages: run.lineages,
+        head: this.progress.lastCommitted,
+        retention: run.config.training.retention,
+        maxStaleness: run.config.pipeline.maxStaleness,
       });
     } catch (err) {
       if (isCancellation(err)) throw err;
-      log.warn(`retention after iteration ${progress.lastCommitted} failed: ${failureMessage(err)}`);
+      log.warn(`retention after iteration ${this.progress.lastCommitted} failed: ${failureMessage(err)}`);
     } finally {
-      retaining = false;
+      run.retaining = false;
     }
-  };
+  }
 
-  /**
-   * Holds the run after iteration n failed until the operator acts: `retryIteration` (the loop runs n again),
-   * a rollback (the loop goes on from its iteration) or a stop (the run completes at its last commit).
-   */
-  const awaitOperator = async (n: number, err: unknown): Promise<void> => {
-    progress.failure = failureOf(n, err);
-    setState(activeState());
-    await condition(() => !progress.failure || rollingBack || progress.stopRequested);
-    delete progress.failure;
-    setState(activeState());
-  };
-
-  /**
-   * The tracking calls in order, each started after the one before ended; the run does not wait for them
-   * except before it continues as new or completes. A call that fails is logged: the next one catches up.
-   */
-  let tracked: Promise<void> = Promise.resolve();
-  const track = (iteration: number): void => {
+  /** Logs commits up to `iteration` to the trackers, after the calls before it (see `tracked`). */
+  private track(iteration: number): void {
+    const { runId, lineages, config } = this.run;
     const request = { runId, lineages, config, iteration };
-    tracked = tracked
-      .then(() => tracking.trackCommits(request))
+    this.tracked = this.tracked
+      .then(() => this.tracking.trackCommits(request))
       .then(
         () => undefined,
         (err: unknown) => {
@@ -488,50 +347,38 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
           log.warn(`tracking after iteration ${iteration} failed: ${failureMessage(err)}`);
         },
       );
-  };
-
-  let sinceStart = 0;
-  /** The iteration this run starts with (not a continuation's): where `evaluation.atStart` scores its start. */
-  const firstIteration = carry ? undefined : start.nextIteration;
-  setHandler(iterationSampledSignal, ({ id, policies }) => {
-    const flight = [...flights.values()].find((f) => f.id === id);
-    if (flight) flight.sampled = policies;
-  });
-  setHandler(iterationIssuedSignal, ({ id, policies }) => {
-    const flight = [...flights.values()].find((f) => f.id === id);
-    if (flight) flight.issued = policies;
-  });
+  }
 
   /**
-   * Starts iteration n's child in a scope of its own. Overlapping (an earlier iteration has not committed),
-   * it samples with the newest commit, with the snapshot the previous iteration sampled when that is the
-   * same version (a version-0 commit names none), and trains once its base commit is sent.
+   * Holds the run after iteration n failed until the operator acts: `retryIteration` (the loop runs n again),
+   * a rollback (the loop goes on from its iteration) or a stop (the run completes at its last commit).
    */
-  const startIteration = (n: number, overlaps?: Flight): Flight => {
-    const id = iterationChildId(lineage, n);
-    const behaviour = overlaps && behaviourOf(overlaps);
-    const input: IterationInput = {
-      v: 2,
-      runId: lineage,
-      iteration: n,
-      config: iterationConfig(config, runId),
-      ...committed,
-      ...(behaviour ? { policies: withSnapshots(committed.policies, behaviour), overlaps: true } : {}),
-      ...(config.evaluation.atStart && n === firstIteration ? { evaluateStart: true } : {}),
-    };
+  private async awaitOperator(n: number, err: unknown): Promise<void> {
+    const { progress, run } = this;
+    progress.failure = failureOf(n, err);
+    this.setState(run.activeState());
+    await condition(() => !progress.failure || run.rollingBack || progress.stopRequested);
+    delete progress.failure;
+    this.setState(run.activeState());
+  }
+
+  /** Starts iteration n's child in a scope of its own, beside `overlaps` when given (pipeline.ts). */
+  private startIteration(n: number, overlaps?: Flight): Flight {
+    const { run } = this;
+    const id = run.childId(n);
+    const input = run.iterationInput(n, overlaps);
     const flight: Flight = { n, id, scope: new CancellationScope(), childStarted: false };
-    flights.set(n, flight);
-    progress.iterationInFlight = true;
+    run.addFlight(flight);
     flight.ended = flight.scope
       .run(async () => {
         const handle = await startChild(selfPlayIteration, {
           workflowId: id,
-          taskQueue: config.pools.orchestrator,
+          taskQueue: run.config.pools.orchestrator,
           args: [input],
         });
         flight.childStarted = true;
         // A pause accepted while the child was starting could not reach it yet.
-        if (progress.paused) await pauseChild(id, true);
+        if (this.progress.paused) await pauseChild(id, true);
         return handle.result();
       })
       .then(
@@ -542,147 +389,113 @@ export async function selfPlayRun(input: unknown, carry?: RunCarry): Promise<Run
           flight.outcome = { err };
         },
       )
-      .finally(() => {
-        progress.iterationInFlight = running(flights).length > 0;
-      });
+      .finally(() => run.flightEnded());
     return flight;
-  };
-
-  /** The newest flight, when the next iteration may start beside it (`pipeline.maxStaleness`, see pipeline.ts). */
-  const overlapFrom = (): Flight | undefined =>
-    rollingBack || progress.paused || progress.stopRequested || progress.failure
-      ? undefined
-      : nextOverlap(flights, {
-          maxStaleness: config.pipeline.maxStaleness,
-          lastCommitted: progress.lastCommitted,
-          iterations: config.iterations,
-          // Continue-as-new waits for every iteration in flight to commit: none starts past it.
-          untilContinueAsNew: workflowInfo().continueAsNewSuggested
-            ? 0
-            : config.continueAsNewEvery - sinceStart,
-          ...(config.pipeline.streaming
-            ? {
-                streaming: {
-                  versions: versionsOf(committed.policies),
-                  versionsAtOnce: VERSIONS_AT_ONCE[config.weightSync.engine],
-                },
-              }
-            : {}),
-        });
+  }
 
   /** Waits for `head` to end, starting later iterations beside it while the staleness bound allows. */
-  const awaitEnd = async (head: Flight): Promise<void> => {
+  private async awaitEnd(head: Flight): Promise<void> {
     for (;;) {
       let from: Flight | undefined;
-      await condition(() => head.outcome !== undefined || (from = overlapFrom()) !== undefined);
+      await condition(
+        () =>
+          head.outcome !== undefined ||
+          (from = this.run.overlapFrom(workflowInfo().continueAsNewSuggested)) !== undefined,
+      );
       if (head.outcome) return;
-      if (from) startIteration(from.n + 1, from);
+      if (from) this.startIteration(from.n + 1, from);
     }
-  };
+  }
 
-  for (;;) {
-    // A paused run starts no new iteration; a stop requested meanwhile completes it at once.
-    await condition(() => !rollingBack && (!progress.paused || progress.stopRequested));
-    const n = progress.lastCommitted + 1;
-    if (progress.stopRequested || n > config.iterations) break;
-    progress.iteration = n;
-    const flight = flights.get(n) ?? startIteration(n);
-    await awaitEnd(flight);
+  /**
+   * Runs iteration n to its end: its result when it committed (and no rollback abandoned it), undefined when
+   * it failed and the operator acted, or a rollback discarded it.
+   */
+  private async runIteration(n: number): Promise<IterationResult | undefined> {
+    const { run } = this;
+    const flight = run.flights.get(n) ?? this.startIteration(n);
+    await this.awaitEnd(flight);
     await flight.ended;
-    flights.delete(n);
+    run.flights.delete(n);
     let result: IterationResult | undefined;
     let failed: { err: unknown } | undefined;
     if (flight.outcome && 'err' in flight.outcome) {
       const { err } = flight.outcome;
-      if (!(rollingBack && isCancellation(err))) {
+      if (!(run.rollingBack && isCancellation(err))) {
         if (isCancellation(err) || !patched(FAILED_ITERATION_WAITS)) throw err;
         failed = { err };
       }
     } else result = flight.outcome?.result;
-    if (failed) await awaitOperator(n, failed.err);
+    if (failed) await this.awaitOperator(n, failed.err);
     // A rollback accepted while the iteration ran abandons it, even when it committed meanwhile.
-    if (!result || rollingBack) continue;
-    committed = committedState(result);
-    hash = result.configHash ?? hash;
-    recent.push(result);
-    if (recent.length > RECENT) recent.shift();
-    recordCommitted(progress, result);
-    upsertMemo(memo(lineage, hash));
-    showDetails(progress);
-    sinceStart++;
+    return !result || run.rollingBack ? undefined : result;
+  }
+
+  /** Records iteration n's commit, sends the iteration started beside it its base, then tracks and retains. */
+  private async afterCommit(n: number, result: IterationResult): Promise<void> {
+    const { run } = this;
+    upsertSearchAttributes(commitColumns(run.recordCommit(result)));
+    upsertMemo(run.memo());
+    showDetails(this.progress);
     // The next iteration, started beside this one, trains from this commit.
-    const overlapped = flights.get(n + 1);
+    const overlapped = run.flights.get(n + 1);
     if (overlapped?.childStarted && !overlapped.outcome) {
       await getExternalWorkflowHandle(overlapped.id)
-        .signal(baseCommittedSignal, { iteration: n, ...committed })
+        .signal(baseCommittedSignal, { iteration: n, ...run.committed })
         .catch(() => undefined);
     }
-    if (config.tracking && patched(TRACKING_AFTER_COMMIT)) track(n);
-    if (patched(RETENTION_AFTER_COMMIT)) await retain();
+    if (run.config.tracking && patched(TRACKING_AFTER_COMMIT)) this.track(n);
+    if (patched(RETENTION_AFTER_COMMIT)) await this.retain();
+  }
 
-    if (progress.stopRequested) break;
-    const more = n < config.iterations;
-    const due = sinceStart >= config.continueAsNewEvery || workflowInfo().continueAsNewSuggested;
-    if (more && flights.size === 0 && due) {
-      await tracked;
-      await condition(allHandlersFinished);
-      const next = carryOf({
-        progress,
-        recent,
-        committed,
-        resumedFrom: start.resumedFrom,
-        lineages,
-        configHash: hash,
-      });
-      return continueAsNew<typeof selfPlayRun>(configForContinuation(config), next);
+  /** The iterations, one commit after another, until the last, a stop, or continue-as-new. */
+  async drive(): Promise<RunOutcome> {
+    const { run, progress } = this;
+    for (;;) {
+      // A paused run starts no new iteration; a stop requested meanwhile completes it at once.
+      await condition(() => !run.rollingBack && (!progress.paused || progress.stopRequested));
+      const n = progress.lastCommitted + 1;
+      if (progress.stopRequested || n > run.config.iterations) break;
+      progress.iteration = n;
+      const result = await this.runIteration(n);
+      if (!result) continue;
+      await this.afterCommit(n, result);
+      if (progress.stopRequested) break;
+      if (run.continuesAsNew(n, workflowInfo().continueAsNewSuggested)) {
+        await this.tracked;
+        await condition(allHandlersFinished);
+        return continueAsNew<typeof selfPlayRun>(configForContinuation(run.config), run.carryOn());
+      }
     }
-  }
-  // A stop discards the iterations started beside the last commit: their stored units stay for a resume.
-  if (flights.size > 0) {
-    for (const f of flights.values()) f.scope.cancel();
-    await condition(() => running(flights).length === 0);
+    return this.finish();
   }
 
-  await tracked;
-  const stopped = progress.stopRequested && progress.lastCommitted < config.iterations;
-  progress.iteration = progress.lastCommitted;
-  setState('completed');
-  await condition(allHandlersFinished);
-  return {
-    runId,
-    lastCommitted: progress.lastCommitted,
-    versions: versionsOf(committed.policies),
-    recent,
-    ...(stopped ? { stopped } : {}),
-  };
+  /** Completes the run: a stop discards the iterations started beside the last commit (their units stay). */
+  private async finish(): Promise<RunOutcome> {
+    const { run } = this;
+    if (run.flights.size > 0) {
+      for (const f of run.flights.values()) f.scope.cancel();
+      await condition(() => running(run.flights).length === 0);
+    }
+    await this.tracked;
+    const stopped = run.stoppedEarly();
+    this.progress.iteration = this.progress.lastCommitted;
+    this.setState('completed');
+    await condition(allHandlersFinished);
+    return run.outcome(stopped);
+  }
 }
 
-const memo = (lineage: string, configHash: string | undefined): Record<string, unknown> => ({
-  storagePrefix: `runs/${lineage}`,
-  ...(configHash ? { configHash } : {}),
-});
-
-interface Committed {
-  policies: PolicySet;
-  recipeStateKey?: string;
-}
-
-/** The committed state of a run start, a carry or an iteration result, without undefined fields. */
-function committedState(from: Committed): Committed {
-  const { policies, recipeStateKey } = from;
-  return { policies, ...(recipeStateKey ? { recipeStateKey } : {}) };
-}
-
-function recordCommitted(progress: RunProgress, result: IterationResult): void {
-  progress.lastCommitted = result.iteration;
-  progress.versions = versionsOf(result.policies);
-  progress.recent = [...progress.recent, { iteration: result.iteration, ...result.summary }].slice(-RECENT);
-  upsertSearchAttributes([
-    { key: ITERATION, value: result.iteration },
-    { key: MEAN_REWARD, value: result.summary.meanReward },
-    { key: VALID_TASK_RATE, value: result.summary.validTaskRate },
-  ]);
-}
+/** The run's search-attribute columns for a commit (or the commit a rollback returns to). */
+const commitColumns = ({ iteration, summary }: CommitColumns) => [
+  { key: ITERATION, value: iteration },
+  ...(summary
+    ? [
+        { key: MEAN_REWARD, value: summary.meanReward },
+        { key: VALID_TASK_RATE, value: summary.validTaskRate },
+      ]
+    : []),
+];
 
 /**
  * `config.runId` names the storage prefix, child ids and train-step keys a run writes; another run's id there

@@ -7,8 +7,7 @@ import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
  * `tis` weighs every token by π_old/μ; the PPO ratio of `ppo_clip` under `ppo_ratio` is taken to μ, which with
  * `pipeline.maxStaleness` ≥ 1 is the log-prob under a policy up to k versions older than the one trained. A
  * synchronous row was sampled by the policy it trains, so the kernel's stand-in for a missing μ (the current
- * log-prob: ratio 1) is exact for it; REINFORCE under `ppo_ratio` reads no μ at all. An iteration input
- * recorded before `pipeline` or `offPolicy` existed is synchronous, `ppo_ratio`.
+ * log-prob: ratio 1) is exact for it; REINFORCE under `ppo_ratio` reads no μ at all.
  */
 export function lossReadsBehaviour(config: RunConfig): boolean {
   const { type, offPolicy } = config.training.loss;
@@ -47,5 +46,4 @@ export function requireBehaviourLogprobs(config: RunConfig, rows: readonly Train
 
 const versions = (k: number): string => (k === 1 ? 'one version' : `${k} versions`);
 
-/** `pipeline.maxStaleness`; 0 for an iteration input recorded before the field existed. */
-const staleness = (config: RunConfig): number => config.pipeline?.maxStaleness ?? 0;
+const staleness = (config: RunConfig): number => config.pipeline.maxStaleness;

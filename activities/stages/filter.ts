@@ -84,7 +84,7 @@ export function filterActivities(deps: ActivityDeps) {
 export function rowsByPolicy(config: RunConfig, rows: readonly TrainingRow[]): Map<string, TrainingRow[]> {
   const out = new Map(policyNames(config).map((name) => [name, [] as TrainingRow[]]));
   const sign = config.training.negateAdvantages ? -1 : 1;
-  const ablated = new Set(config.training.ablateRoles ?? []);
+  const ablated = new Set(config.training.ablateRoles);
   for (const row of rows.filter((r) => !ablated.has(r.role)))
     out
       .get(trainedPolicyOf(config, row.role))

@@ -36,7 +36,7 @@ export async function ensureServersAt(
   const adapter = adapterFor(config.weightSync.engine, {
     tokenFor: (server) => boundToken(deps.env, server),
     // An iteration samples while the previous one trains: a kernel must not serve its live weights.
-    pinKernelSnapshots: (config.pipeline?.maxStaleness ?? 0) > 0,
+    pinKernelSnapshots: config.pipeline.maxStaleness > 0,
   });
   // vLLM names each version's adapter as the samplers request it; the other engines serve the policy's name.
   const model =

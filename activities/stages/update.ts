@@ -15,7 +15,6 @@ import { Context } from '@temporalio/activity';
 import { beatIntervalMs, heartbeatWhile } from '../lib/heartbeat';
 import { watchStep, type StepWatch } from './step-progress';
 import type { LossSpec, TrainStepMetrics, UpdateSpec } from '../clients/trainer-contract';
-import { LOSS_OPTION_DEFAULTS, UPDATE_DEFAULTS } from '../../config/schema';
 import { recordTrainMetrics } from './stage-metrics';
 
 /**
@@ -207,31 +206,21 @@ export function flatTrainMetrics(metrics: TrainStepMetrics): Record<string, numb
 
 /**
  * The request's `update`, only when it asks for more than one step over the whole batch, so a kernel from
- * before mini-batches still takes every other run's steps. An iteration input recorded before the field
- * existed has none: one step, as it was then.
+ * before mini-batches still takes every other run's steps.
  */
-export function updateSpec(update: RunConfig['training']['update'] | undefined): { update?: UpdateSpec } {
-  const { miniBatchPrompts, epochs, roleOrder } = { ...UPDATE_DEFAULTS, ...update };
+export function updateSpec(update: RunConfig['training']['update']): { update?: UpdateSpec } {
+  const { miniBatchPrompts, epochs, roleOrder } = update;
   const all = miniBatchPrompts === 'all';
   if (all && epochs === 1 && roleOrder.length === 0) return {};
   return { update: { ...(all ? {} : { miniBatchPrompts }), epochs, roleOrder: [...roleOrder] } };
 }
 
-type LossConfig = RunConfig['training']['loss'];
-type LossOption = keyof typeof LOSS_OPTION_DEFAULTS;
-
 /**
  * The loss as the trainer contract takes it: each option only when it is on (see LossSpec), so a kernel from
- * before an option still takes every run's steps that leave it off. An iteration input recorded before the
- * options existed has none: all off, as it was then.
+ * before an option still takes every run's steps that leave it off.
  */
-export function lossSpec(
-  config: Omit<LossConfig, LossOption> & Partial<Pick<LossConfig, LossOption>>,
-): LossSpec {
-  const { entropyCoef, dualClip, k3Clamp, offPolicy, importanceCap, ...loss } = {
-    ...LOSS_OPTION_DEFAULTS,
-    ...config,
-  };
+export function lossSpec(config: RunConfig['training']['loss']): LossSpec {
+  const { entropyCoef, dualClip, k3Clamp, offPolicy, importanceCap, ...loss } = config;
   return {
     ...loss,
     ...(entropyCoef > 0 ? { entropyCoef } : {}),

@@ -119,6 +119,19 @@ export const SCOPE_DEFAULTS = {
 } satisfies z.input<typeof scopeParams>;
 
 /**
+ * The `joint` schedule of one step per iteration for both policies: how SCOPE trained before the schedule
+ * existed, so what an iteration input recorded then gets (contracts/input-upgrade.ts).
+ */
+export const SCOPE_JOINT_SCHEDULE: ScopeParams['schedule'] = {
+  mode: 'joint',
+  stageSteps: 1,
+  solverTasks: 1,
+  filterRollouts: 1,
+  candidatesPerRound: 1,
+  maxRounds: 1,
+};
+
+/**
  * `candidatesPerRound` for a run that does not set it: the preset's, or as many as `maxShards` shards of
  * `shardSize` hold when that is fewer, so a run with small shards plans its Solver steps' rounds.
  */

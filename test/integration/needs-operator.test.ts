@@ -2,7 +2,7 @@ import { WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import { selfPlayRun } from '../../workflows';
 import { iterationChildId, progressQuery } from '../../workflows/messages';
 import { RUN_STATE } from '../../workflows/search-attributes';
-import type { RunCarry } from '../../contracts/selfplay';
+import type { RecordedRunCarry } from '../../contracts/input-upgrade';
 import { selfplay } from '../support/cli';
 import { startStack, uniqueId, type TestStack } from '../support/stack';
 import { waitFor } from '../support/wait';
@@ -25,7 +25,7 @@ describe('a failed iteration waits for the operator', () => {
   });
   afterAll(() => stack.close());
 
-  const start = (runId: string, args: [Record<string, unknown>, RunCarry?]) =>
+  const start = (runId: string, args: [Record<string, unknown>, RecordedRunCarry?]) =>
     stack.client.workflow.start(selfPlayRun, {
       workflowId: runId,
       taskQueue: `${stack.queuePrefix}-orchestrator`,
@@ -147,8 +147,9 @@ describe('a failed iteration waits for the operator', () => {
 
   test('a stop accepted before continue-as-new holds in the continued run: it completes at once', async () => {
     const runId = uniqueId('carried-stop');
-    // What the run hands over when a stop was accepted while it drained: nothing more may run.
-    const carry: RunCarry = {
+    // What the run hands over when a stop was accepted while it drained: nothing more may run. Without `v`,
+    // as carries were recorded before they had a version: version 1.
+    const carry: RecordedRunCarry = {
       nextIteration: 1,
       policies: { policy: { version: 0 } },
       recent: [],

@@ -26,13 +26,6 @@ describe('training.loss off-policy options: dual-clip, k3 clamp, the off-policy 
     }
   });
 
-  test('an iteration input recorded before the options existed gets them off', () => {
-    const { dualClip, k3Clamp, offPolicy, importanceCap, ...before } = resolved({ recipe: 'ssp' }).training
-      .loss;
-    expect([dualClip, k3Clamp, offPolicy, importanceCap]).toEqual(['off', 'off', 'ppo_ratio', 2]);
-    expect(lossSpec(before)).toEqual(lossSpec(resolved({ recipe: 'ssp' }).training.loss));
-  });
-
   test('one-step-off defaults to tis, synchronous to ppo_ratio; what the run sets wins either way', () => {
     const offPolicy = (input: object) => resolved({ recipe: 'spice', ...input }).training.loss.offPolicy;
     const set = (value: string) => ({ loss: { offPolicy: value } });

@@ -13,6 +13,7 @@ describe('what a run hands over and owns', () => {
 
   test('a stop accepted while the run drained before continue-as-new is carried, so the continued run completes', () => {
     expect(carryOf(at({ stopRequested: true }))).toEqual({
+      v: 1,
       nextIteration: 5,
       recent: [],
       policies: { policy: { version: 4 } },

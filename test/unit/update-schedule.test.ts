@@ -43,8 +43,6 @@ describe('training.update: how a batch becomes optimizer steps', () => {
 
   test('the kernel is sent an update only when it asks for more than one step over the whole batch', () => {
     expect(updateSpec(resolved({ recipe: 'spell' }).training.update)).toEqual({});
-    // An iteration input recorded before the field existed: one step, as then.
-    expect(updateSpec(undefined)).toEqual({});
     expect(updateSpec(resolved({ recipe: 'ssp' }).training.update)).toEqual({
       update: { miniBatchPrompts: 128, epochs: 1, roleOrder: ['proposer', 'solver'] },
     });

@@ -17,7 +17,7 @@ import {
   solverReward,
 } from './rewards';
 import { selectTask } from './select';
-import { scheduleOf, scopeStep } from './schedule';
+import { scopeStep } from './schedule';
 import {
   CHALLENGER,
   SOLVER,
@@ -117,7 +117,7 @@ function scoreItem(item: Item, config: RunConfig, trainSolver: boolean): Scored 
  * fresh rollouts, the first `solverTasks` of them in document order (a step that gathered more keeps those).
  */
 function selectForSolver(items: readonly Item[], config: RunConfig): Scored[] {
-  const { filterRollouts, solverTasks } = scheduleOf(config);
+  const { filterRollouts, solverTasks } = config.scope.schedule;
   let kept = 0;
   return items.map((item): Scored => {
     const meanScores = item.gate.candidates.map((c, k) => {

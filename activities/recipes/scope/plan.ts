@@ -3,7 +3,7 @@ import { seededRng, shuffledRange, type Rng } from '../../lib/rng';
 import type { CorpusSegment } from '../../corpus/corpus';
 import { NON_RETRYABLE, nonRetryable } from '../../lib/errors';
 import type { ScopeUnit } from './records';
-import { documentOffset, isSolverStep, scheduleOf, scopeStep } from './schedule';
+import { documentOffset, isSolverStep, scopeStep } from './schedule';
 import { MAX_SHARDS } from '../../../config/schema';
 
 type Planned = Omit<ScopeUnit, 'unit' | 'docIndex'>;
@@ -27,7 +27,7 @@ export async function planScope(ctx: PlanContext): Promise<Planned[]> {
         '{"baseUrl": "...", "model": "...", "frozen": true}',
     );
   }
-  const { candidatesPerRound } = scheduleOf(config);
+  const { candidatesPerRound } = config.scope.schedule;
   if (scopeStep(config, iteration) && Math.ceil(candidatesPerRound / config.shardSize) > MAX_SHARDS) {
     // Checked here, not by the config schema: a schema refinement would fail the replay of runs recorded
     // before the schedule existed, whose resolved config now carries it.
@@ -42,7 +42,7 @@ export async function planScope(ctx: PlanContext): Promise<Planned[]> {
   const order = shuffledRange(seededRng(config.seed, 'scope-order'), source.count);
   const round = ctx.round ?? 0;
   const start = documentOffset(config, iteration, round);
-  const count = isSolverStep(config, iteration) ? scheduleOf(config).candidatesPerRound : config.batchSize;
+  const count = isSolverStep(config, iteration) ? config.scope.schedule.candidatesPerRound : config.batchSize;
   // A later selection round draws its own budgets and types; the first keeps the seeds it always had.
   const at = round > 0 ? [iteration, round] : [iteration];
   const budgets = stratifiedBudgets(count, p.searchTurnWeights, seededRng(config.seed, ...at, 'budget'));

@@ -9,24 +9,9 @@ import { CHALLENGER, SOLVER } from './records';
  * on freshly selected tasks against the frozen Challenger.
  */
 
-export type ScopeSchedule = RunConfig['scope']['schedule'];
-
-/** Iteration inputs recorded before the schedule existed trained both roles every iteration: `joint`. */
-const JOINT: ScopeSchedule = {
-  mode: 'joint',
-  stageSteps: 1,
-  solverTasks: 1,
-  filterRollouts: 1,
-  candidatesPerRound: 1,
-  maxRounds: 1,
-};
-
-export const scheduleOf = (config: RunConfig): ScopeSchedule =>
-  (config.scope as Partial<RunConfig['scope']>).schedule ?? JOINT;
-
 /** The iteration's stage, round and step within the stage; undefined under the `joint` schedule. */
 export function scopeStep(config: RunConfig, iteration: number): ScheduleStep | undefined {
-  const s = scheduleOf(config);
+  const s = config.scope.schedule;
   if (s.mode !== 'stages') return undefined;
   const k = s.stageSteps;
   const place = (iteration - 1) % (2 * k);
@@ -43,7 +28,7 @@ export const isSolverStep = (config: RunConfig, iteration: number): boolean =>
 /** A Solver step gathers rounds of candidates until `solverTasks` tasks are kept (the judge's `keptTasks`). */
 export function scopeAccumulation(config: RunConfig, iteration: number): Accumulation | undefined {
   if (!isSolverStep(config, iteration)) return undefined;
-  const s = scheduleOf(config);
+  const s = config.scope.schedule;
   return { metric: 'keptTasks', target: s.solverTasks, maxRounds: s.maxRounds };
 }
 
@@ -55,7 +40,7 @@ export function scopeAccumulation(config: RunConfig, iteration: number): Accumul
 export function documentOffset(config: RunConfig, iteration: number, selectionRound: number): number {
   const step = scopeStep(config, iteration);
   if (!step) return (iteration - 1) * config.batchSize;
-  const s = scheduleOf(config);
+  const s = config.scope.schedule;
   const challengerDocs = s.stageSteps * config.batchSize;
   const solverStepDocs = s.maxRounds * s.candidatesPerRound;
   const round = (step.round - 1) * (challengerDocs + s.stageSteps * solverStepDocs);

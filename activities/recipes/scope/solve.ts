@@ -2,7 +2,7 @@ import type { RecipeContext } from '../types';
 import type { Trajectory } from '../../tools/types';
 import { SCOPE_CALLS } from '../../clients/llm-protocol';
 import { searchTrajectory, solverTurns } from './search';
-import { isSolverStep, scheduleOf } from './schedule';
+import { isSolverStep } from './schedule';
 import { SOLVER, type ScopeGated, type ScopeSolved } from './records';
 
 /**
@@ -13,7 +13,7 @@ import { SOLVER, type ScopeGated, type ScopeSolved } from './records';
  */
 export async function solveScope(ctx: RecipeContext, gated: ScopeGated): Promise<ScopeSolved> {
   const { config, iteration } = ctx;
-  const n = isSolverStep(config, iteration) ? scheduleOf(config).filterRollouts : config.groupSize;
+  const n = isSolverStep(config, iteration) ? config.scope.schedule.filterRollouts : config.groupSize;
   const candidates = await Promise.all(
     gated.candidates.map(async (c, k) => {
       if (c.status !== 'valid' || !c.solverMessages) return { trajectories: [] };

@@ -1,5 +1,5 @@
 import { documentOffset, scopeAccumulation, scopeStep } from '../../../activities/recipes/scope/schedule';
-import type { RunConfig } from '../../../config/schema';
+import { upgradeIterationInput } from '../../../contracts/input-upgrade';
 import { configFor } from '../../support/recipe-harness';
 
 const staged = configFor({
@@ -27,7 +27,14 @@ describe('SCOPE schedule: the stage of an iteration', () => {
     const joint = configFor({ recipe: 'scope', scope: { schedule: { mode: 'joint' } } });
     expect(scopeStep(joint, 3)).toBeUndefined();
     const { schedule: _dropped, ...older } = staged.scope;
-    const recorded = { ...staged, scope: older } as unknown as RunConfig;
+    // Upgraded at the iteration's entry (contracts/input-upgrade.ts) to the joint schedule it ran with.
+    const { config: recorded } = upgradeIterationInput({
+      v: 2,
+      runId: 'r',
+      iteration: 3,
+      policies: {},
+      config: { ...staged, scope: older },
+    });
     expect(scopeStep(recorded, 3)).toBeUndefined();
     expect(scopeAccumulation(recorded, 3)).toBeUndefined();
     expect(documentOffset(recorded, 3, 0)).toBe(2 * 4);
