@@ -153,6 +153,8 @@ class TrainStepMetrics(TypedDict):
     """Rows trained on the kernel's tokenization of their text (no `completionTokens`)."""
     tokenExactFraction: NotRequired[float]
     """The share of rows trained on their sampled token ids."""
+    maxRowStaleness: NotRequired[int]
+    """The most versions any row was sampled before `baseVersion` (staleness.py): 0 on policy."""
     seconds: float
     """How long the step took, from its checks to its response."""
 
