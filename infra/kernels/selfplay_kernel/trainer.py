@@ -103,11 +103,10 @@ def run_step(policy: Policy, request_json: str) -> TrainStepMetrics:
     seqs, staleness = policy.world.agree(read)
     with policy.weights.write():
         with atomic_step(policy):
-            metrics = _apply(policy, seqs, request)
+            metrics = _apply(policy, seqs, request, staleness)
         policy.version += 1
         policy.lineage = request.runId
         policy.refresh_replica()
-    metrics["maxRowStaleness"] = staleness
     return metrics
 
 
@@ -146,10 +145,10 @@ def accumulate_gradients(policy: Policy, seqs: list[Trajectory], spec: LossSpec)
     return StepMetrics.of(sums.over_ranks(world, sorted(tokens_by_role)), tokens_by_role)
 
 
-def _apply(policy: Policy, seqs: list[Trajectory], request: TrainStepRequest) -> TrainStepMetrics:
-    """The optimizer steps of the request's mini-batches (minibatch.plan_steps), their metrics combined. A step
-    whose loss or gradient is not finite is skipped (counted in `skippedSteps`); when no step could be taken,
-    nothing has changed and the request fails."""
+def _apply(policy: Policy, seqs: list[Trajectory], request: TrainStepRequest, staleness: int) -> TrainStepMetrics:
+    """The optimizer steps of the request's mini-batches (minibatch.plan_steps), their metrics combined (with the
+    rows' `staleness`). A step whose loss or gradient is not finite is skipped (counted in `skippedSteps`); when
+    no step could be taken, nothing has changed and the request fails."""
     spec = request.update or UpdateSpec()
     plan = plan_steps([tuple(s.prompt) for s in seqs], [s.role for s in seqs], spec)
     policy.progress.planned(plan)
@@ -171,7 +170,7 @@ def _apply(policy: Policy, seqs: list[Trajectory], request: TrainStepRequest) ->
             f"the batch gives a non-finite loss ({steps[0].loss}) or gradient norm ({steps[0].gradNorm}); "
             "no step applied",
         )
-    return combine_steps(applied, len(steps) - len(applied), seqs)
+    return combine_steps(applied, len(steps) - len(applied), seqs, staleness)
 
 
 def fill_behaviour(policy: Policy, seqs: list[Trajectory], plan: list[list[int]]) -> None:
