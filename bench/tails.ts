@@ -17,11 +17,12 @@ import { calibrate, PIPELINED_RUN, startTimedStack, type Measured } from './pipe
  * iteration's ~2,300 completions cost the orchestration (workers, Temporal, the scripted server's HTTP) about
  * 10–18 s of CPU on 2 shared cores, so at 150 ms per completion (the pipeline benchmark's latency; 8.9 s of
  * server work per iteration on 64 slots) the rollout was bound by the CPU and even a tail-free one left half the
- * slots idle. At 600 ms the server's work is about 35 s per iteration, twice the CPU's, and the tail (up to
- * 20 × 600 ms per completion) is what remains idle. The slots stay at 64: raising the latency, not cutting the
- * slots, keeps the same queue depth at the server (the client keeps 2 × capacity requests in flight), so no
- * request waits long at the server: at most 2 × 64 requests of n ≤ 8 ahead, 16 slot-rounds of ≤ 12 s, well
- * inside the client's 600 s `inference.requestTimeoutSeconds`.
+ * slots idle. At 1 s the server's work is about 59 s per iteration, three to six times the CPU's even with
+ * other jobs on the machine, and the tail (up to 20 s per completion) is what remains idle. The slots stay at
+ * 64: raising the latency, not cutting the slots, keeps the same queue depth at the server (the client keeps
+ * 2 × capacity requests in flight), so no request waits long there: at most 2 × 64 requests of n ≤ 8 ahead,
+ * 16 slot-rounds of ≤ 20 s, inside the client's 600 s `inference.requestTimeoutSeconds`. A run takes about
+ * 20 minutes.
  */
 const UPDATE_SHARE = 0.5;
 
@@ -38,7 +39,7 @@ export async function main(argv: string[]): Promise<void> {
       sigma: { type: 'string', default: '1.0' },
       lengths: { type: 'string' },
       capacity: { type: 'string', default: '64' },
-      'latency-ms': { type: 'string', default: '600' },
+      'latency-ms': { type: 'string', default: '1000' },
       iterations: { type: 'string', default: '4' },
     },
   });
