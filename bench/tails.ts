@@ -15,14 +15,14 @@ import { calibrate, PIPELINED_RUN, startTimedStack, type Measured } from './pipe
  *
  * The defaults make the server the bottleneck on a small CPU machine, as the benchmark claims to measure: an
  * iteration's ~2,300 completions cost the orchestration (workers, Temporal, the scripted server's HTTP) about
- * 10–18 s of CPU on 2 shared cores, so at 150 ms per completion (the pipeline benchmark's latency; 8.9 s of
- * server work per iteration on 64 slots) the rollout was bound by the CPU and even a tail-free one left half the
- * slots idle. At 1 s the server's work is about 59 s per iteration, three to six times the CPU's even with
- * other jobs on the machine, and the tail (up to 20 s per completion) is what remains idle. The slots stay at
+ * 10–18 s of CPU on 2 shared cores, as much as the server's work at 150 ms per completion (the pipeline
+ * benchmark's latency; 8.9 s per iteration on 64 slots), so a run could not tell slots idle in the tail from
+ * slots idle while the CPU caught up. At 1 s the server's work is about 50 s per iteration (49.88 s measured), three to five times the
+ * CPU's even with other jobs on the machine, and the tail (up to 20 s per completion) is what remains idle. The slots stay at
  * 64: raising the latency, not cutting the slots, keeps the same queue depth at the server (the client keeps
  * 2 × capacity requests in flight), so no request waits long there: at most 2 × 64 requests of n ≤ 8 ahead,
  * 16 slot-rounds of ≤ 20 s, inside the client's 600 s `inference.requestTimeoutSeconds`. A run takes about
- * 20 minutes.
+ * half an hour (bench/README.md has its figures and what bounds them).
  */
 const UPDATE_SHARE = 0.5;
 
