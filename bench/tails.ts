@@ -6,14 +6,24 @@ import { calibrate, PIPELINED_RUN, startTimedStack, type Measured } from './pipe
 /**
  * Long generation tails against the inference server's slots: SPICE (B=32, G=8) for several iterations in
  * the synchronous loop, one-step-off and streaming, side by side on one stack. Each completion holds one of
- * the scripted server's `--capacity` slots for a time proportional to its length: 150 ms × a log-normal of
- * median 1 and σ `--sigma`, or × tokens ÷ median tokens of a recorded histogram (`--lengths FILE`, JSON
- * `[{"tokens": 512, "count": 40}, ...]`). The simulated update is half the calibrated rollout, as in the
+ * the scripted server's `--capacity` slots for a time proportional to its length: `--latency-ms` × a
+ * log-normal of median 1 and σ `--sigma`, or × tokens ÷ median tokens of a recorded histogram (`--lengths FILE`,
+ * JSON `[{"tokens": 512, "count": 40}, ...]`). The simulated update is half the calibrated rollout, as in the
  * pipeline benchmark. Per mode: seconds per iteration and `inference_utilization` = busy slot-seconds ÷
  * (slots × wall); then the model's limit: the server work an iteration needs ÷ the slots, or the update
  * when longer. Last line `tail_utilization` is the fastest mode's utilisation.
+ *
+ * The defaults make the server the bottleneck on a small CPU machine, as the benchmark claims to measure: an
+ * iteration's ~2,300 completions cost the orchestration (workers, Temporal, the scripted server's HTTP) about
+ * 10–18 s of CPU on 2 shared cores, as much as the server's work at 150 ms per completion (the pipeline
+ * benchmark's latency; 8.9 s per iteration on 64 slots), so a run could not tell slots idle in the tail from
+ * slots idle while the CPU caught up. At 1 s the server's work is about 50 s per iteration (49.88 s measured), three to five times the
+ * CPU's even with other jobs on the machine, and the tail (up to 20 s per completion) is what remains idle. The slots stay at
+ * 64: raising the latency, not cutting the slots, keeps the same queue depth at the server (the client keeps
+ * 2 × capacity requests in flight), so no request waits long there: at most 2 × 64 requests of n ≤ 8 ahead,
+ * 16 slot-rounds of ≤ 20 s, inside the client's 600 s `inference.requestTimeoutSeconds`. A run takes about
+ * half an hour (bench/README.md has its figures and what bounds them).
  */
-const LATENCY_MS = 150;
 const UPDATE_SHARE = 0.5;
 
 const MODES = [
@@ -29,22 +39,26 @@ export async function main(argv: string[]): Promise<void> {
       sigma: { type: 'string', default: '1.0' },
       lengths: { type: 'string' },
       capacity: { type: 'string', default: '64' },
+      'latency-ms': { type: 'string', default: '1000' },
       iterations: { type: 'string', default: '4' },
     },
   });
   const sigma = Number(values.sigma);
   const capacity = Number(values.capacity);
   const iterations = Number(values.iterations);
+  const latencyMs = Number(values['latency-ms']);
   if (!(sigma >= 0 && sigma <= 3)) throw new Error(`--sigma must be within [0, 3], got ${values.sigma}`);
   if (!Number.isInteger(capacity) || capacity < 1)
     throw new Error(`--capacity must be a positive integer, got ${values.capacity}`);
+  if (!(latencyMs > 0))
+    throw new Error(`--latency-ms must be a positive number, got ${values['latency-ms']}`);
   if (!Number.isInteger(iterations) || iterations < 3)
     throw new Error(`--iterations must be an integer of at least 3, got ${values.iterations}`);
   const lengths = values.lengths ? readLengths(values.lengths) : undefined;
 
   const timed = await startTimedStack({
     capacity,
-    latencyMs: LATENCY_MS,
+    latencyMs,
     latencyTail: sigma,
     ...(lengths ? { lengths } : {}),
   });
@@ -58,7 +72,7 @@ export async function main(argv: string[]): Promise<void> {
       : `lognormal σ=${sigma}`;
     console.log(
       `inputs: SPICE B=${PIPELINED_RUN.batchSize} G=${PIPELINED_RUN.groupSize} shards of ${PIPELINED_RUN.shardSize}, ` +
-        `${iterations} iterations per mode; ${capacity} slots, ${LATENCY_MS} ms × length (${lengthsOf}) per completion; ` +
+        `${iterations} iterations per mode; ${capacity} slots, ${latencyMs} ms × length (${lengthsOf}) per completion; ` +
         `calibrated rollout_s ${rollout.toFixed(2)}, update_s ${update.toFixed(2)}`,
     );
     for (const [mode, m] of measured) {

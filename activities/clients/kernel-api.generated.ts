@@ -290,6 +290,8 @@ export interface TrainStepMetrics {
   rowsRetokenized?: number;
   /** The share of rows trained on their sampled token ids. */
   tokenExactFraction?: number;
+  /** The most versions any row was sampled before `baseVersion` (staleness.py): 0 on policy. */
+  maxRowStaleness?: number;
   /** How long the step took, from its checks to its response. */
   seconds: number;
 }
@@ -314,6 +316,7 @@ export const trainStepMetricsSchema: z.ZodType<TrainStepMetrics> = z.strictObjec
   skippedSteps: z.number().int().optional(),
   rowsRetokenized: z.number().int().optional(),
   tokenExactFraction: z.number().optional(),
+  maxRowStaleness: z.number().int().optional(),
   seconds: z.number(),
 });
 
@@ -350,6 +353,12 @@ export interface TrainStepRequest {
   optimizer: OptimizerSpec;
   /** Absent: the whole batch in one optimizer step (clients from before mini-batches send none). */
   update?: UpdateSpec | null;
+  /**
+   * The run's staleness bound (`pipeline.maxStaleness`): a row whose `behaviourVersion` is more than this many
+   * versions below `baseVersion` is refused (400, staleness.py). Absent (clients before it): not checked, only
+   * reported (`maxRowStaleness`).
+   */
+  maxStaleness?: number | null;
 }
 
 export const trainStepRequestSchema: z.ZodType<TrainStepRequest> = z.strictObject({
@@ -362,6 +371,7 @@ export const trainStepRequestSchema: z.ZodType<TrainStepRequest> = z.strictObjec
   loss: lossSpecSchema,
   optimizer: optimizerSpecSchema,
   update: updateSpecSchema.nullable().optional(),
+  maxStaleness: z.number().int().min(0).nullable().optional(),
 });
 
 export interface TrainStepResponse {
@@ -440,6 +450,13 @@ export interface TrainingRow {
    * (sampler.py).
    */
   topP?: number;
+  /**
+   * The policy version that sampled the completion: with `pipeline.maxStaleness` k ≥ 1 a row may be sampled
+   * up to k versions before the one it trains (the step's `baseVersion`). The kernel reports how far behind its
+   * oldest row is (`maxRowStaleness`) and refuses a row past the step's `maxStaleness` (staleness.py). Absent
+   * (batches from before the field): taken as sampled by `baseVersion`, on policy.
+   */
+  behaviourVersion?: number | null;
 }
 
 export const trainingRowSchema: z.ZodType<TrainingRow> = z.strictObject({
@@ -454,4 +471,5 @@ export const trainingRowSchema: z.ZodType<TrainingRow> = z.strictObject({
   completionTokens: z.array(z.union([sampledTokensSchema, insertedTextSchema])).min(1).nullable().optional(),
   temperature: z.number().gt(0).optional(),
   topP: z.number().max(1).gt(0).optional(),
+  behaviourVersion: z.number().int().min(0).nullable().optional(),
 });

@@ -12,12 +12,14 @@ import { batchKey, filterSummaryKey } from '../clients/storage/keys';
 import type { ShardRecords, Unit, PlanUnit } from '../recipes/types';
 import { recordFilterMetrics } from './stage-metrics';
 import { requireBehaviourLogprobs } from './behaviour-logprobs';
+import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
 
 /**
  * Waits for nothing but its input: every shard's records. Computes rewards and advantages (the recipe's
  * filter), refuses rows without the behaviour log-probs the loss reads (behaviour-logprobs.ts), writes one
- * training batch per trained policy (rows go to the policy that plays their role), then a summary; the
- * summary's presence means the batches are complete, so a retry returns it instead of rewriting.
+ * training batch per trained policy (rows go to the policy that plays their role, with the version it sampled
+ * them at), then a summary; the summary's presence means the batches are complete, so a retry returns it
+ * instead of rewriting.
  * Orchestrator pool.
  */
 export function filterActivities(deps: ActivityDeps) {
@@ -46,7 +48,7 @@ export function filterActivities(deps: ActivityDeps) {
       const state = await loadRecipeState(store, input.recipeStateKey);
       const out = await recipeFor(deps, config).filter({ config, runId, iteration, state }, shards);
       const { rows, metrics } = out;
-      const trained = rowsByPolicy(config, rows);
+      const trained = rowsByPolicy(config, rows, input.versions);
       requireBehaviourLogprobs(config, [...trained.values()].flat());
       // The next state and the batches are written before the summary, so a summary always has them.
       const nextStateKey =
@@ -77,17 +79,31 @@ export function filterActivities(deps: ActivityDeps) {
 }
 
 /**
- * Each trained policy's rows, in batch order; every policy gets an entry, empty or not. Under the
- * `negateAdvantages` control the rows carry the opposite advantage (the recipe's metrics keep the true one);
- * the rows of an ablated role (`ablateRoles`) are left out.
+ * Each trained policy's rows, in batch order; every policy gets an entry, empty or not. A row trains the policy
+ * that plays its role, which sampled it at `versions` (the iteration's), and carries that version
+ * (`behaviourVersion`): with `pipeline.maxStaleness` ≥ 1 it may be older than the version the row trains, and
+ * the kernel reports and bounds the difference. Under the `negateAdvantages` control the rows carry the
+ * opposite advantage (the recipe's metrics keep the true one); the rows of an ablated role (`ablateRoles`) are
+ * left out.
  */
-export function rowsByPolicy(config: RunConfig, rows: readonly TrainingRow[]): Map<string, TrainingRow[]> {
+export function rowsByPolicy(
+  config: RunConfig,
+  rows: readonly TrainingRow[],
+  versions: Readonly<Record<string, number>>,
+): Map<string, TrainingRow[]> {
   const out = new Map(policyNames(config).map((name) => [name, [] as TrainingRow[]]));
   const sign = config.training.negateAdvantages ? -1 : 1;
   const ablated = new Set(config.training.ablateRoles);
-  for (const row of rows.filter((r) => !ablated.has(r.role)))
-    out
-      .get(trainedPolicyOf(config, row.role))
-      ?.push(sign === 1 ? row : { ...row, advantage: -row.advantage });
+  for (const row of rows.filter((r) => !ablated.has(r.role))) {
+    const policy = trainedPolicyOf(config, row.role);
+    const behaviourVersion = versions[policy];
+    if (behaviourVersion === undefined) {
+      throw nonRetryable(
+        NON_RETRYABLE.invalidInput,
+        `versions: no version of policy "${policy}", which sampled the rows of role "${row.role}"`,
+      );
+    }
+    out.get(policy)?.push({ ...row, advantage: sign * row.advantage, behaviourVersion });
+  }
   return out;
 }

@@ -104,6 +104,9 @@ export function updateActivities(deps: ActivityDeps) {
             loss: lossSpec(config.training.loss),
             optimizer: config.training.optimizer,
             ...updateSpec(config.training.update),
+            // The kernel refuses rows sampled further back (staleness.py); inputs recorded before the pipeline
+            // option have none, and were synchronous.
+            maxStaleness: config.pipeline.maxStaleness,
           };
           const { heartbeatTimeoutMs } = Context.current().info;
           if (heartbeatTimeoutMs) {

@@ -21,13 +21,16 @@ describe('SPICE with pipeline.maxStaleness 1 on the training kernel', () => {
         pipeline: { maxStaleness: 1 },
       });
       expect(outcome).toMatchObject({ lastCommitted: 3, versions: { [run.runId]: 3 } });
-      const pipeline = [];
-      for (const iteration of [1, 2, 3]) pipeline.push((await run.manifest(iteration))?.metrics.pipeline);
+      const manifests = [];
+      for (const iteration of [1, 2, 3]) manifests.push(await run.manifest(iteration));
+      const pipeline = manifests.map((m) => m?.metrics.pipeline);
       expect(pipeline.map((p) => [p?.behaviourVersions[run.runId], p?.baseVersions[run.runId]])).toEqual([
         [0, 0],
         [0, 1],
         [1, 2],
       ]);
+      // The kernel read each row's version and trained on rows one version behind, within the bound it was sent.
+      expect(manifests.map((m) => m?.metrics.train[run.runId]?.maxRowStaleness)).toEqual([0, 1, 1]);
       const kernel = run.kernels[run.runId]!;
       expect(await trainedVersion(kernel, run.runId)).toBe(3);
       // Iteration 3 sampled version 1, pinned: the live policy (3) was never served to it.

@@ -2,12 +2,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { mkdtempSync } from 'node:fs';
 import { Connection } from '@temporalio/client';
-import { getJson } from '../../activities/clients/storage/codec';
-import { manifestKey, shardKey } from '../../activities/clients/storage/keys';
+import { getJson, getJsonl } from '../../activities/clients/storage/codec';
+import { batchKey, manifestKey, shardKey } from '../../activities/clients/storage/keys';
 import { openStore, readObjectAtUri, writeObjectAtUri } from '../../activities/clients/storage';
 import { seedOf } from '../../activities/lib/rng';
 import { SPICE_CALLS } from '../../activities/clients/llm-protocol';
 import type { SpiceSolved } from '../../activities/recipes/spice/records';
+import type { TrainingRow } from '../../activities/clients/trainer-contract';
 import type { Manifest } from '../../contracts/selfplay';
 import { selfPlayRun } from '../../workflows';
 import type { RunOutcome } from '../../workflows/selfPlayRun';
@@ -32,6 +33,21 @@ const POLICY = 'pipelined';
 async function manifests(stack: Pick<TestStack, 'store'>, runId: string, n: number): Promise<Manifest[]> {
   const out: Manifest[] = [];
   for (let i = 1; i <= n; i++) out.push((await getJson<Manifest>(stack.store, manifestKey(runId, i)))!);
+  return out;
+}
+
+/** Per iteration 1..n, the versions its batch's rows for `policy` say sampled them (`behaviourVersion`). */
+async function rowVersions(
+  stack: Pick<TestStack, 'store'>,
+  runId: string,
+  policy: string,
+  n: number,
+): Promise<unknown[][]> {
+  const out: unknown[][] = [];
+  for (let i = 1; i <= n; i++) {
+    const rows = (await getJsonl<TrainingRow>(stack.store, batchKey(runId, i, policy))) ?? [];
+    out.push([...new Set(rows.map((r) => r.behaviourVersion))]);
+  }
   return out;
 }
 
@@ -105,6 +121,8 @@ describe('SPICE with pipeline.maxStaleness 1', () => {
       [3, 3, 0],
     ]);
     expect(pipeline.every((p) => p?.maxStaleness === 1)).toBe(true);
+    // Every row carries the version that sampled it, which the kernel bounds against the step's base.
+    expect(await rowVersions(stack, runId, POLICY, 4)).toEqual([[0], [0], [1], [3]]);
     // Weight sync happened, and never while a request was being answered.
     expect(stack.llm.stats().samplerLoads).toBeGreaterThan(0);
     expect(stack.llm.stats().loadsUnderRequests).toBe(0);
@@ -352,6 +370,12 @@ describe('a worker SIGKILLed with two iterations in flight', () => {
         [0, 0],
         [0, 1],
       ]);
+      // Each iteration's rows carry the version its manifest records; 3 started after 1 committed.
+      const sampledBy = (await manifests(rig, rig.runId, 3)).map(
+        (m) => m.metrics.pipeline?.behaviourVersions[rig.runId],
+      );
+      expect(sampledBy[2]).toBeGreaterThan(0);
+      expect(await rowVersions(rig, rig.runId, rig.runId, 3)).toEqual(sampledBy.map((v) => [v]));
       await expectEachStepOnce(rig);
     } finally {
       await rig.close();

@@ -1,60 +1,8 @@
-import { mkdtempSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
-import { LocalStore } from '../../activities/clients/storage';
-import { InferencePool } from '../../activities/clients/inference';
-import type { TrainingRow } from '../../activities/clients/trainer-contract';
 import { batchKey, filterSummaryKey } from '../../activities/clients/storage/keys';
-import { spiceRecipe } from '../../activities/recipes/spice';
-import type { FilterOutput } from '../../activities/recipes/types';
 import { lossReadsBehaviour } from '../../activities/stages/behaviour-logprobs';
-import { filterActivities } from '../../activities/stages/filter';
-import { loadWorkerEnv } from '../../config/env';
 import { configFor } from '../support/recipe-harness';
-
-const row = (role: string, group: string, behaviour?: number[]): TrainingRow => ({
-  messages: [{ role: 'user', content: 'What is 2+2?' }],
-  completion: '\\boxed{4}',
-  role,
-  group,
-  reward: 1,
-  advantage: 0.5,
-  ...(behaviour ? { behaviourLogprobs: behaviour } : {}),
-});
-
-/** The filter activity on a local store, over a SPICE recipe whose filter returns `rows`. */
-function filterOf(rows: TrainingRow[]) {
-  const store = new LocalStore(mkdtempSync(path.join(os.tmpdir(), 'behaviour-logprobs-')));
-  const output: FilterOutput = {
-    rows,
-    metrics: {
-      documents: 1,
-      validTaskRate: 1,
-      invalidReasons: {},
-      passRateHistogram: [],
-      zeroAdvantageFraction: 0,
-      meanRewardByRole: {},
-      rowsByRole: {},
-      extra: {},
-    },
-  };
-  const activities = filterActivities({
-    store,
-    env: loadWorkerEnv({}),
-    inference: new InferencePool(),
-    recipes: { spice: { ...spiceRecipe, filter: () => output } },
-  });
-  const filter = (overrides: Record<string, unknown>) =>
-    activities.filter({
-      runId: 'r',
-      iteration: 2,
-      config: configFor({ recipe: 'spice', training: { policy: 'p' }, ...overrides }),
-      versions: { p: 1 },
-      shards: [],
-    });
-  return { store, filter };
-}
+import { filterOf, row } from '../support/filter-activity';
 
 describe('rows without behaviour log-probs, when the loss reads them', () => {
   const withoutLogprobs = [

@@ -91,6 +91,11 @@ class TrainingRow(BaseModel):
     """The top-p (0 < topP ≤ 1) it was sampled with; absent: 1, and sent only when not 1. Recorded, not
     applied: the log-probs are of the tempered distribution before the nucleus truncation, as verl's are
     (sampler.py)."""
+    behaviourVersion: Annotated[int, Field(ge=0)] | None = None
+    """The policy version that sampled the completion: with `pipeline.maxStaleness` k ≥ 1 a row may be sampled
+    up to k versions before the one it trains (the step's `baseVersion`). The kernel reports how far behind its
+    oldest row is (`maxRowStaleness`) and refuses a row past the step's `maxStaleness` (staleness.py). Absent
+    (batches from before the field): taken as sampled by `baseVersion`, on policy."""
 
     @property
     def sampled_ids(self) -> int:

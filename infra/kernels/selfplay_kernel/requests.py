@@ -79,6 +79,10 @@ class TrainStepRequest(BaseModel):
     optimizer: OptimizerSpec
     update: UpdateSpec | None = None
     """Absent: the whole batch in one optimizer step (clients from before mini-batches send none)."""
+    maxStaleness: NonNegInt | None = None
+    """The run's staleness bound (`pipeline.maxStaleness`): a row whose `behaviourVersion` is more than this many
+    versions below `baseVersion` is refused (400, staleness.py). Absent (clients before it): not checked, only
+    reported (`maxRowStaleness`)."""
 
 
 class UriRequest(BaseModel):

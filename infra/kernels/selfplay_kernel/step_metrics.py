@@ -153,15 +153,20 @@ class TrainStepMetrics(TypedDict):
     """Rows trained on the kernel's tokenization of their text (no `completionTokens`)."""
     tokenExactFraction: NotRequired[float]
     """The share of rows trained on their sampled token ids."""
+    maxRowStaleness: NotRequired[int]
+    """The most versions any row was sampled before `baseVersion` (staleness.py): 0 on policy."""
     seconds: float
     """How long the step took, from its checks to its response."""
 
 
-def combine_steps(applied: list[StepMetrics], skipped: int, seqs: list[Trajectory]) -> TrainStepMetrics:
+def combine_steps(
+    applied: list[StepMetrics], skipped: int, seqs: list[Trajectory], row_staleness: int
+) -> TrainStepMetrics:
     """The response's metrics of a request's optimizer steps on `seqs`: the `applied` ones, and `skipped` more
     whose loss or gradient was not finite. Loss and gradNorm are the applied steps' means, the other means
     weighed as `WEIGHED_BY` says, the largest importance weight the largest; optimizerSteps their count, the
-    per-role metrics `by_role`'s. `seconds` is 0: the caller times the whole step."""
+    per-role metrics `by_role`'s; `row_staleness` is the rows' (staleness.py). `seconds` is 0: the caller times
+    the whole step."""
 
     def mean(name: str) -> float:
         weight = WEIGHED_BY[name]
@@ -192,6 +197,7 @@ def combine_steps(applied: list[StepMetrics], skipped: int, seqs: list[Trajector
         "skippedSteps": skipped,
         "rowsRetokenized": len(seqs) - exact,
         "tokenExactFraction": exact / len(seqs),
+        "maxRowStaleness": row_staleness,
         "seconds": 0.0,
     }
 

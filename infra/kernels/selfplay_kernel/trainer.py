@@ -3,13 +3,13 @@ one policy version.
 
 Order of checks (so a retry is always safe): request shape (400) -> policy name (404) -> idempotency key seen
 before (first response again, `applied: false`) -> weights of a failed step (409 `policy_dirty`, atomic.py) ->
-lineage (409, lineage.py) -> base version (409) -> batch (400/503) -> steps. The batch becomes one optimizer
-step, or one per mini-batch when the request's `update` asks for several (minibatch.py), all or none of them
-(atomic.py). Each step's gradient is accumulated over micro-batches of `--micro-batch-size` sequences; the
-per-sequence weights are computed over the step's whole mini-batch first (losses.sequence_weights), so the
-result equals the mini-batch's full gradient. Under FSDP (distributed.py) every rank computes the weights over
-the whole mini-batch and trains on its share of the sequences; the gradients and metrics are summed over the
-ranks, so the step equals the single-process one up to float rounding.
+lineage (409, lineage.py) -> base version (409) -> batch (400/503), its rows' staleness (400, staleness.py) ->
+steps. The batch becomes one optimizer step, or one per mini-batch when the request's `update` asks for several
+(minibatch.py), all or none of them (atomic.py). Each step's gradient is accumulated over micro-batches of
+`--micro-batch-size` sequences; the per-sequence weights are computed over the step's whole mini-batch first
+(losses.sequence_weights), so the result equals the mini-batch's full gradient. Under FSDP (distributed.py)
+every rank computes the weights over the whole mini-batch and trains on its share of the sequences; the
+gradients and metrics are summed over the ranks, so the step equals the single-process one up to float rounding.
 
 The parts: the request (requests.py), its rows as token ids (encoding.py), their scores (scoring.py), a
 micro-batch's loss (micro_batch.py), the metrics (step_metrics.py).
@@ -38,6 +38,7 @@ from .minibatch import UpdateSpec, plan_steps
 from .policy import Policy
 from .requests import LossSpec, OptimizerSpec, TrainStepRequest
 from .scoring import completion_logprobs
+from .staleness import row_staleness
 from .step_metrics import StepMetrics, TokenSums, TrainStepMetrics, combine_steps
 
 log = logging.getLogger(__name__)
@@ -93,10 +94,16 @@ def run_step(policy: Policy, request_json: str) -> TrainStepMetrics:
     row), trains on its share of the rows, and moves to the next version; returns the step's metrics. A failure
     leaves the version as it was, and the weights too (or the policy dirty: atomic.py)."""
     request = TrainStepRequest.model_validate_json(request_json)
-    seqs = policy.world.agree(lambda: encode_rows(policy, load_batch(request.batch, request.loss.offPolicy)))
+
+    def read() -> tuple[list[Trajectory], int]:
+        rows = load_batch(request.batch, request.loss.offPolicy)
+        staleness = row_staleness(rows, request.baseVersion, request.maxStaleness)
+        return encode_rows(policy, rows), staleness
+
+    seqs, staleness = policy.world.agree(read)
     with policy.weights.write():
         with atomic_step(policy):
-            metrics = _apply(policy, seqs, request)
+            metrics = _apply(policy, seqs, request, staleness)
         policy.version += 1
         policy.lineage = request.runId
         policy.refresh_replica()
@@ -138,10 +145,10 @@ def accumulate_gradients(policy: Policy, seqs: list[Trajectory], spec: LossSpec)
     return StepMetrics.of(sums.over_ranks(world, sorted(tokens_by_role)), tokens_by_role)
 
 
-def _apply(policy: Policy, seqs: list[Trajectory], request: TrainStepRequest) -> TrainStepMetrics:
-    """The optimizer steps of the request's mini-batches (minibatch.plan_steps), their metrics combined. A step
-    whose loss or gradient is not finite is skipped (counted in `skippedSteps`); when no step could be taken,
-    nothing has changed and the request fails."""
+def _apply(policy: Policy, seqs: list[Trajectory], request: TrainStepRequest, staleness: int) -> TrainStepMetrics:
+    """The optimizer steps of the request's mini-batches (minibatch.plan_steps), their metrics combined (with the
+    rows' `staleness`). A step whose loss or gradient is not finite is skipped (counted in `skippedSteps`); when
+    no step could be taken, nothing has changed and the request fails."""
     spec = request.update or UpdateSpec()
     plan = plan_steps([tuple(s.prompt) for s in seqs], [s.role for s in seqs], spec)
     policy.progress.planned(plan)
@@ -163,7 +170,7 @@ def _apply(policy: Policy, seqs: list[Trajectory], request: TrainStepRequest) ->
             f"the batch gives a non-finite loss ({steps[0].loss}) or gradient norm ({steps[0].gradNorm}); "
             "no step applied",
         )
-    return combine_steps(applied, len(steps) - len(applied), seqs)
+    return combine_steps(applied, len(steps) - len(applied), seqs, staleness)
 
 
 def fill_behaviour(policy: Policy, seqs: list[Trajectory], plan: list[list[int]]) -> None:

@@ -32,6 +32,7 @@ METRICS = [
     "skippedSteps",
     "rowsRetokenized",
     "tokenExactFraction",
+    "maxRowStaleness",
     "seconds",
 ]
 

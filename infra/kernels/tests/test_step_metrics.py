@@ -85,7 +85,7 @@ def test_combine_steps_weighs_each_mean_by_the_tokens_it_is_over():
     )
     first.gradNorm, second.gradNorm = 2.0, 4.0
     seqs = [trajectory("solver", 4, True), trajectory("proposer", 12, False)]
-    metrics = combine_steps([first, second], 1, seqs)
+    metrics = combine_steps([first, second], 1, seqs, 2)
     assert metrics["loss"] == 2.0 and metrics["gradNorm"] == 3.0
     assert metrics["kl"] == pytest.approx(4.0 / 16)  # (1.0 * 4 + 0.0 * 12) / 16
     assert metrics["clipFraction"] == pytest.approx(4 / 16)
@@ -98,4 +98,5 @@ def test_combine_steps_weighs_each_mean_by_the_tokens_it_is_over():
     assert metrics["tokensByRole"] == {"solver": 4, "proposer": 12}
     assert metrics["gradNormByRole"] == {"solver": 2.0, "proposer": 4.0}
     assert (metrics["optimizerSteps"], metrics["skippedSteps"], metrics["tokens"]) == (2, 1, 16)
+    assert metrics["maxRowStaleness"] == 2
     assert (metrics["rowsRetokenized"], metrics["tokenExactFraction"]) == (1, 0.5)
