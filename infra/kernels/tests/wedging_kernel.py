@@ -14,11 +14,11 @@ from selfplay_kernel.cli import main
 def wedge_first_step(mark: Path) -> None:
     real = trainer._apply
 
-    def apply(policy, seqs, request):
+    def apply(policy, seqs, *rest):
         if not mark.exists():
             mark.write_text(str(os.getpid()))
             threading.Event().wait()  # never set
-        return real(policy, seqs, request)
+        return real(policy, seqs, *rest)
 
     trainer._apply = apply
 
