@@ -147,7 +147,10 @@ def create_app(policy: Policy, sampler: Sampler, access: Access, watchdog: Watch
             check_sampler_load(policy, sampler.lineage, body.lineage)
             check_sampler_load(policy, policy.lineage, body.lineage)
             held = sampler.digest
-            if body.version == policy.version and not body.pin:
+            # The live weights only when they are the ones asked for: after a step applied again they are
+            # this version with other weights, and the snapshot named (or a 409) is served instead.
+            live = body.version == policy.version and (body.sha256 is None or body.sha256 == state.weights_digest(policy))
+            if live and not body.pin:
                 with policy.weights.write():
                     sampler.use_live()
                 loaded = False

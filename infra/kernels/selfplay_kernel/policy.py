@@ -91,13 +91,15 @@ class OpsLock:
 
 
 class RWLock:
-    """Many readers or one writer; a waiting writer blocks new readers so steps are not starved by sampling."""
+    """Many readers or one writer; a waiting writer blocks new readers so steps are not starved by sampling.
+    `generation` counts the writes done, so what was computed from the weights can be kept until the next."""
 
     def __init__(self) -> None:
         self._cond = threading.Condition()
         self._readers = 0
         self._writer = False
         self._writers_waiting = 0
+        self.generation = 0
 
     @contextmanager
     def read(self) -> Iterator[None]:
@@ -123,6 +125,7 @@ class RWLock:
         finally:
             with self._cond:
                 self._writer = False
+                self.generation += 1
                 self._cond.notify_all()
 
 
@@ -175,6 +178,7 @@ class Policy:
     world: World = field(default_factory=World)
     progress: StepProgress = field(default_factory=StepProgress)
     replica: torch.nn.Module | None = None  # rank 0's unsharded copy under FSDP
+    digest: tuple[int, str] | None = None  # (weights.generation, its weights_digest): state.py
     _reference: torch.nn.Module | None = None
 
     @classmethod

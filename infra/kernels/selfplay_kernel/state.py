@@ -90,13 +90,19 @@ def _marker(loc: Location) -> dict | None:
 def weights_digest(policy: Policy) -> str:
     """sha256 of the trainable parameters (names, then raw bytes), what makes two saves of a version alike.
     Read from the serving model: the trained one in one process, rank 0's unsharded replica under FSDP (which
-    every step and restore refresh), so no rank has to gather anything."""
+    every step and restore refresh), so no rank has to gather anything. Kept until the weights' next write
+    (every step and restore writes under `policy.weights.write()`), so a publish and the sampler's load of
+    the same version hash a large model once."""
+    generation = policy.weights.generation
+    if policy.digest is not None and policy.digest[0] == generation:
+        return policy.digest[1]
     served = dict(policy.serving_model.named_parameters())
     digest = hashlib.sha256()
     for name in policy.trainable():
         digest.update(name.encode())
         digest.update(served[name].detach().to("cpu").contiguous().view(torch.uint8).numpy().tobytes())
-    return digest.hexdigest()
+    policy.digest = (generation, digest.hexdigest())
+    return policy.digest[1]
 
 
 def _existing(policy: Policy, loc: Location, what: str, version: int, digest: str) -> dict | None:

@@ -163,6 +163,31 @@ def test_a_snapshot_published_again_with_other_weights_is_told_apart_by_its_dige
     assert sampler.client.get("/v1/models").json()["data"][0]["weight_digest"] == again["sha256"]
 
 
+def test_live_weights_of_the_version_asked_for_are_served_only_with_the_digest_asked_for(make_kernel, tmp_path):
+    """A kernel whose live weights are version 1 as first stepped, asked to sample version 1 as stepped again
+    (published over the same URI with other weights), serves the snapshot's copy, not its live weights; with
+    its own digest, or none, it serves the live weights as before."""
+    kernel = make_kernel()
+    base, snap = str(tmp_path / "v0"), str(tmp_path / "snap1")
+    assert kernel.client.post("/v1/policies/pol/checkpoint", json={"uri": base, "version": 0}).status_code == 200
+    assert step(kernel, tmp_path, "run", "run/iter-1/pol", 0).status_code == 200
+    first = kernel.client.post("/v1/policies/pol/publish", json={"uri": snap, "version": 1}).json()
+    load = {"uri": snap, "version": 1, "lineage": "run"}
+    assert kernel.client.post("/v1/sampler/load", json={**load, "sha256": first["sha256"]}).json()["loaded"] is False
+    assert kernel.client.post("/v1/sampler/load", json=load).json()["loaded"] is False
+
+    again_kernel = make_kernel()
+    assert again_kernel.client.post("/v1/policies/pol/restore", json={"uri": base, "lineage": "run"}).status_code == 200
+    assert step(again_kernel, tmp_path, "run", "run/iter-1/pol-again", 0, completion="Four.").status_code == 200
+    again = again_kernel.client.post("/v1/policies/pol/publish", json={"uri": snap, "version": 1}).json()
+    assert again["sha256"] != first["sha256"]
+
+    reloaded = kernel.client.post("/v1/sampler/load", json={**load, "sha256": again["sha256"]}).json()
+    assert reloaded["loaded"] is True and reloaded["weight_version"] == 1
+    served = kernel.client.get("/v1/models").json()["data"][0]
+    assert served["pinned"] is True and served["weight_digest"] == again["sha256"]
+
+
 def test_a_sampler_serving_one_runs_weights_refuses_another_runs_load(make_kernel, tmp_path):
     """A sampler serves one model: a fork's sync may not load its snapshot over its parent's weights."""
     trainer = make_kernel()
