@@ -128,7 +128,10 @@ export class TrainerClient {
           );
         }
         if (response.status === 507) {
-          throw nonRetryable(NON_RETRYABLE.storageFull, `${STORAGE_FULL_ADVICE} (trainer ${url}: ${message})`);
+          throw nonRetryable(
+            NON_RETRYABLE.storageFull,
+            `${STORAGE_FULL_ADVICE} (trainer ${url}: ${message})`,
+          );
         }
         if (
           response.status >= 400 &&

@@ -67,7 +67,8 @@ export class CorruptObjectError extends Error {
 /**
  * What an operator does about full storage, the cause a run waiting on `StorageFull` shows (`selfplay status`).
  */
-export const STORAGE_FULL_ADVICE = 'storage full: free space or raise the retention, then `selfplay retry RUN`';
+export const STORAGE_FULL_ADVICE =
+  'storage full: free space or raise the retention, then `selfplay retry RUN`';
 
 /** File-system codes of a full disk (ENOSPC) or a used-up quota (EDQUOT), from Node and from the kernel alike. */
 const FULL_DISK_CODES = new Set(['ENOSPC', 'EDQUOT']);

@@ -134,7 +134,9 @@ describe('trainer client', () => {
     handle = (_req, res) => {
       requests++;
       res.writeHead(507, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ error: { type: 'storage_full', message: 'storage full: OSError: [Errno 28]' } }));
+      res.end(
+        JSON.stringify({ error: { type: 'storage_full', message: 'storage full: OSError: [Errno 28]' } }),
+      );
     };
     const client = new TrainerClient(url, { timeoutMs: 60_000, maxRetries: 3 });
     const err = await failureOf(client.checkpoint('pol', { uri: 's3://b/ckpt', version: 1 }));

@@ -286,6 +286,19 @@ export async function startRecordingTrainer(options: RecordingTrainerOptions): P
       }),
     );
 
+  /**
+   * What a kernel's restart loses (its state file stands for checkpoints that survive it, not for weights in
+   * memory): every policy back at version 0 with no applied keys, so the next update restores from the
+   * committed checkpoint. The record of steps stays: it is the audit's, not the kernel's.
+   */
+  const forget = async (): Promise<PolicyState[]> => {
+    const next: TrainerState = { ...state, versions: {}, responses: {} };
+    if (stateFile) await saveState(stateFile, next);
+    const forgotten = Object.keys(state.versions).map((policy) => ({ policy, policyVersion: 0 }));
+    state = next;
+    return forgotten;
+  };
+
   const serially = <T>(work: () => Promise<T>): Promise<T> => {
     const run = queue.then(work);
     queue = run.catch(() => undefined);
@@ -328,6 +341,7 @@ export async function startRecordingTrainer(options: RecordingTrainerOptions): P
       );
     }
     if (method === 'GET' && path === '/admin/stats') return sendJson(res, 200, stats());
+    if (method === 'POST' && path === '/admin/forget') return sendJson(res, 200, await serially(forget));
     return sendError(res, 404, 'not_found', `no route for ${method} ${path}`);
   };
 

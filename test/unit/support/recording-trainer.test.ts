@@ -208,6 +208,14 @@ describe('recording trainer', () => {
     expect((await post(stepRequest(batch, 1, 0))).json).toMatchObject({ applied: false, policyVersion: 1 });
     expect((await post(second)).json).toMatchObject({ applied: true, policyVersion: 2 });
     expect(trainer.stats().appliedByKey).toEqual({ 'run-1/iter-1/policy': 1, 'run-1/iter-2/policy': 2 });
+
+    // A restart as the kernel's loses the weights (version 0, no keys) but not the record of steps.
+    const forgotten = await fetch(`${baseUrl}/admin/forget`, { method: 'POST' });
+    expect(await forgotten.json()).toEqual([{ policy: 'policy', policyVersion: 0 }]);
+    expect(await policyVersion()).toBe(0);
+    expect((await post(second)).status).toBe(409);
+    expect(await action('restore', { uri: checkpoint })).toMatchObject({ policyVersion: 1 });
+    expect(trainer.stats().appliedSteps).toBe(3);
   });
 
   test('a restore answers 422 corrupt_object, as the kernel, for a checkpoint whose bytes are not those written', async () => {
@@ -221,7 +229,10 @@ describe('recording trainer', () => {
     const written = await readFile(state);
     // Bytes that still parse (a version rewritten) and bytes that do not: both are the corruption a retry rereads.
     for (const [bytes, says] of [
-      [Buffer.from(written.toString('utf8').replace('"policyVersion":1', '"policyVersion":7')), /its sha256 is /],
+      [
+        Buffer.from(written.toString('utf8').replace('"policyVersion":1', '"policyVersion":7')),
+        /its sha256 is /,
+      ],
       [Buffer.from('corrupted by a test\n'), /its sha256 is /],
     ] as const) {
       await writeFile(state, bytes);
