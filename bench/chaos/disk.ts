@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdir, rm, statfs } from 'node:fs/promises';
+import { mkdir, open, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Client } from '@temporalio/client';
@@ -44,10 +44,26 @@ export class CappedDisk {
     return new CappedDisk(dir, bytes);
   }
 
-  /** Fills every byte left with a ballast file, as a neighbour's files or a run's own growth would. */
+  /**
+   * Fills every byte left with a ballast file, as a neighbour's files or a run's own growth would: written until
+   * the filesystem refuses (ENOSPC), in smaller pieces as it nears full, since MinIO writes beside it meanwhile.
+   */
   async fill(): Promise<void> {
-    const { bavail, bsize } = await statfs(this.dir);
-    await run('fallocate', ['-l', String(bavail * bsize), path.join(this.dir, BALLAST)]);
+    const ballast = await open(path.join(this.dir, BALLAST), 'a');
+    try {
+      for (const piece of [2 ** 20, 2 ** 12]) {
+        const zeros = Buffer.alloc(piece);
+        for (;;) {
+          const written = await ballast.write(zeros).catch((err: unknown) => {
+            if ((err as { code?: unknown }).code === 'ENOSPC') return undefined;
+            throw err;
+          });
+          if (written === undefined) break;
+        }
+      }
+    } finally {
+      await ballast.close();
+    }
   }
 
   /** The operator's repair: the ballast deleted. */

@@ -7,7 +7,7 @@ import { reportLines, runChaos } from './suite';
  * `npm run chaos -- [--seed N] [--faults N] [--iterations N] [--hold-cap-s S] [--storage-down-s S]
  * [--temporal-down-s S] [--deadline-min M]`: the chaos suite (suite.ts) on a local stack of its own. The
  * defaults are the short version CI runs (every fault kind once, Temporal held 10 s); the long one is
- * `--faults 60 --iterations 10 --storage-down-s 900 --temporal-down-s 300 --deadline-min 240`. Exits 1 unless
+ * `--faults 70 --iterations 10 --storage-down-s 900 --temporal-down-s 300 --deadline-min 240`. Exits 1 unless
  * every run completed with no step applied twice and no iteration lost, every corruption left its run waiting
  * for its operator with the corruption as its cause, and every full disk with `StorageFull`.
  *
