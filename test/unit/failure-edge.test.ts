@@ -113,37 +113,32 @@ describe('trainer client', () => {
     await new Promise((resolve) => server.close(resolve));
   });
 
-  test("the kernel's 422 corrupt_object is CorruptData, not retried", async () => {
+  test.each([
+    [
+      422,
+      'corrupt_object',
+      's3://b/ckpt/optimizer.pt is corrupt',
+      'CorruptData',
+      /corrupt_object: s3:\/\/b\/ckpt\/optimizer.pt is corrupt/,
+    ],
+    [
+      507,
+      'storage_full',
+      'storage full: OSError: [Errno 28]',
+      'StorageFull',
+      /^storage full: free space or raise the retention, then `selfplay retry RUN` \(trainer .*storage_full: storage full: OSError/,
+    ],
+  ])("the kernel's %i %s is %s, not retried", async (status, kind, message, type, says) => {
     let requests = 0;
     handle = (_req, res) => {
       requests++;
-      res.writeHead(422, { 'content-type': 'application/json' });
-      res.end(
-        JSON.stringify({ error: { type: 'corrupt_object', message: 's3://b/ckpt/optimizer.pt is corrupt' } }),
-      );
-    };
-    const client = new TrainerClient(url, { timeoutMs: 60_000, maxRetries: 3 });
-    const err = await failureOf(client.restore('pol', { uri: 's3://b/ckpt' }));
-    expect(err).toMatchObject({ type: 'CorruptData', nonRetryable: true });
-    expect((err as Error).message).toContain('corrupt_object: s3://b/ckpt/optimizer.pt is corrupt');
-    expect(requests).toBe(1);
-  });
-
-  test("the kernel's 507 storage_full is StorageFull, not retried", async () => {
-    let requests = 0;
-    handle = (_req, res) => {
-      requests++;
-      res.writeHead(507, { 'content-type': 'application/json' });
-      res.end(
-        JSON.stringify({ error: { type: 'storage_full', message: 'storage full: OSError: [Errno 28]' } }),
-      );
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { type: kind, message } }));
     };
     const client = new TrainerClient(url, { timeoutMs: 60_000, maxRetries: 3 });
     const err = await failureOf(client.checkpoint('pol', { uri: 's3://b/ckpt', version: 1 }));
-    expect(err).toMatchObject({ type: 'StorageFull', nonRetryable: true });
-    expect((err as Error).message).toMatch(
-      /^storage full: free space or raise the retention, then `selfplay retry RUN` \(trainer .*storage_full: storage full: OSError/,
-    );
+    expect(err).toMatchObject({ type, nonRetryable: true });
+    expect((err as Error).message).toMatch(says);
     expect(requests).toBe(1);
   });
 
