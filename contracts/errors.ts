@@ -14,6 +14,8 @@ export const NON_RETRYABLE = {
   corruptData: 'CorruptData',
   /** A TypeError or RangeError of the code on the data it was given: a bug, or stored data of another shape. */
   programmingError: 'ProgrammingError',
+  /** Storage that is full: MinIO's `XMinioStorageFull` (507), ENOSPC or EDQUOT, the kernel's 507 `storage_full`. */
+  storageFull: 'StorageFull',
 } as const;
 
 export type NonRetryableType = (typeof NON_RETRYABLE)[keyof typeof NON_RETRYABLE];
@@ -34,7 +36,8 @@ export const STUCK_ACTIVITY = 'StuckActivity';
  *   request (`InvalidInput`), a model the server does not know (`UnknownModel`), a server answering outside
  *   its contract (`ContractViolation`), a trainer at another version than the run committed (`VersionConflict`),
  *   a stored object that does not decode (`CorruptData`), a TypeError or RangeError of the code on its data
- *   (`ProgrammingError`). The last two are found by `classifyFailure` at the activity's edge.
+ *   (`ProgrammingError`), storage that is full (`StorageFull`). The last three are found by `classifyFailure` at
+ *   the activity's edge.
  * - **Transient**: everything else (storage or network down, 5xx, timeouts, a kernel restarting). It is
  *   thrown as a plain Error and retried by Temporal with capped backoff and, by default, no attempt limit
  *   (workflows/activity-options.ts), so an outage of any length delays a run but never fails it.

@@ -11,7 +11,7 @@ import type {
   TrainerError,
 } from './trainer-contract';
 import { backoffMs, delay } from '../lib/backoff';
-import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
+import { NON_RETRYABLE, nonRetryable, STORAGE_FULL_ADVICE } from '../lib/errors';
 
 /**
  * How long a control route may take: `GET /v1/policies/{policy}` and `GET /v1/train/progress` answer from
@@ -22,7 +22,8 @@ export const CONTROL_TIMEOUT_MS = 30_000;
 
 /**
  * Client of the training kernel's HTTP contract (trainer-contract.ts). A step is safe to resend: the kernel
- * applies an idempotency key at most once, so connection errors and 5xx are retried; 4xx are not. Every
+ * applies an idempotency key at most once, so connection errors and 5xx are retried; 4xx are not, nor 507
+ * (the kernel's storage is full: `StorageFull`, see classifyFailure). Every
  * request carries the kernel's bearer token when one is given (SELFPLAY_KERNEL_TOKEN). A step and the state
  * operations (checkpoint, restore, publish) may take `timeoutMs` (`timeouts.trainStepMinutes`), a control
  * route `controlTimeoutMs`; a request past its deadline fails naming the route and the deadline.
@@ -124,6 +125,12 @@ export class TrainerClient {
           throw nonRetryable(
             NON_RETRYABLE.corruptData,
             `trainer ${url}: ${message}; the stored object is corrupt, and a retry would read the same bytes`,
+          );
+        }
+        if (response.status === 507) {
+          throw nonRetryable(
+            NON_RETRYABLE.storageFull,
+            `${STORAGE_FULL_ADVICE} (trainer ${url}: ${message})`,
           );
         }
         if (

@@ -64,18 +64,58 @@ export class CorruptObjectError extends Error {
   override readonly name = 'CorruptObjectError';
 }
 
+/**
+ * What an operator does about full storage, the cause a run waiting on `StorageFull` shows (`selfplay status`).
+ */
+export const STORAGE_FULL_ADVICE =
+  'storage full: free space or raise the retention, then `selfplay retry RUN`';
+
+/** File-system codes of a full disk (ENOSPC) or a used-up quota (EDQUOT), from Node and from the kernel alike. */
+const FULL_DISK_CODES = new Set(['ENOSPC', 'EDQUOT']);
+
+/**
+ * Whether `err` (anywhere in its cause chain) says storage is full: MinIO's `XMinioStorageFull` ("Storage backend
+ * has reached its minimum free drive threshold", HTTP 507, what it answers a put once its drive is full), any S3
+ * 507 Insufficient Storage, or a local write's ENOSPC / EDQUOT.
+ */
+export function isStorageFull(err: unknown): boolean {
+  return (
+    inChain(err, (e) => {
+      const { code, $metadata } = e as { code?: unknown; $metadata?: { httpStatusCode?: unknown } };
+      return (
+        e.name === 'XMinioStorageFull' ||
+        $metadata?.httpStatusCode === 507 ||
+        FULL_DISK_CODES.has(String(code))
+      );
+    }) !== undefined
+  );
+}
+
 /** RangeErrors that say memory ran short, which may pass: not a programming error. */
 const OUT_OF_MEMORY = /allocation failed|out of memory/i;
 
 /**
  * What an activity's failure becomes at its edge (a worker interceptor: activities/lib/failure-edge.ts): an
  * already classified failure, a cancellation or an outage as it is; a corrupt stored object anywhere in its
- * cause chain `CorruptData`; a TypeError or RangeError the code raised itself (no cause: fetch's
- * "fetch failed" carries the network error as its cause, and stays transient) `ProgrammingError`. Both
- * non-retryable, saying what to do: no retry can fix them, and retried they would hold the run invisibly.
+ * cause chain `CorruptData`; full storage `StorageFull`; a TypeError or RangeError the code raised itself (no
+ * cause: fetch's "fetch failed" carries the network error as its cause, and stays transient)
+ * `ProgrammingError`. All non-retryable, saying what to do: no retry can fix them, and retried they would hold
+ * the run invisibly.
+ *
+ * Full storage is non-retryable, not retried with a bound: space does not come back by itself. Nothing in
+ * the run frees any while it cannot commit (retention runs after a commit), so a retry, bounded or not, writes
+ * into the same full disk and only delays the operator wait (by the stuck-activity limit, 30 minutes by
+ * default) while `selfplay status` shows attempts instead of the cause. A disk that a neighbour filled for a
+ * moment costs one `selfplay retry`.
  */
 export function classifyFailure(err: unknown): unknown {
   if (typeof err !== 'object' || err === null || err instanceof TemporalFailure) return err;
+  if (isStorageFull(err)) {
+    return nonRetryable(
+      NON_RETRYABLE.storageFull,
+      `${STORAGE_FULL_ADVICE} (${String((err as Error).message)})`,
+    );
+  }
   if (inChain(err, (e) => e instanceof CorruptObjectError)) {
     return nonRetryable(
       NON_RETRYABLE.corruptData,

@@ -3,23 +3,11 @@ import type { S3Store } from '../../activities/clients/storage';
 import { getJson } from '../../activities/clients/storage/codec';
 import { filterSummaryKey, latestKey, shardKey } from '../../activities/clients/storage/keys';
 import { delay } from '../../activities/lib/backoff';
-import { sendControl } from '../../cli/controls';
 import type { FilterResult } from '../../contracts/selfplay';
-import { progressQuery, type IterationFailure } from '../../workflows/messages';
+import { awaitOperatorWait, retryAsOperator, type OperatorWaitRecord } from './operator';
 import type { SupervisedWorker } from './stack';
 
-export type CorruptionKind = 'corrupt-shard' | 'corrupt-batch';
-
-/** What a corruption fault did, and what the run did about it. */
-export interface CorruptionRecord {
-  kind: CorruptionKind;
-  /** The corrupted object's key, under the suite's storage prefix. */
-  key: string;
-  /** From the reader's restart to the run waiting for its operator; undefined if it did not within the bound. */
-  waitedS: number | undefined;
-  /** The failure the waiting run showed. */
-  cause: IterationFailure | undefined;
-}
+export type CorruptionKind = 'corrupt-shard' | 'corrupt-batch' | 'corrupt-checkpoint';
 
 export interface CorruptionContext {
   client: Client;
@@ -36,7 +24,7 @@ export interface CorruptionContext {
 }
 
 /** Bytes that are neither gzip nor the batch's sha256: what a torn write or a bit-rotted disk leaves. */
-const CORRUPT_BYTES = Buffer.from('corrupted by the chaos suite\n');
+export const CORRUPT_BYTES = Buffer.from('corrupted by the chaos suite\n');
 
 /** Shard stages whose output the filter reads and a retry recomputes from the stored units. */
 const SHARD_STAGES = ['judge', 'solve', 'gate', 'propose'] as const;
@@ -58,9 +46,9 @@ const SHARD_STAGES = ['judge', 'solve', 'gate', 'propose'] as const;
  * An iteration that passed the point first is skipped; the next one is tried.
  */
 export async function corruptAndRepair(
-  kind: CorruptionKind,
+  kind: 'corrupt-shard' | 'corrupt-batch',
   context: CorruptionContext,
-): Promise<CorruptionRecord> {
+): Promise<OperatorWaitRecord> {
   const { client, store, log } = context;
   const reader = context.readers[kind];
   for (;;) {
@@ -87,19 +75,14 @@ export async function corruptAndRepair(
     await store.put(key, CORRUPT_BYTES);
     reader.start();
     log(`${kind}: ${key} corrupted, reader restarted`);
-    const restarted = Date.now();
-    const cause = await operatorWait(client, target.runId, context);
-    const record: CorruptionRecord = {
-      kind,
-      key,
-      waitedS: cause ? (Date.now() - restarted) / 1000 : undefined,
-      cause,
-    };
+    const { runId, ...record } = await awaitOperatorWait(
+      client,
+      { kind, key, runId: () => target.runId },
+      context.operatorBoundMs,
+    );
     if (kind === 'corrupt-shard' || !original) await store.delete(key);
     else await store.put(key, original);
-    await sendControl(client, target.runId, 'retry').catch((err: unknown) =>
-      log(`${kind}: retry of ${target.runId} refused: ${String(err)}`),
-    );
+    await retryAsOperator(client, runId, kind, log);
     return record;
   }
 }
@@ -147,22 +130,4 @@ async function batchOnceFiltered(context: CorruptionContext, target: Target): Pr
     await delay(250);
   }
   return batchToCorrupt(context, target);
-}
-
-/** The failure the run waits on once it waits for its operator, or undefined past the bound. */
-async function operatorWait(
-  client: Client,
-  runId: string,
-  context: CorruptionContext,
-): Promise<IterationFailure | undefined> {
-  const until = Date.now() + context.operatorBoundMs;
-  while (Date.now() < until) {
-    const progress = await client.workflow
-      .getHandle(runId)
-      .query(progressQuery)
-      .catch(() => undefined);
-    if (progress?.state === 'needsOperator') return progress.failure;
-    await delay(250);
-  }
-  return undefined;
 }

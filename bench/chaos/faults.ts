@@ -5,8 +5,9 @@ import { seededRng } from '../../activities/lib/rng';
  * short downtime; a **hold** is an outage held past the old retry budget (see `holdUntilPastBudget` in
  * suite.ts: before this release a run failed once an activity had spent its 10 attempts) or for a fixed wall
  * time (`hold-temporal` always: while Temporal is down no attempt can be counted; `hold-storage` when given
- * one); a **corrupt** fault corrupts a stored object the run will read, which no retry heals: the run must wait
- * for its operator (corruption.ts).
+ * one); a **corrupt** fault corrupts a stored object the run will read (corruption.ts; a checkpoint, with the
+ * restore that reads it made certain: checkpoint-corruption.ts), and `fill-disk` fills MinIO's size-capped drive
+ * (disk.ts). No retry heals those: the run must wait for its operator, who repairs and retries.
  */
 export const FAULT_KINDS = [
   'kill-orchestrator-worker',
@@ -21,6 +22,8 @@ export const FAULT_KINDS = [
   'hold-temporal',
   'corrupt-shard',
   'corrupt-batch',
+  'corrupt-checkpoint',
+  'fill-disk',
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
@@ -28,7 +31,7 @@ export interface PlannedFault {
   kind: FaultKind;
   /** Time from the previous fault's end to this one. */
   gapMs: number;
-  /** How long a killed part stays down before its restart (holds and corruptions ignore it). */
+  /** How long a killed part stays down before its restart (holds, corruptions and fill-disk ignore it). */
   downMs: number;
 }
 

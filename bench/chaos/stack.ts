@@ -10,6 +10,7 @@ import { startMinio, type MinioServer } from '../../test/support/minio-server';
 import { ServerProcess } from '../../test/support/process';
 import { startTemporalDevServer, type TemporalDevServer } from '../../test/support/temporal-server';
 import { spawnWorker } from '../../test/support/worker-process';
+import { CappedDisk, MINIO_DISK_BYTES } from './disk';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -71,10 +72,15 @@ export class SupervisedWorker {
   }
 }
 
-/** The local stack, every part a process of its own: Temporal on SQLite, MinIO, the LLM, the trainer, workers. */
+/**
+ * The local stack, every part a process of its own: Temporal on SQLite, MinIO (its data on a size-capped
+ * tmpfs), the LLM, the trainer, workers.
+ */
 export interface ChaosStack {
   temporal: TemporalDevServer;
   minio: MinioServer;
+  /** MinIO's data directory: a size-capped filesystem of its own, which `fill-disk` fills. */
+  minioDisk: CappedDisk;
   /** An S3 client of the suite's MinIO (object versions are the audit of what was written twice). */
   s3: S3Client;
   /** `s3://bucket/prefix` the runs write under, and the prefix alone. */
@@ -101,10 +107,11 @@ export async function startChaosStack(seed: number): Promise<ChaosStack> {
   process.env.AWS_ACCESS_KEY_ID ??= 'selfplay-chaos';
   process.env.AWS_SECRET_ACCESS_KEY ??= randomBytes(16).toString('hex');
   process.env.AWS_REGION ??= 'us-east-1';
+  const minioDisk = await CappedDisk.mount(path.join(dir, 'minio'), MINIO_DISK_BYTES);
   const [temporal, minio] = await Promise.all([
     startTemporalDevServer({ dbFile: path.join(dir, 'temporal.db') }),
     startMinio({
-      dataDir: path.join(dir, 'minio'),
+      dataDir: minioDisk.dir,
       credentials: {
         accessKey: process.env.AWS_ACCESS_KEY_ID,
         secretKey: process.env.AWS_SECRET_ACCESS_KEY,
@@ -165,6 +172,7 @@ export async function startChaosStack(seed: number): Promise<ChaosStack> {
   return {
     temporal,
     minio,
+    minioDisk,
     s3,
     storageUri,
     storagePrefix,
@@ -178,6 +186,7 @@ export async function startChaosStack(seed: number): Promise<ChaosStack> {
       await Promise.all([llm.kill(), trainer.kill()]);
       s3.destroy();
       await Promise.all([temporal.stop(), minio.stop()]);
+      await minioDisk.unmount();
     },
   };
 }

@@ -7,8 +7,11 @@ import { selfPlayRun } from '../../workflows';
 import type { Pool } from '../../workers/pools';
 import type { RecordingTrainerStats } from '../../test/support/recording-trainer/server';
 import { iterationsLost, objectVersions, stepsAppliedTwice, unitsRecomputed, type AuditedRun } from './audit';
-import { corruptAndRepair, type CorruptionContext, type CorruptionRecord } from './corruption';
+import { corruptCheckpointAndRepair } from './checkpoint-corruption';
+import { corruptAndRepair, type CorruptionContext } from './corruption';
+import { fillDiskAndRepair } from './disk';
 import { FAULT_KINDS, faultPlan, type FaultKind, type PlannedFault } from './faults';
+import { operatorWaitLine, type OperatorWaitRecord } from './operator';
 import { startChaosStack, type ChaosStack } from './stack';
 import { dataConverterFromEnv } from '../../config/payload-codec';
 
@@ -18,7 +21,10 @@ export const OLD_ATTEMPT_BUDGET = 10;
 /** The runs' heartbeat timeout: a `hold-temporal` outage must outlast it (chaosRunConfig). */
 export const HEARTBEAT_SECONDS = 5;
 
-/** How long a run may take, once the reader of a corrupted object is back, to wait for its operator. */
+/**
+ * How long a run may take to wait for its operator once a fault no retry heals has taken effect: the reader of a
+ * corrupted object is back, or MinIO's drive is full.
+ */
 export const OPERATOR_WAIT_BOUND_MS = 60_000;
 
 /**
@@ -54,7 +60,10 @@ export interface HoldRecord {
   maxAttempts: number | undefined;
 }
 
-/** A healed fault: from the part's restart (a corruption: the operator's retry) to the run's next progress. */
+/**
+ * A healed fault: from the part's restart (a corruption or a full disk: the operator's retry) to the run's next
+ * progress.
+ */
 export interface RecoveryRecord {
   kind: FaultKind;
   /** Undefined when no progress came within RECOVERY_CAP_MS. */
@@ -66,7 +75,8 @@ export interface ChaosReport {
   iterations: number;
   injected: Record<FaultKind, number>;
   holds: HoldRecord[];
-  corruptions: CorruptionRecord[];
+  corruptions: OperatorWaitRecord[];
+  diskFills: OperatorWaitRecord[];
   recoveries: RecoveryRecord[];
   runsStarted: number;
   runsCompleted: number;
@@ -106,13 +116,18 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const runs: Array<AuditedRun & { completed: boolean }> = [];
   const injected = Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>;
   const holds: HoldRecord[] = [];
-  const corruptions: CorruptionRecord[] = [];
+  const corruptions: OperatorWaitRecord[] = [];
+  const diskFills: OperatorWaitRecord[] = [];
   const recoveries: RecoveryRecord[] = [];
   const store = new S3Store({ bucket: stack.minio.bucket, prefix: stack.storagePrefix, client: stack.s3 });
   const corruption: CorruptionContext = {
     client,
     store,
-    readers: { 'corrupt-shard': stack.workers.orchestrator, 'corrupt-batch': stack.workers.trainer },
+    readers: {
+      'corrupt-shard': stack.workers.orchestrator,
+      'corrupt-batch': stack.workers.trainer,
+      'corrupt-checkpoint': stack.workers.trainer,
+    },
     currentRun: () => runs.at(-1)?.runId,
     iterations,
     operatorBoundMs: OPERATOR_WAIT_BOUND_MS,
@@ -248,10 +263,17 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     return delay(downMs);
   };
 
-  /** A kill or hold: down, then restarted; a corruption: corrupted, waited on, repaired and retried. */
+  /**
+   * A kill or hold: down, then restarted; a corruption or a full disk: injected, waited on, repaired and
+   * retried.
+   */
   const inject = async ({ kind, downMs }: PlannedFault): Promise<void> => {
     if (kind === 'corrupt-shard' || kind === 'corrupt-batch') {
       corruptions.push(await corruptAndRepair(kind, corruption));
+    } else if (kind === 'corrupt-checkpoint') {
+      corruptions.push(await corruptCheckpointAndRepair({ ...corruption, trainerUrl: stack.trainerUrl }));
+    } else if (kind === 'fill-disk') {
+      diskFills.push(await fillDiskAndRepair({ ...corruption, disk: stack.minioDisk }));
     } else {
       const part = partHitBy(kind);
       await part.down();
@@ -290,6 +312,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       injected,
       holds,
       corruptions,
+      diskFills,
       recoveries,
       runsStarted: runs.length,
       runsCompleted: runs.filter((r) => r.completed).length,
@@ -325,8 +348,8 @@ function chaosRunConfig(runId: string, iterations: number, stack: ChaosStack): R
 }
 
 /**
- * The suite's figures: per fault kind how many were injected, the holds, the corruptions, the time to recover
- * per kind, then one `name value` per line.
+ * The suite's figures: per fault kind how many were injected, the holds, the corruptions and full disks (each
+ * with the cause `selfplay status` showed), the time to recover per kind, then one `name value` per line.
  */
 export function reportLines(r: ChaosReport): string[] {
   const total = Object.values(r.injected).reduce((a, b) => a + b, 0);
@@ -340,13 +363,10 @@ export function reportLines(r: ChaosReport): string[] {
           ? 'fixed length'
           : `an activity at attempt ${h.maxAttempts} (old budget ${OLD_ATTEMPT_BUDGET})`),
     ),
-    ...r.corruptions.map(
-      (c) =>
-        `${c.kind} ${c.key}: ` +
-        (c.waitedS === undefined
-          ? `no operator wait within ${OPERATOR_WAIT_BOUND_MS / 1000} s`
-          : `waited for its operator after ${c.waitedS.toFixed(1)} s, cause ${c.cause?.type}`),
-    ),
+    ...[...r.corruptions, ...r.diskFills].flatMap((w) => [
+      operatorWaitLine(w, OPERATOR_WAIT_BOUND_MS),
+      ...(w.status ? [`  selfplay status: ${w.status}`] : []),
+    ]),
     ...FAULT_KINDS.flatMap((kind) => recoveryLine(kind, r.recoveries)),
     `chaos_worker_restarts ${r.workerRestarts}`,
     `chaos_runs_started ${r.runsStarted}`,

@@ -12,11 +12,12 @@ import {
  * of its own (Temporal on SQLite, MinIO, the scripted LLM with faults, the recording trainer, a worker process
  * per pool) while every fault kind is injected once: each pool's worker, Temporal, MinIO and the trainer
  * SIGKILLed and restarted; storage, inference and the trainer held down past the old retry budget; Temporal
- * held down past the heartbeat timeout; a shard output and a training batch corrupted, the operator's repair
- * and retry done as `selfplay retry` does.
+ * held down past the heartbeat timeout; a shard output, a training batch and a committed checkpoint (with the
+ * trainer restarted without its weights, so that it restores) corrupted, and MinIO's size-capped drive filled,
+ * the operator's repair and retry done as `selfplay retry` does. Needs root (or a user namespace) for that drive.
  */
 test(
-  'chaos: every run completes, no step applied twice, no iteration lost, outages past the old budget, corruption waits for its operator',
+  'chaos: every run completes, no step applied twice, no iteration lost, outages past the old budget, corruption and a full disk wait for their operator',
   async () => {
     const temporalDownMs = 2 * HEARTBEAT_SECONDS * 1000;
     const report = await runChaos({
@@ -41,12 +42,27 @@ test(
       if (hold.kind === 'hold-temporal') expect(hold.heldS).toBeGreaterThan(HEARTBEAT_SECONDS);
       else expect(hold.maxAttempts).toBeGreaterThan(OLD_ATTEMPT_BUDGET);
     }
-    // A corrupted object is no outage: the run waits for its operator, naming the corruption, within the bound.
-    expect(report.corruptions.map((c) => c.kind).sort()).toEqual(['corrupt-batch', 'corrupt-shard']);
+    // A corrupted object is no outage: the run waits for its operator, naming the corruption, within the bound;
+    // a checkpoint's when the trainer restarted without its weights restores from it.
+    expect(report.corruptions.map((c) => c.kind).sort()).toEqual([
+      'corrupt-batch',
+      'corrupt-checkpoint',
+      'corrupt-shard',
+    ]);
     for (const c of report.corruptions) {
       expect(c.cause?.type).toBe('CorruptData');
       expect(c.waitedS).toBeLessThan(OPERATOR_WAIT_BOUND_MS / 1000);
-      if (c.kind === 'corrupt-shard') expect(c.cause?.message).toContain(c.key);
+      if (c.kind !== 'corrupt-batch') expect(c.cause?.message).toContain(c.key);
+      expect(c.status).toMatch(/^needs operator: iteration \d+ failed \(CorruptData\): /);
+    }
+    // A full drive (MinIO's on its capped tmpfs) is no outage either: StorageFull, and status says what to do.
+    expect(report.diskFills).toHaveLength(1);
+    for (const f of report.diskFills) {
+      expect(f.cause?.type).toBe('StorageFull');
+      expect(f.waitedS).toBeLessThan(OPERATOR_WAIT_BOUND_MS / 1000);
+      expect(f.status).toMatch(
+        /^needs operator: iteration \d+ failed \(StorageFull\): storage full: free space or raise the retention, then `selfplay retry RUN` \(.*XMinioStorageFull/,
+      );
     }
     // Every healed fault was followed by progress, its time to recover measured.
     expect(report.recoveries).toHaveLength(FAULT_KINDS.length);

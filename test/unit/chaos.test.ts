@@ -19,7 +19,7 @@ describe('chaos suite', () => {
     }
   });
 
-  test('the report: fixed-length holds, each corruption and its cause, the time to recover per fault kind', () => {
+  test('the report: fixed-length holds, each corruption and full disk with its cause, the time to recover per fault kind', () => {
     const injected = Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>;
     const report: ChaosReport = {
       seed: 1,
@@ -32,7 +32,18 @@ describe('chaos suite', () => {
           key: 'runs/r/iter-000002/judge/shard-0000.jsonl.gz',
           waitedS: 4.25,
           cause: { iteration: 2, type: 'CorruptData', message: 'not valid gzip' },
+          status: 'needs operator: iteration 2 failed (CorruptData): not valid gzip',
         },
+      ],
+      diskFills: [
+        {
+          kind: 'fill-disk',
+          key: '/tmp/selfplay-chaos-1-x/minio',
+          waitedS: 1.5,
+          cause: { iteration: 3, type: 'StorageFull', message: 'storage full: free space' },
+          status: 'needs operator: iteration 3 failed (StorageFull): storage full: free space',
+        },
+        { kind: 'fill-disk', key: '/tmp/d', waitedS: undefined, cause: undefined, status: undefined },
       ],
       recoveries: [
         { kind: 'kill-minio', recoverS: 3 },
@@ -53,6 +64,14 @@ describe('chaos suite', () => {
     expect(lines).toContain(
       'corrupt-shard runs/r/iter-000002/judge/shard-0000.jsonl.gz: waited for its operator after 4.3 s, cause CorruptData',
     );
+    // A full disk as a corruption, each followed by the cause as `selfplay status` showed it.
+    const fill = lines.indexOf(
+      'fill-disk /tmp/selfplay-chaos-1-x/minio: waited for its operator after 1.5 s, cause StorageFull',
+    );
+    expect(lines.slice(fill + 1, fill + 3)).toEqual([
+      '  selfplay status: needs operator: iteration 3 failed (StorageFull): storage full: free space',
+      'fill-disk /tmp/d: no operator wait within 60 s',
+    ]);
     expect(lines.filter((l) => l.startsWith('recover '))).toEqual([
       'recover kill-minio: 3 healed, median 1.0 s, max 3.0 s, 1 without progress in 300 s',
       'recover hold-temporal: 1 healed, median 7.5 s, max 7.5 s',

@@ -45,6 +45,29 @@ describe('failures classified at the activity edge', () => {
     }
   });
 
+  test('full storage is StorageFull, non-retryable, saying what the operator does: MinIO full, ENOSPC, EDQUOT', () => {
+    // What MinIO answered a put on its filled drive (a full tmpfs), as the S3 SDK raises it and S3Store wraps it.
+    const minio = Object.assign(
+      new Error(
+        'Storage backend has reached its minimum free drive threshold. Please delete a few objects to proceed.',
+      ),
+      { name: 'XMinioStorageFull', Code: 'XMinioStorageFull', $metadata: { httpStatusCode: 507 } },
+    );
+    for (const err of [
+      new Error('S3 PutObject "runs/r/manifest.json" failed: XMinioStorageFull', { cause: minio }),
+      new Error('local store: cannot write "k"', {
+        cause: Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' }),
+      }),
+      Object.assign(new Error('EDQUOT: disk quota exceeded, write'), { code: 'EDQUOT' }),
+    ]) {
+      const failure = classifyFailure(err);
+      expect(failure).toMatchObject({ type: 'StorageFull', nonRetryable: true });
+      expect((failure as Error).message).toBe(
+        `storage full: free space or raise the retention, then \`selfplay retry RUN\` (${err.message})`,
+      );
+    }
+  });
+
   test("the code's own TypeError or RangeError is a ProgrammingError; a network failure stays transient", () => {
     let bug: unknown;
     try {
@@ -90,19 +113,32 @@ describe('trainer client', () => {
     await new Promise((resolve) => server.close(resolve));
   });
 
-  test("the kernel's 422 corrupt_object is CorruptData, not retried", async () => {
+  test.each([
+    [
+      422,
+      'corrupt_object',
+      's3://b/ckpt/optimizer.pt is corrupt',
+      'CorruptData',
+      /corrupt_object: s3:\/\/b\/ckpt\/optimizer.pt is corrupt/,
+    ],
+    [
+      507,
+      'storage_full',
+      'storage full: OSError: [Errno 28]',
+      'StorageFull',
+      /^storage full: free space or raise the retention, then `selfplay retry RUN` \(trainer .*storage_full: storage full: OSError/,
+    ],
+  ])("the kernel's %i %s is %s, not retried", async (status, kind, message, type, says) => {
     let requests = 0;
     handle = (_req, res) => {
       requests++;
-      res.writeHead(422, { 'content-type': 'application/json' });
-      res.end(
-        JSON.stringify({ error: { type: 'corrupt_object', message: 's3://b/ckpt/optimizer.pt is corrupt' } }),
-      );
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { type: kind, message } }));
     };
     const client = new TrainerClient(url, { timeoutMs: 60_000, maxRetries: 3 });
-    const err = await failureOf(client.restore('pol', { uri: 's3://b/ckpt' }));
-    expect(err).toMatchObject({ type: 'CorruptData', nonRetryable: true });
-    expect((err as Error).message).toContain('corrupt_object: s3://b/ckpt/optimizer.pt is corrupt');
+    const err = await failureOf(client.checkpoint('pol', { uri: 's3://b/ckpt', version: 1 }));
+    expect(err).toMatchObject({ type, nonRetryable: true });
+    expect((err as Error).message).toMatch(says);
     expect(requests).toBe(1);
   });
 

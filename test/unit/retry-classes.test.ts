@@ -31,6 +31,7 @@ describe('retry classes', () => {
       'InvalidConfig',
       'InvalidInput',
       'ProgrammingError',
+      'StorageFull',
       'UnknownModel',
       'VersionConflict',
     ]);

@@ -24,7 +24,7 @@ from starlette.exceptions import HTTPException
 from . import state
 from .access import Access, add_health_route, install_token_check
 from .embeddings import Embedder, add_embedding_routes
-from .errors import KernelError
+from .errors import KernelError, storage_full
 from .lineage import check_sampler_load
 from .policy import Policy
 from .requests import CheckpointRequest, PublishRequest, RestoreRequest, SamplerLoadRequest, TrainStepRequest
@@ -75,6 +75,9 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(Exception)
     def internal(request: Request, err: Exception) -> JSONResponse:
+        full = storage_full(err)
+        if full is not None:
+            return kernel_error(request, full)
         log.exception("%s %s failed", request.method, request.url.path)
         return JSONResponse(KernelError(500, "internal", f"{type(err).__name__}: {err}").body(), status_code=500)
 

@@ -2,7 +2,10 @@
 
 A checkpoint or snapshot is a directory-like location that counts only once its `COMPLETE` marker exists.
 Saving removes an old marker first and writes the new one last, so a crash mid-save never leaves something
-loadable that is half old, half new. The marker names the version, the run lineage and a hash of the weights.
+loadable that is half old, half new. The marker names the version, the run lineage and a hash of the weights;
+a checkpoint's also the sha256 of each of its files, which a restore checks before it decodes anything: bytes
+that rotted or were overwritten keep decoding (a safetensors file's tensor data is read as it is), and would
+be restored as weights without it.
 Both saves are idempotent: a complete one of the same version, lineage and weights is described again, not
 rewritten. One of another version or another run's lineage is refused (409 `checkpoint_conflict`): its
 location belongs to something else. One of the same version and lineage with other weights is the leftover of a
@@ -64,6 +67,34 @@ def _staging(loc: Location) -> Iterator[Path]:
 
 def _size(stage: Path) -> int:
     return sum(f.stat().st_size for f in stage.rglob("*") if f.is_file() and f.name != MARKER)
+
+
+def _file_digests(stage: Path) -> dict[str, str]:
+    """sha256 of each file of a save (by its name relative to `stage`), for its marker."""
+    return {
+        f.relative_to(stage).as_posix(): _sha256(f) for f in sorted(stage.rglob("*")) if f.is_file() and f.name != MARKER
+    }
+
+
+def _sha256(file: Path) -> str:
+    digest = hashlib.sha256()
+    with file.open("rb") as f:
+        while chunk := f.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _check_digests(uri: str, files: Path, marker: dict) -> None:
+    """422 for the first fetched file whose bytes are not those the marker names (a marker written before it named
+    any has nothing to compare)."""
+    for name, expected in sorted((marker.get("files") or {}).items()):
+        path = files / name
+        found = _sha256(path) if path.is_file() else "missing"
+        if found != expected:
+            raise corrupt_object(
+                f"{uri}/{name} is corrupt: its sha256 is {found[:12]}, not the one its {MARKER} marker names "
+                f"({expected[:12]}); delete or restore it"
+            )
 
 
 @contextmanager
@@ -195,12 +226,14 @@ def write_checkpoint(policy: Policy, payload: tuple[str, str]) -> dict:
         }
         (stage / "state.json").write_text(json.dumps(state))
         size = _size(stage)
+        files = _file_digests(stage)
     marker = {
         "policy": cfg.policy,
         "policyVersion": policy.version,
         "lineage": policy.lineage,
         "sha256": digest,
         "bytes": size,
+        "files": files,
     }
     loc.write(MARKER, json.dumps(marker).encode())
     log.info("checkpoint of version %d at %s (%d bytes)", policy.version, uri, size)
@@ -236,7 +269,9 @@ class _Checkpoint:
 
 def _read_checkpoint(policy: Policy, uri: str) -> _Checkpoint:
     """A complete checkpoint of this kernel's policy and model, read and checked; KernelError when not."""
-    with _fetched(parse(uri), "checkpoint") as files:
+    loc = parse(uri)
+    with _fetched(loc, "checkpoint") as files:
+        _check_digests(uri, files, _marker(loc) or {})
         state = _decoded(uri, "state.json", lambda: json.loads((files / "state.json").read_text()))
         _check_compatible(policy, state, uri)
         tensors = _decoded(uri, "trainable.safetensors", lambda: load_file(str(files / "trainable.safetensors")))

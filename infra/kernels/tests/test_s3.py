@@ -85,3 +85,33 @@ def test_a_download_never_writes_outside_its_directory(make_kernel, s3, tmp_path
         s3.delete_object(Bucket="runs", Key=key)
     assert not escaped.exists()
     assert make_kernel().client.post("/v1/policies/pol/restore", json={"uri": "s3://runs/r1/ckpt/0"}).status_code == 200
+
+
+def test_a_checkpoint_upload_to_a_full_minio_is_507_storage_full(make_kernel, s3, monkeypatch):
+    """What MinIO answers a put once its drive is full (seen on a filled tmpfs), as boto3's upload raises it: 507
+    `storage_full`, not a 500 that the client retries forever."""
+    from boto3.exceptions import S3UploadFailedError
+    from botocore.exceptions import ClientError
+
+    from selfplay_kernel import storage
+
+    def full_drive(self, local, skip=frozenset()):
+        answer = {
+            "Error": {
+                "Code": "XMinioStorageFull",
+                "Message": "Storage backend has reached its minimum free drive threshold. "
+                "Please delete a few objects to proceed.",
+            },
+            "ResponseMetadata": {"HTTPStatusCode": 507},
+        }
+        try:
+            raise ClientError(answer, "PutObject")
+        except ClientError as err:
+            raise S3UploadFailedError(f"Failed to upload trainable.safetensors to runs/ckpt: {err}")
+
+    monkeypatch.setattr(storage.Location, "upload_dir", full_drive)
+    response = make_kernel().client.post("/v1/policies/pol/checkpoint", json={"uri": "s3://runs/r1/ckpt"})
+    assert response.status_code == 507, response.text
+    message = response.json()["error"]["message"]
+    assert response.json()["error"]["type"] == "storage_full"
+    assert "XMinioStorageFull" in message and message.startswith("storage full: free space")

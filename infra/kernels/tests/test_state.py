@@ -91,6 +91,52 @@ def test_a_corrupt_checkpoint_is_422_corrupt_object_and_changes_nothing(make_ker
     assert same_params(params(kernel.policy), before)
 
 
+@pytest.mark.parametrize("file", ["trainable.safetensors", "optimizer.pt", "rng.pt"])
+def test_a_checkpoint_with_other_bytes_of_the_same_length_is_422_corrupt_object(make_kernel, tmp_path, file):
+    """Bit rot or a torn overwrite that keeps the size: the files still decode (a safetensors file's tensor bytes
+    are read as they are), so only the sha256 the COMPLETE marker names tells them from what was written. Before
+    the marker named them, this restore answered 200 with the rotten weights."""
+    kernel = make_kernel()
+    uri = str(tmp_path / "ckpt")
+    assert kernel.client.post("/v1/policies/pol/checkpoint", json={"uri": uri}).status_code == 200
+    path = tmp_path / "ckpt" / file
+    data = bytearray(path.read_bytes())
+    at = len(data) - 64 if file == "trainable.safetensors" else len(data) // 2
+    data[at : at + 4] = bytes(b ^ 0xFF for b in data[at : at + 4])
+    path.write_bytes(bytes(data))
+    before = params(kernel.policy)
+    response = kernel.client.post("/v1/policies/pol/restore", json={"uri": uri})
+    assert response.status_code == 422, response.text
+    message = response.json()["error"]["message"]
+    assert message.startswith(f"{uri}/{file} is corrupt: its sha256 is ")
+    assert "not the one its COMPLETE marker names" in message
+    assert same_params(params(kernel.policy), before)
+
+
+def test_a_checkpoint_write_on_a_full_disk_is_507_storage_full(make_kernel, tmp_path, monkeypatch):
+    """ENOSPC while a checkpoint is written is no outage that a retry outlasts: 507 `storage_full` (the client's
+    non-retryable StorageFull, the run waiting for its operator), where it was a 500 retried forever."""
+    import errno
+    import os
+
+    from selfplay_kernel import state
+
+    def full_disk(tensors, filename):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), filename)
+
+    kernel = make_kernel()
+    monkeypatch.setattr(state, "save_file", full_disk)
+    uri = str(tmp_path / "ckpt")
+    response = kernel.client.post("/v1/policies/pol/checkpoint", json={"uri": uri})
+    assert response.status_code == 507, response.text
+    error = response.json()["error"]
+    assert error["type"] == "storage_full"
+    assert error["message"].startswith("storage full: free space or raise the retention, then `selfplay retry RUN` (")
+    assert "No space left on device" in error["message"]
+    monkeypatch.undo()
+    assert kernel.client.post("/v1/policies/pol/checkpoint", json={"uri": uri}).status_code == 200
+
+
 def test_checkpoint_over_another_version_is_refused(make_kernel, tmp_path):
     kernel = make_kernel()
     uri = str(tmp_path / "ckpt")

@@ -14,7 +14,8 @@ import { trainingRowSchema } from './schemas';
  */
 
 /** 422 `corrupt_object`: the stored bytes are not what was written, and no retry reads other bytes. */
-const corrupt = (message: string): TrainerRefusal => new TrainerRefusal(422, 'corrupt_object', message);
+export const corruptObject = (message: string): TrainerRefusal =>
+  new TrainerRefusal(422, 'corrupt_object', message);
 
 /** A request the trainer refuses: `status` and `type` go into the contract's error body. */
 export class TrainerRefusal extends Error {
@@ -54,7 +55,7 @@ export async function loadBatch(
   }
   const sha256 = createHash('sha256').update(raw).digest('hex');
   if (sha256 !== batch.sha256) {
-    throw corrupt(`batch.sha256: the object's sha256 is ${sha256}, not ${batch.sha256}`);
+    throw corruptObject(`batch.sha256: the object's sha256 is ${sha256}, not ${batch.sha256}`);
   }
   // Line by line, as the kernel reads it: a batch at B = 1024, G = 16 is longer than any JavaScript string.
   const rows: TrainingRow[] = [];
@@ -67,7 +68,7 @@ export async function loadBatch(
   } catch (err) {
     if (err instanceof TrainerRefusal) throw err;
     const cause = ((err as Error).cause ?? err) as Error;
-    throw corrupt(`batch.uri: not a gzip object: ${cause.message}`);
+    throw corruptObject(`batch.uri: not a gzip object: ${cause.message}`);
   }
   if (rows.length !== batch.rows) {
     throw new TrainerRefusal(
@@ -84,7 +85,7 @@ function parseRow(line: string, lineNumber: number): TrainingRow {
   try {
     value = JSON.parse(line);
   } catch {
-    throw corrupt(`batch line ${lineNumber}: not JSON`);
+    throw corruptObject(`batch line ${lineNumber}: not JSON`);
   }
   const parsed = trainingRowSchema.safeParse(value);
   if (!parsed.success) {

@@ -15,9 +15,9 @@ import type {
 } from '../../../activities/clients/trainer-contract';
 import { BodyError, closer, fieldPath, listen, readJson, sendJson } from '../http-json';
 import { loadBatch, TrainerRefusal } from './batch';
+import { checkpointMarker, readCheckpoint, writeOrStorageFull } from './checkpoint';
 import {
   checkpointRequestSchema,
-  checkpointSchema,
   publishRequestSchema,
   restoreRequestSchema,
   trainStepRequestSchema,
@@ -203,8 +203,8 @@ export async function startRecordingTrainer(options: RecordingTrainerOptions): P
 
   /**
    * Checkpoints, restores and snapshots, recorded rather than real: a checkpoint is the policy's version
-   * and its applied keys (plus a COMPLETE marker, written last), a snapshot a small descriptor. Restore reads
-   * both back.
+   * and its applied keys (plus a COMPLETE marker naming its sha256, written last), a snapshot a small
+   * descriptor. Restore reads both back, refusing bytes other than those written (checkpoint.ts).
    */
   const stateAction = async (
     kind: StateAction,
@@ -216,13 +216,7 @@ export async function startRecordingTrainer(options: RecordingTrainerOptions): P
     const current = state.versions[policy] ?? 0;
     const base = body.uri.replace(/\/+$/, '');
     if (kind === 'restore') {
-      const text = await readBatch(`${base}/COMPLETE`).then(
-        () => readBatch(`${base}/state.json`),
-        () => {
-          throw new TrainerRefusal(404, 'checkpoint_not_found', `no complete checkpoint at ${base}`);
-        },
-      );
-      const saved = checkpointSchema.parse(JSON.parse(text.toString('utf8')));
+      const saved = await readCheckpoint(readBatch, base);
       const version = saved.policyVersion;
       // As the kernel's restore: the keys applied after the checkpoint are forgotten with their weights.
       const ownKeys = new Set(state.steps.filter((s) => s.policy === policy).map((s) => s.key));
@@ -254,12 +248,18 @@ export async function startRecordingTrainer(options: RecordingTrainerOptions): P
       ...(kind === 'checkpoint' ? { responses: responsesOf(policy) } : {}),
       ...(lora ? { peft_type: 'LORA', uri: base } : {}),
     };
-    await writeObject(`${base}/${file}`, JSON.stringify(described));
+    const text = JSON.stringify(described);
     const sha256 = kind === 'publish' && publishDigests ? weightsDigest(policy, current) : undefined;
-    await writeObject(
-      `${base}/COMPLETE`,
-      sha256 ? JSON.stringify({ policy, policyVersion: current, sha256 }) : '',
-    );
+    const marker =
+      kind === 'checkpoint'
+        ? JSON.stringify(checkpointMarker(policy, current, text))
+        : sha256
+          ? JSON.stringify({ policy, policyVersion: current, sha256 })
+          : '';
+    await writeOrStorageFull(async () => {
+      await writeObject(`${base}/${file}`, text);
+      await writeObject(`${base}/COMPLETE`, marker);
+    });
     return kind === 'checkpoint'
       ? ({ uri: base, policyVersion: current, bytes: 0 } satisfies CheckpointResponse)
       : ({
@@ -285,6 +285,19 @@ export async function startRecordingTrainer(options: RecordingTrainerOptions): P
         return response ? [[s.key, response] as const] : [];
       }),
     );
+
+  /**
+   * What a kernel's restart loses (its state file stands for checkpoints that survive it, not for weights in
+   * memory): every policy back at version 0 with no applied keys, so the next update restores from the
+   * committed checkpoint. The record of steps stays: it is the audit's, not the kernel's.
+   */
+  const forget = async (): Promise<PolicyState[]> => {
+    const next: TrainerState = { ...state, versions: {}, responses: {} };
+    if (stateFile) await saveState(stateFile, next);
+    const forgotten = Object.keys(state.versions).map((policy) => ({ policy, policyVersion: 0 }));
+    state = next;
+    return forgotten;
+  };
 
   const serially = <T>(work: () => Promise<T>): Promise<T> => {
     const run = queue.then(work);
@@ -328,6 +341,7 @@ export async function startRecordingTrainer(options: RecordingTrainerOptions): P
       );
     }
     if (method === 'GET' && path === '/admin/stats') return sendJson(res, 200, stats());
+    if (method === 'POST' && path === '/admin/forget') return sendJson(res, 200, await serially(forget));
     return sendError(res, 404, 'not_found', `no route for ${method} ${path}`);
   };
 

@@ -55,6 +55,23 @@ const ROWS = [row('challenger', 0.5), row('challenger', -0.5), row('reasoner', 0
 const jsonl = (lines: readonly unknown[]): string =>
   lines.map((l) => (typeof l === 'string' ? l : JSON.stringify(l))).join('\n') + '\n';
 
+/** What the CLI's trainer does with checkpoint objects, for file:// URIs. */
+async function writeFileAtUri(uri: string, body: string): Promise<void> {
+  const file = fileURLToPath(uri);
+  await mkdir(path.dirname(file), { recursive: true });
+  await writeFile(file, body);
+}
+
+/** POST /v1/policies/policy/{kind} (checkpoint, restore, publish). */
+async function policyAction(kind: string, body: object): Promise<{ status: number; json: StepReply }> {
+  const response = await fetch(`${baseUrl}/v1/policies/policy/${kind}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  return { status: response.status, json: (await response.json()) as StepReply };
+}
+
 /** Stores the bytes and returns the batch reference the update stage would send. */
 async function writeObject(name: string, bytes: Buffer, rows: number): Promise<TrainStepRequest['batch']> {
   const file = path.join(dir, name);
@@ -176,21 +193,10 @@ describe('recording trainer', () => {
 
   test('a restore forgets the keys applied after its checkpoint, as the kernel does: that step applies again', async () => {
     await trainer?.close();
-    const writeObject = async (uri: string, body: string): Promise<void> => {
-      const file = fileURLToPath(uri);
-      await mkdir(path.dirname(file), { recursive: true });
-      await writeFile(file, body);
-    };
-    trainer = await startRecordingTrainer({ readBatch, writeObject });
+    trainer = await startRecordingTrainer({ readBatch, writeObject: writeFileAtUri });
     baseUrl = trainer.url;
     const action = async (kind: string, body: object): Promise<unknown> =>
-      (
-        await fetch(`${baseUrl}/v1/policies/policy/${kind}`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify(body),
-        })
-      ).json();
+      (await policyAction(kind, body)).json;
     const batch = await writeBatch('batch.jsonl', ROWS);
     const checkpoint = pathToFileURL(path.join(dir, 'checkpoint-v1')).href;
     await post(stepRequest(batch, 1, 0));
@@ -202,6 +208,70 @@ describe('recording trainer', () => {
     expect((await post(stepRequest(batch, 1, 0))).json).toMatchObject({ applied: false, policyVersion: 1 });
     expect((await post(second)).json).toMatchObject({ applied: true, policyVersion: 2 });
     expect(trainer.stats().appliedByKey).toEqual({ 'run-1/iter-1/policy': 1, 'run-1/iter-2/policy': 2 });
+
+    // A restart as the kernel's loses the weights (version 0, no keys) but not the record of steps.
+    const forgotten = await fetch(`${baseUrl}/admin/forget`, { method: 'POST' });
+    expect(await forgotten.json()).toEqual([{ policy: 'policy', policyVersion: 0 }]);
+    expect(await policyVersion()).toBe(0);
+    expect((await post(second)).status).toBe(409);
+    expect(await action('restore', { uri: checkpoint })).toMatchObject({ policyVersion: 1 });
+    expect(trainer.stats().appliedSteps).toBe(3);
+  });
+
+  test('a restore answers 422 corrupt_object, as the kernel, for a checkpoint whose bytes are not those written', async () => {
+    await trainer?.close();
+    trainer = await startRecordingTrainer({ readBatch, writeObject: writeFileAtUri });
+    baseUrl = trainer.url;
+    await post(stepRequest(await writeBatch('batch.jsonl', ROWS), 1, 0));
+    const checkpoint = pathToFileURL(path.join(dir, 'checkpoint-v1')).href;
+    expect((await policyAction('checkpoint', { uri: checkpoint, version: 1 })).status).toBe(200);
+    const state = path.join(dir, 'checkpoint-v1', 'state.json');
+    const written = await readFile(state);
+    // Bytes that still parse (a version rewritten) and bytes that do not: both are the corruption a retry rereads.
+    for (const [bytes, says] of [
+      [
+        Buffer.from(written.toString('utf8').replace('"policyVersion":1', '"policyVersion":7')),
+        /its sha256 is /,
+      ],
+      [Buffer.from('corrupted by a test\n'), /its sha256 is /],
+    ] as const) {
+      await writeFile(state, bytes);
+      const reply = await policyAction('restore', { uri: checkpoint });
+      expect({ status: reply.status, type: reply.json.error?.type }).toEqual({
+        status: 422,
+        type: 'corrupt_object',
+      });
+      expect(reply.json.error?.message).toMatch(new RegExp(`^${checkpoint}/state\\.json is corrupt: `));
+      expect(reply.json.error?.message).toMatch(says);
+    }
+    await writeFile(state, written);
+    expect((await policyAction('restore', { uri: checkpoint })).json).toMatchObject({ policyVersion: 1 });
+  });
+
+  test('a checkpoint on full storage answers 507 storage_full, as the kernel, and one on free storage 200', async () => {
+    await trainer?.close();
+    let full = true;
+    const writeObject = async (uri: string, body: string): Promise<void> => {
+      if (full)
+        throw Object.assign(new Error('Storage backend has reached its minimum free drive threshold.'), {
+          name: 'XMinioStorageFull',
+          $metadata: { httpStatusCode: 507 },
+        });
+      await writeFileAtUri(uri, body);
+    };
+    trainer = await startRecordingTrainer({ readBatch, writeObject });
+    baseUrl = trainer.url;
+    const checkpoint = { uri: pathToFileURL(path.join(dir, 'ckpt')).href, version: 0 };
+    const refused = await policyAction('checkpoint', checkpoint);
+    expect({ status: refused.status, type: refused.json.error?.type }).toEqual({
+      status: 507,
+      type: 'storage_full',
+    });
+    expect(refused.json.error?.message).toMatch(
+      /^storage full: free space or raise the retention, then `selfplay retry RUN` \(.*minimum free drive threshold/,
+    );
+    full = false;
+    expect((await policyAction('checkpoint', checkpoint)).status).toBe(200);
   });
 
   test("checks requests against the kernel's generated contract: what the kernel takes, the fake takes", async () => {

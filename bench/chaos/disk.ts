@@ -1,0 +1,119 @@
+import { execFile } from 'node:child_process';
+import { mkdir, open, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import type { Client } from '@temporalio/client';
+import type { S3Store } from '../../activities/clients/storage';
+import { getJson } from '../../activities/clients/storage/codec';
+import { latestKey } from '../../activities/clients/storage/keys';
+import { delay } from '../../activities/lib/backoff';
+import type { LatestPointer } from '../../activities/stages/manifest';
+import { awaitOperatorWait, retryAsOperator, type OperatorWaitRecord } from './operator';
+
+const run = promisify(execFile);
+
+/** What MinIO's data directory is capped at: room for a long run's objects, and little memory to fill. */
+export const MINIO_DISK_BYTES = 512 * 1024 * 1024;
+
+/** The file that fills the disk, and that the operator's repair deletes. */
+const BALLAST = 'chaos-ballast';
+
+/**
+ * A directory on a real filesystem of its own, capped in size: a tmpfs mounted there. Mounting needs root, or
+ * to be root in a user namespace of one's own (`npm run chaos` re-runs itself under `unshare --user
+ * --map-root-user --mount` when it is not root); anything else fails loudly, saying so, since the `fill-disk`
+ * fault cannot be injected without it.
+ */
+export class CappedDisk {
+  private constructor(
+    readonly dir: string,
+    readonly bytes: number,
+  ) {}
+
+  static async mount(dir: string, bytes: number): Promise<CappedDisk> {
+    await mkdir(dir, { recursive: true });
+    try {
+      await run('mount', ['-t', 'tmpfs', '-o', `size=${bytes}`, 'tmpfs', dir]);
+    } catch (err) {
+      throw new Error(
+        `the chaos suite's fill-disk fault needs a size-capped filesystem for MinIO's data, and mounting a ` +
+          `${bytes / 2 ** 20} MiB tmpfs on ${dir} failed (${String(err).trim()}): run it as root, or under ` +
+          '`unshare --user --map-root-user --mount` where user namespaces are allowed',
+      );
+    }
+    return new CappedDisk(dir, bytes);
+  }
+
+  /**
+   * Fills every byte left with a ballast file, as a neighbour's files or a run's own growth would: written until
+   * the filesystem refuses (ENOSPC), in smaller pieces as it nears full, since MinIO writes beside it meanwhile.
+   */
+  async fill(): Promise<void> {
+    const ballast = await open(path.join(this.dir, BALLAST), 'a');
+    try {
+      for (const piece of [2 ** 20, 2 ** 12]) {
+        const zeros = Buffer.alloc(piece);
+        for (;;) {
+          const written = await ballast.write(zeros).catch((err: unknown) => {
+            if ((err as { code?: unknown }).code === 'ENOSPC') return undefined;
+            throw err;
+          });
+          if (written === undefined) break;
+        }
+      }
+    } finally {
+      await ballast.close();
+    }
+  }
+
+  /** The operator's repair: the ballast deleted. */
+  async drain(): Promise<void> {
+    await rm(path.join(this.dir, BALLAST), { force: true });
+  }
+
+  /** Lazily: a process that still has a file open there (a MinIO being killed) does not keep it mounted. */
+  async unmount(): Promise<void> {
+    await run('umount', ['-l', this.dir]);
+  }
+}
+
+export interface DiskFillContext {
+  client: Client;
+  store: S3Store;
+  disk: CappedDisk;
+  /** The run being driven now, and its iterations. */
+  currentRun: () => string | undefined;
+  iterations: number;
+  /** How long the run may take to wait for its operator once the disk is full. */
+  operatorBoundMs: number;
+  deadline: number;
+  log: (line: string) => void;
+}
+
+/**
+ * `fill-disk`: MinIO's drive filled while a run has iterations left. Its next write is answered
+ * `XMinioStorageFull` (507), the activity fails `StorageFull`, non-retryably, and the run waits for its
+ * operator with that cause (the next run, when the current one had just committed its last iteration). The
+ * operator deletes the ballast and retries.
+ */
+export async function fillDiskAndRepair(context: DiskFillContext): Promise<OperatorWaitRecord> {
+  const kind = 'fill-disk';
+  const { client, disk, log } = context;
+  for (;;) {
+    if (Date.now() > context.deadline) throw new Error(`${kind}: no run in flight before the deadline`);
+    const runId = context.currentRun();
+    const latest = runId ? await getJson<LatestPointer>(context.store, latestKey(runId)) : undefined;
+    if (runId && (latest?.iteration ?? 0) < context.iterations) break;
+    await delay(250);
+  }
+  await disk.fill();
+  log(`${kind}: ${disk.dir} filled`);
+  const { runId, ...record } = await awaitOperatorWait(
+    client,
+    { kind, key: disk.dir, runId: context.currentRun },
+    context.operatorBoundMs,
+  );
+  await disk.drain();
+  await retryAsOperator(client, runId, kind, log);
+  return record;
+}
