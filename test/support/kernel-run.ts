@@ -7,7 +7,13 @@ import type { Manifest } from '../../contracts/selfplay';
 import type { RunOutcome } from '../../workflows/selfPlayRun';
 import { selfPlayRun } from '../../workflows';
 import { queueNames } from '../../workers/pools';
-import { kernelAuth, kernelToken, startKernel, type KernelProcess } from './kernel-process';
+import {
+  kernelAuth,
+  kernelToken,
+  startKernel,
+  type KernelOptions,
+  type KernelProcess,
+} from './kernel-process';
 import { DEFAULT_INPUT_ROOTS } from '../../config/input-roots';
 import { spawnWorker } from './worker-process';
 import { uniqueId } from './stack';
@@ -23,7 +29,7 @@ export interface KernelRun {
   runId: string;
   storageUri: string;
   store: ObjectStore;
-  /** The kernels by policy name. */
+  /** The kernels by policy name; a test that restarts one puts the new process here, for the run to stop it. */
   kernels: Record<string, KernelProcess>;
   /** The run-config fields every kernel run needs (queues, kernel weight sync, generous timeouts). */
   baseConfig: Record<string, unknown>;
@@ -48,6 +54,8 @@ export async function withKernelRun<T>(
     inputRoots?: string[];
     /** More of the worker's environment (e.g. SELFPLAY_PYTHON for W&B tracking). */
     workerEnv?: Record<string, string>;
+    /** How every kernel is started besides its model and policy (a fault-injecting script, its environment). */
+    kernel?: Pick<KernelOptions, 'env' | 'args' | 'script'>;
   },
   body: (run: KernelRun) => Promise<T>,
 ): Promise<T> {
@@ -60,6 +68,7 @@ export async function withKernelRun<T>(
   const started = await Promise.allSettled(
     names.map((policy) =>
       startKernel({
+        ...options.kernel,
         model: typeof options.model === 'string' ? options.model : options.model(policy),
         policy,
       }),
