@@ -14,12 +14,7 @@ import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
 import { Context } from '@temporalio/activity';
 import { beatIntervalMs, heartbeatWhile } from '../lib/heartbeat';
 import { watchStep, type StepWatch } from './step-progress';
-import type {
-  LossSpec,
-  TrainStepMetrics,
-  TrainStepRequest,
-  UpdateSpec,
-} from '../clients/trainer-contract';
+import type { LossSpec, TrainStepMetrics, TrainStepRequest, UpdateSpec } from '../clients/trainer-contract';
 import { recordTrainMetrics } from './stage-metrics';
 
 /**

@@ -117,10 +117,14 @@ async function startKernelCommand(
     throw new Error(`no kernel environment at ${KERNEL_PYTHON}: run 'bash infra/kernels/setup.sh'`);
   // This checkout's kernel code, even when the venv's editable install points at another checkout.
   const pythonPath = [path.join(ROOT, 'infra/kernels'), process.env.PYTHONPATH].filter(Boolean).join(':');
-  const child: ChildProcess = spawn(KERNEL_PYTHON, [...(script ? [script] : ['-m', 'selfplay_kernel']), ...args], {
-    env: { ...process.env, PYTHONPATH: pythonPath, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child: ChildProcess = spawn(
+    KERNEL_PYTHON,
+    [...(script ? [script] : ['-m', 'selfplay_kernel']), ...args],
+    {
+      env: { ...process.env, PYTHONPATH: pythonPath, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-8000)));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

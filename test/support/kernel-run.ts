@@ -31,6 +31,8 @@ export interface KernelRun {
   store: ObjectStore;
   /** The kernels by policy name; a test that restarts one puts the new process here, for the run to stop it. */
   kernels: Record<string, KernelProcess>;
+  /** Kernels a test starts beside the run's (a clean replay's): stopped with them. */
+  spares: KernelProcess[];
   /** The run-config fields every kernel run needs (queues, kernel weight sync, generous timeouts). */
   baseConfig: Record<string, unknown>;
   /** Runs `selfPlayRun` with `config` to its end. */
@@ -78,7 +80,8 @@ export async function withKernelRun<T>(
   started.forEach((s, i) => {
     if (s.status === 'fulfilled') kernels[names[i]!] = s.value;
   });
-  const stopAll = () => Promise.all(Object.values(kernels).map((k) => k.stop('SIGKILL')));
+  const spares: KernelProcess[] = [];
+  const stopAll = () => Promise.all([...Object.values(kernels), ...spares].map((k) => k.stop('SIGKILL')));
   const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
   if (failed) {
     await stopAll();
@@ -114,6 +117,7 @@ export async function withKernelRun<T>(
       storageUri,
       store,
       kernels,
+      spares,
       baseConfig: {
         iterations: 1,
         weightSync: { engine: 'kernel' },

@@ -24,13 +24,16 @@ export function readSafetensors(bytes: Buffer): Map<string, Float32Array> {
 export function maxAbsDiff(a: Map<string, Float32Array>, b: Map<string, Float32Array>): number {
   const names = [...a.keys()].sort();
   if (JSON.stringify(names) !== JSON.stringify([...b.keys()].sort())) {
-    throw new Error(`the checkpoints hold different tensors: ${names.join(',')} vs ${[...b.keys()].join(',')}`);
+    throw new Error(
+      `the checkpoints hold different tensors: ${names.join(',')} vs ${[...b.keys()].join(',')}`,
+    );
   }
   let max = 0;
   for (const name of names) {
     const x = a.get(name)!;
     const y = b.get(name)!;
-    if (x.length !== y.length) throw new Error(`tensor ${name} has ${x.length} values in one, ${y.length} in the other`);
+    if (x.length !== y.length)
+      throw new Error(`tensor ${name} has ${x.length} values in one, ${y.length} in the other`);
     for (let i = 0; i < x.length; i++) max = Math.max(max, Math.abs(x[i]! - y[i]!));
   }
   return max;
