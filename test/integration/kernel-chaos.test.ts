@@ -2,7 +2,13 @@ import { mkdtempSync, readFileSync, existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { buildTinyModel, kernelAuth, startKernel, type KernelProcess } from '../support/kernel-process';
-import { tinySpice, trainedVersion, withKernelRun, type KernelRun } from '../support/kernel-run';
+import {
+  miniBatchedSpice,
+  promptCount,
+  trainedVersion,
+  withKernelRun,
+  type KernelRun,
+} from '../support/kernel-run';
 import type { Manifest } from '../../contracts/selfplay';
 import { committedInOrder, versionsOf } from '../support/kernel-manifests';
 import { committedWeights, replayCommitted } from '../support/kernel-replay';
@@ -63,15 +69,11 @@ describe('the real kernel under faults inside a train step', () => {
       },
       async (run) => {
         const policy = run.runId;
-        const spice = tinySpice(policy);
         const config = {
           ...run.baseConfig,
-          ...spice,
-          iterations: 2,
           // Three prompts or more, one optimizer step each: mini-batch 2 is in the middle of a step.
-          batchSize: 3,
-          shardSize: 3,
-          training: { ...spice.training, update: { miniBatchPrompts: 1 } },
+          ...miniBatchedSpice(policy),
+          iterations: 2,
           // Retried until the restarted kernel answers, without waiting more than 2 s between attempts.
           timeouts: { heartbeatSeconds: 10, retryMaxSeconds: 2, activityMaxAttempts: 60 },
         };
@@ -159,8 +161,10 @@ async function runThroughFaults(
   // One optimizer step per prompt of each batch: the retried steps were not added to the failed ones.
   for (const [i, manifest] of manifests.entries()) {
     const rows = await run.rows(i + 1, policy);
-    const prompts = new Set(rows.map((r) => JSON.stringify(r.messages))).size;
-    expect(manifest.metrics.train[policy]).toMatchObject({ optimizerSteps: prompts, skippedSteps: 0 });
+    expect(manifest.metrics.train[policy]).toMatchObject({
+      optimizerSteps: promptCount(rows),
+      skippedSteps: 0,
+    });
   }
   return { manifests, killedAt, replayKernel };
 }

@@ -158,6 +158,24 @@ export const tinySpice = (policy: string) => ({
   training: { policy, estimator: 'reinforce', optimizer: { learningRate: 1e-3 } },
 });
 
+/**
+ * `tinySpice` with three documents a batch and one optimizer step per prompt: each update is 3 or more
+ * optimizer steps (a prompt for each document, and any task's), one policy version.
+ */
+export const miniBatchedSpice = (policy: string) => {
+  const spice = tinySpice(policy);
+  return {
+    ...spice,
+    batchSize: 3,
+    shardSize: 3,
+    training: { ...spice.training, update: { miniBatchPrompts: 1 } },
+  };
+};
+
+/** The distinct prompts of a batch's rows: a mini-batched update takes one optimizer step for each. */
+export const promptCount = (rows: readonly TrainingRow[]): number =>
+  new Set(rows.map((r) => JSON.stringify(r.messages))).size;
+
 /** What a kernel's sampler says it serves `model` from (`/v1/models`). */
 async function servedModel(
   kernel: KernelProcess,
