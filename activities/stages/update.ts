@@ -14,7 +14,7 @@ import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
 import { Context } from '@temporalio/activity';
 import { beatIntervalMs, heartbeatWhile } from '../lib/heartbeat';
 import { watchStep, type StepWatch } from './step-progress';
-import type { LossSpec, TrainStepMetrics, UpdateSpec } from '../clients/trainer-contract';
+import type { LossSpec, TrainStepMetrics, TrainStepRequest, UpdateSpec } from '../clients/trainer-contract';
 import { recordTrainMetrics } from './stage-metrics';
 
 /**
@@ -94,20 +94,7 @@ export function updateActivities(deps: ActivityDeps) {
       return heartbeatWhile(
         { progress: () => ({ waiting, policy }), live: () => ({ ...watch?.counts() }) },
         async (signal) => {
-          const request = {
-            idempotencyKey: `${runId}/iter-${input.iteration}/${policy}`,
-            runId,
-            iteration: input.iteration,
-            policy,
-            baseVersion: committed.version,
-            batch: { uri: batch.uri, rows: batch.rows, sha256: batch.sha256 },
-            loss: lossSpec(config.training.loss),
-            optimizer: config.training.optimizer,
-            ...updateSpec(config.training.update),
-            // The kernel refuses rows sampled further back (staleness.py); inputs recorded before the pipeline
-            // option have none, and were synchronous.
-            maxStaleness: config.pipeline.maxStaleness,
-          };
+          const request = trainStepRequest(input);
           const { heartbeatTimeoutMs } = Context.current().info;
           if (heartbeatTimeoutMs) {
             watch = watchStep(trainer, request.idempotencyKey, beatIntervalMs(heartbeatTimeoutMs), signal);
@@ -180,6 +167,29 @@ export function updateActivities(deps: ActivityDeps) {
         },
       );
     },
+  };
+}
+
+/**
+ * The kernel's request for the update's step: one per `(runId, iteration, policy)`, however often it is sent.
+ * Also what a test's clean replay of a run's committed batches sends (test/support/kernel-replay.ts), so the
+ * replay trains exactly as the run did.
+ */
+export function trainStepRequest(input: UpdateInput): TrainStepRequest {
+  const { config, runId, iteration, policy, committed, batch } = input;
+  return {
+    idempotencyKey: `${runId}/iter-${iteration}/${policy}`,
+    runId,
+    iteration,
+    policy,
+    baseVersion: committed.version,
+    batch: { uri: batch.uri, rows: batch.rows, sha256: batch.sha256 },
+    loss: lossSpec(config.training.loss),
+    optimizer: config.training.optimizer,
+    ...updateSpec(config.training.update),
+    // The kernel refuses rows sampled further back (staleness.py); inputs recorded before the pipeline
+    // option have none, and were synchronous.
+    maxStaleness: config.pipeline.maxStaleness,
   };
 }
 

@@ -12,7 +12,13 @@ import {
   startKernel,
   type KernelProcess,
 } from '../support/kernel-process';
-import { servedVersion, tinySpice, withKernelRun } from '../support/kernel-run';
+import {
+  miniBatchedSpice,
+  promptCount,
+  servedVersion,
+  tinySpice,
+  withKernelRun,
+} from '../support/kernel-run';
 import { spawnWorker } from '../support/worker-process';
 import { uniqueId } from '../support/stack';
 import { waitFor } from '../support/wait';
@@ -123,19 +129,15 @@ describe('SPICE on the training kernel', () => {
     'mini-batched updates: one optimizer step per prompt, one version per iteration',
     () =>
       withKernelRun({ model, name: 'kernel-minibatch', policies: (runId) => [runId] }, async (run) => {
-        const spice = tinySpice(run.runId);
         const outcome = await run.execute({
           ...run.baseConfig,
-          ...spice,
+          ...miniBatchedSpice(run.runId),
           iterations: 2,
-          batchSize: 3,
-          shardSize: 3,
-          training: { ...spice.training, update: { miniBatchPrompts: 1 } },
         });
         expect(outcome).toMatchObject({ lastCommitted: 2, versions: { [run.runId]: 2 } });
         for (const iteration of [1, 2]) {
           const rows = await run.rows(iteration, run.runId);
-          const prompts = new Set(rows.map((r) => JSON.stringify(r.messages))).size;
+          const prompts = promptCount(rows);
           expect(rows.every((r) => r.completionTokens && r.behaviourLogprobs)).toBe(true);
           expect(prompts).toBeGreaterThanOrEqual(3);
           const manifest = await run.manifest(iteration);

@@ -50,6 +50,20 @@ export function kernelToken(): string {
 /** Headers that carry the kernel token, for a test's own requests to a kernel. */
 export const kernelAuth = (): Record<string, string> => ({ authorization: `Bearer ${kernelToken()}` });
 
+export interface KernelOptions {
+  model: string;
+  policy: string;
+  env?: Record<string, string>;
+  args?: string[];
+  /** The port to listen on (default: a free one); a restarted kernel takes its predecessor's. */
+  port?: number;
+  /**
+   * A Python file run instead of `-m selfplay_kernel` that calls its `main` after injecting test faults
+   * (infra/kernels/tests/chaos_kernel.py).
+   */
+  script?: string;
+}
+
 export interface KernelProcess {
   url: string;
   /** SIGKILL simulates a crash: the kernel forgets everything not checkpointed. */
@@ -61,12 +75,7 @@ export interface KernelProcess {
  * deployed kernel it wants the session's token and keeps to its storage roots: the test bucket and the
  * temporary directory.
  */
-export function startKernel(options: {
-  model: string;
-  policy: string;
-  env?: Record<string, string>;
-  args?: string[];
-}): Promise<KernelProcess> {
+export function startKernel(options: KernelOptions): Promise<KernelProcess> {
   return startKernelCommand(
     [
       'serve',
@@ -75,7 +84,7 @@ export function startKernel(options: {
       '--policy',
       options.policy,
       '--port',
-      '0',
+      String(options.port ?? 0),
       '--device',
       'cpu',
       ...(options.args ?? []),
@@ -87,6 +96,7 @@ export function startKernel(options: {
       ].join(','),
       ...options.env,
     },
+    options.script,
   );
 }
 
@@ -98,15 +108,23 @@ export function startEmbeddingServer(args: string[] = []): Promise<KernelProcess
   return startKernelCommand(['embed', '--port', '0', '--device', 'cpu', '--threads', '1', ...args]);
 }
 
-async function startKernelCommand(args: string[], env?: Record<string, string>): Promise<KernelProcess> {
+async function startKernelCommand(
+  args: string[],
+  env?: Record<string, string>,
+  script?: string,
+): Promise<KernelProcess> {
   if (!existsSync(KERNEL_PYTHON))
     throw new Error(`no kernel environment at ${KERNEL_PYTHON}: run 'bash infra/kernels/setup.sh'`);
   // This checkout's kernel code, even when the venv's editable install points at another checkout.
   const pythonPath = [path.join(ROOT, 'infra/kernels'), process.env.PYTHONPATH].filter(Boolean).join(':');
-  const child: ChildProcess = spawn(KERNEL_PYTHON, ['-m', 'selfplay_kernel', ...args], {
-    env: { ...process.env, PYTHONPATH: pythonPath, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child: ChildProcess = spawn(
+    KERNEL_PYTHON,
+    [...(script ? [script] : ['-m', 'selfplay_kernel']), ...args],
+    {
+      env: { ...process.env, PYTHONPATH: pythonPath, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-8000)));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

@@ -7,7 +7,13 @@ import type { Manifest } from '../../contracts/selfplay';
 import type { RunOutcome } from '../../workflows/selfPlayRun';
 import { selfPlayRun } from '../../workflows';
 import { queueNames } from '../../workers/pools';
-import { kernelAuth, kernelToken, startKernel, type KernelProcess } from './kernel-process';
+import {
+  kernelAuth,
+  kernelToken,
+  startKernel,
+  type KernelOptions,
+  type KernelProcess,
+} from './kernel-process';
 import { DEFAULT_INPUT_ROOTS } from '../../config/input-roots';
 import { spawnWorker } from './worker-process';
 import { uniqueId } from './stack';
@@ -23,8 +29,10 @@ export interface KernelRun {
   runId: string;
   storageUri: string;
   store: ObjectStore;
-  /** The kernels by policy name. */
+  /** The kernels by policy name; a test that restarts one puts the new process here, for the run to stop it. */
   kernels: Record<string, KernelProcess>;
+  /** Kernels a test starts beside the run's (a clean replay's): stopped with them. */
+  spares: KernelProcess[];
   /** The run-config fields every kernel run needs (queues, kernel weight sync, generous timeouts). */
   baseConfig: Record<string, unknown>;
   /** Runs `selfPlayRun` with `config` to its end. */
@@ -48,6 +56,8 @@ export async function withKernelRun<T>(
     inputRoots?: string[];
     /** More of the worker's environment (e.g. SELFPLAY_PYTHON for W&B tracking). */
     workerEnv?: Record<string, string>;
+    /** How every kernel is started besides its model and policy (a fault-injecting script, its environment). */
+    kernel?: Pick<KernelOptions, 'env' | 'args' | 'script'>;
   },
   body: (run: KernelRun) => Promise<T>,
 ): Promise<T> {
@@ -60,6 +70,7 @@ export async function withKernelRun<T>(
   const started = await Promise.allSettled(
     names.map((policy) =>
       startKernel({
+        ...options.kernel,
         model: typeof options.model === 'string' ? options.model : options.model(policy),
         policy,
       }),
@@ -69,7 +80,8 @@ export async function withKernelRun<T>(
   started.forEach((s, i) => {
     if (s.status === 'fulfilled') kernels[names[i]!] = s.value;
   });
-  const stopAll = () => Promise.all(Object.values(kernels).map((k) => k.stop('SIGKILL')));
+  const spares: KernelProcess[] = [];
+  const stopAll = () => Promise.all([...Object.values(kernels), ...spares].map((k) => k.stop('SIGKILL')));
   const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
   if (failed) {
     await stopAll();
@@ -105,6 +117,7 @@ export async function withKernelRun<T>(
       storageUri,
       store,
       kernels,
+      spares,
       baseConfig: {
         iterations: 1,
         weightSync: { engine: 'kernel' },
@@ -144,6 +157,24 @@ export const tinySpice = (policy: string) => ({
   spice: { maxAttempts: 2, typeSelectionAttempts: 1 },
   training: { policy, estimator: 'reinforce', optimizer: { learningRate: 1e-3 } },
 });
+
+/**
+ * `tinySpice` with three documents a batch and one optimizer step per prompt: each update is 3 or more
+ * optimizer steps (a prompt for each document, and any task's), one policy version.
+ */
+export const miniBatchedSpice = (policy: string) => {
+  const spice = tinySpice(policy);
+  return {
+    ...spice,
+    batchSize: 3,
+    shardSize: 3,
+    training: { ...spice.training, update: { miniBatchPrompts: 1 } },
+  };
+};
+
+/** The distinct prompts of a batch's rows: a mini-batched update takes one optimizer step for each. */
+export const promptCount = (rows: readonly TrainingRow[]): number =>
+  new Set(rows.map((r) => JSON.stringify(r.messages))).size;
 
 /** What a kernel's sampler says it serves `model` from (`/v1/models`). */
 async function servedModel(
