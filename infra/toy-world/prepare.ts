@@ -111,7 +111,7 @@ export async function prepareToyWorld(options: Partial<ToyWorldOptions> = {}): P
 export interface WorldSpec {
   /** Parent folder of the hashed world folders. */
   dir: string;
-  /** The files written into the world's folder; `warm-start.jsonl` and `validation.jsonl` among them. */
+  /** The files written into the world's folder; `warm-start.jsonl` among them, and `validation.jsonl` if validated. */
   files: Record<string, string>;
   /** Everything else that decides the model (hashed as JSON, in this key order). */
   settings: Record<string, unknown>;
@@ -168,7 +168,10 @@ async function warmStartModel(dir: string, out: string, spec: WorldSpec): Promis
     throw new Error(`no kernel environment at ${KERNEL_PYTHON}: run 'bash infra/kernels/setup.sh'`);
   const examples = path.join(dir, 'warm-start.jsonl');
   const args = ['-m', 'selfplay_kernel', 'warm-start', examples, out, '--steps', String(spec.steps)];
-  args.push('--seed', String(spec.warmStartSeed), '--validation', path.join(dir, 'validation.jsonl'));
+  args.push('--seed', String(spec.warmStartSeed));
+  // A world whose roles are scored by a rollout, not one completion (SSP's search agents), has none.
+  if (spec.files['validation.jsonl'] !== undefined)
+    args.push('--validation', path.join(dir, 'validation.jsonl'));
   const pairs = (flagName: string, values: Record<string, number> = {}): string[] =>
     Object.entries(values).flatMap(([role, value]) => [flagName, `${role}=${value}`]);
   args.push(...pairs('--target', spec.targets));

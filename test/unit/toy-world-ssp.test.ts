@@ -21,6 +21,7 @@ import {
   heldOutBenchmark,
   parseQuestion,
   SLIP_RATE,
+  SSP_WORD_TOKENIZER,
   SSP_WORLD_SEARCH,
   sspAnswers,
   sspCorpus,
@@ -175,6 +176,14 @@ describe("SSP's toy world", () => {
       });
     }
   });
+});
+
+test("the word tokenizer's pieces are the examples' fixed text, and none holds a name", () => {
+  const names = WORLD.flatMap((c) => [c.town, c.founder, c.birthplace]);
+  for (const piece of SSP_WORD_TOKENIZER.pieces) {
+    expect({ piece, used: examples.some((e) => textOf(e).includes(piece)) }).toEqual({ piece, used: true });
+    expect(names.filter((name) => piece.includes(name))).toEqual([]);
+  }
 });
 
 describe('prepareSspWorld', () => {
