@@ -11,15 +11,13 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { InferenceEndpoint } from '../../activities/clients/inference';
-import { extractFinalAnswer, extractQuestion, modelText } from '../../activities/recipes/ssp/parse';
+import { extractFinalAnswer, modelText } from '../../activities/recipes/ssp/parse';
 import { proposerMessages, solverMessages } from '../../activities/recipes/ssp/prompts';
 import { PROPOSER, SOLVER } from '../../activities/recipes/ssp/records';
-import { ruleFilter } from '../../activities/recipes/ssp/rules';
 import { loadRetriever } from '../../activities/retrieval/retriever';
 import { runSearchLoop } from '../../activities/tools/search-loop';
-import type { Retriever } from '../../activities/tools/types';
+import type { Retriever, Trajectory } from '../../activities/tools/types';
 import type { ChatMessage } from '../../activities/clients/trainer-contract';
-import { SSP_DEFAULTS } from '../../config/presets/ssp';
 import { startKernel } from '../../test/support/kernel-process';
 import { flag } from './prepare';
 import { prepareSspWorld, warmStartSspWorld, type SspWorld } from './ssp-prepare';
@@ -27,9 +25,10 @@ import {
   chains,
   exampleQuestions,
   HOPS,
-  parseQuestion,
+  isValidProposal,
   SSP_WORLD_SEARCH,
   taskOf,
+  type Chain,
   type Hops,
 } from './ssp-world';
 
@@ -47,40 +46,22 @@ export interface Measure {
 interface Case {
   hops: Hops;
   messages: ChatMessage[];
-  /** Whether a trajectory's completion is right (the solver's answer) or valid (the proposer's question). */
-  score: (completion: string, searches: string[]) => boolean;
+  /** Whether a trajectory is right (the solver's answer) or valid (the proposer's question). */
+  score: (trajectory: Trajectory) => boolean;
 }
 
 const SOLVER_WITH = (question: string, answer: string, hops: Hops): Case => ({
   hops,
   messages: solverMessages(question),
-  score: (completion) => extractFinalAnswer(modelText({ completion, lossMaskSpans: [] })) === answer,
+  score: (trajectory) => extractFinalAnswer(modelText(trajectory)) === answer,
 });
 
-/**
- * A proposal is valid when SSP's rule filter passes it and the world's truth agrees: it asks a question of the
- * world, of the hop count asked for, whose answer is the answer given (what RAG verification would confirm).
- */
-function proposerCase(seed: number, count: number, answer: string, hops: Hops): Case {
-  const world = chains(seed, count);
-  return {
-    hops,
-    messages: proposerMessages(answer, hops, exampleQuestions(seed, count)),
-    score: (completion, searches) => {
-      const question = extractQuestion(completion);
-      if (
-        ruleFilter(
-          { question, answer, searchTurns: hops, searches, informationBlocks: searches.length },
-          SSP_DEFAULTS.rules,
-        )
-      )
-        return false;
-      const asked = parseQuestion(question ?? '');
-      const chain = world.find((c) => c.town === asked?.town);
-      return asked?.hops === hops && chain !== undefined && taskOf(chain, hops).answer === answer;
-    },
-  };
-}
+/** A proposal, valid by `isValidProposal`. */
+const proposerCase = (world: readonly Chain[], examples: string[], answer: string, hops: Hops): Case => ({
+  hops,
+  messages: proposerMessages(answer, hops, examples),
+  score: (trajectory) => isValidProposal(world, answer, hops, trajectory),
+});
 
 async function measure(
   llm: InferenceEndpoint,
@@ -112,8 +93,8 @@ async function measure(
       );
       return {
         hops: c.hops,
-        greedy: Number(c.score(greedy.completion, greedy.searches)),
-        sampled: drawn.map((t) => Number(c.score(t.completion, t.searches))),
+        greedy: Number(c.score(greedy)),
+        sampled: drawn.map((t) => Number(c.score(t))),
         searches: drawn.filter((t) => t.stop === 'final').map((t) => t.searches.length),
       };
     }),
@@ -154,6 +135,7 @@ export async function validateSspModel(
     });
     const retriever = await loadRetriever(world.index, { apiKey: 'EMPTY' });
     const all = chains(options.seed, options.chains);
+    const examples = exampleQuestions(options.seed, options.chains);
     const pick = (heldOut: boolean) => all.filter((c) => c.heldOut === heldOut).slice(0, options.items);
     const hopsOf = (i: number): Hops => (i % 2 === 0 ? 1 : 2);
     const questions = (heldOut: boolean): Case[] =>
@@ -165,7 +147,7 @@ export async function validateSspModel(
     const proposals = all
       .filter((c) => !c.heldOut)
       .slice(-options.items)
-      .map((c, i) => proposerCase(options.seed, options.chains, taskOf(c, hopsOf(i)).answer, hopsOf(i)));
+      .map((c, i) => proposerCase(all, examples, taskOf(c, hopsOf(i)).answer, hopsOf(i)));
     const solve = (cases: Case[]) => measure(llm, retriever, SOLVER, 'answer', cases, options.samples);
     return {
       solverTraining: await solve(questions(false)),

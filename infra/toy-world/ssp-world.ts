@@ -48,8 +48,11 @@
 import type { ChatSample, LlmCaller } from '../../activities/clients/inference';
 import type { ChatMessage } from '../../activities/clients/trainer-contract';
 import { seededRng, type Rng } from '../../activities/lib/rng';
+import { SSP_DEFAULTS } from '../../config/presets/ssp';
+import { extractQuestion, modelText } from '../../activities/recipes/ssp/parse';
 import { proposerMessages, solverMessages } from '../../activities/recipes/ssp/prompts';
 import { PROPOSER, SOLVER } from '../../activities/recipes/ssp/records';
+import { ruleFilter } from '../../activities/recipes/ssp/rules';
 import { tagContents } from '../../activities/scoring/tags';
 import { runSearchLoop } from '../../activities/tools/search-loop';
 import type { Retriever } from '../../activities/tools/types';
@@ -189,6 +192,25 @@ export const SSP_WORD_TOKENIZER = {
   ],
   vocabSize: 850,
 };
+
+/**
+ * Whether a proposer's trajectory wrote a valid question for `answer`: SSP's rule filter passes it, and by the
+ * world's truth it asks, in `hops` searches, for that answer (what RAG verification is there to confirm).
+ */
+export function isValidProposal(
+  world: readonly Chain[],
+  answer: string,
+  hops: Hops,
+  trajectory: { completion: string; lossMaskSpans: Array<[number, number]>; searches: string[] },
+): boolean {
+  const question = extractQuestion(modelText(trajectory));
+  const { searches } = trajectory;
+  const input = { question, answer, searchTurns: hops, searches, informationBlocks: searches.length };
+  if (ruleFilter(input, SSP_DEFAULTS.rules) !== undefined) return false;
+  const asked = parseQuestion(question ?? '');
+  const chain = world.find((c) => c.town === asked?.town);
+  return asked?.hops === hops && chain !== undefined && taskOf(chain, hops).answer === answer;
+}
 
 const training = (seed: number, count: number): Chain[] => chains(seed, count).filter((c) => !c.heldOut);
 

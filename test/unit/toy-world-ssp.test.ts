@@ -19,6 +19,7 @@ import {
   chains,
   exampleQuestions,
   heldOutBenchmark,
+  isValidProposal,
   parseQuestion,
   SLIP_RATE,
   SSP_WORD_TOKENIZER,
@@ -174,6 +175,10 @@ describe("SSP's toy world", () => {
         hops: n,
         answer,
       });
+      // What agentic validation counts as a valid proposal (ssp-validate.ts), and not for another hop count.
+      const trajectory = { ...e, searches };
+      expect(isValidProposal(WORLD, answer, n as 1 | 2, trajectory)).toBe(true);
+      expect(isValidProposal(WORLD, answer, n === 1 ? 2 : 1, trajectory)).toBe(false);
     }
   });
 });
