@@ -15,13 +15,7 @@ import path from 'node:path';
 import { buildIndex } from '../../activities/retrieval/build';
 import { loadRetriever } from '../../activities/retrieval/retriever';
 import { flag, jsonl, trainWorld } from './prepare';
-import {
-  heldOutBenchmark,
-  sspAnswers,
-  sspCorpus,
-  sspWarmStartExamples,
-  SSP_WORD_TOKENIZER,
-} from './ssp-world';
+import { heldOutBenchmark, sspAnswers, sspCorpus, sspWarmStartExamples, sspWordTokenizer } from './ssp-world';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -119,7 +113,11 @@ export interface SspWarmStartOptions {
   threads?: number;
 }
 
-export const SSP_WARM_START_DEFAULTS: SspWarmStartOptions = { steps: 5000, warmStartSeed: 0 };
+/**
+ * 1,500 steps: what trains in about 25 minutes on the shared 2-core machine (one thread; 5,000 would take 80
+ * at the 1 s per step measured under its load).
+ */
+export const SSP_WARM_START_DEFAULTS: SspWarmStartOptions = { steps: 1500, warmStartSeed: 0 };
 
 /** The roles' shares of the warm start's batches, about their shares of the examples (a proposer every fourth). */
 export const SSP_ROLE_WEIGHTS = { solver: 0.75, proposer: 0.25 };
@@ -132,7 +130,7 @@ export const SSP_ROLE_LEARNING_RATES = { solver: 2.5, proposer: 2.5 };
 
 /**
  * The world's warm-started model, trained once per setting into `<world>/warm-starts/<hash>` with the word
- * tokenizer (`SSP_WORD_TOKENIZER`), one cycle of `steps`: the warm start's own validation scores single
+ * tokenizer (`sspWordTokenizer`), one cycle of `steps`: the warm start's own validation scores single
  * completions, a search agent's success is its trajectory's, so it is measured through the search loop
  * afterwards (ssp-validate.ts) rather than trained to a target.
  */
@@ -141,16 +139,18 @@ export async function warmStartSspWorld(
   options: Partial<SspWarmStartOptions> = {},
 ): Promise<{ dir: string; model: string; warmStart: Record<string, unknown> }> {
   const o = { ...SSP_WARM_START_DEFAULTS, ...options };
+  const { seed, chains } = JSON.parse(readFileSync(path.join(world.dir, DONE), 'utf8')) as SspWorldOptions;
+  const wordTokenizer = sspWordTokenizer(seed, chains);
   return trainWorld({
     dir: path.join(world.dir, 'warm-starts'),
     files: { 'warm-start.jsonl': readFileSync(world.warmStart, 'utf8') },
-    settings: { ...o, SSP_ROLE_WEIGHTS, SSP_ROLE_LEARNING_RATES, SSP_WORD_TOKENIZER },
+    settings: { ...o, SSP_ROLE_WEIGHTS, SSP_ROLE_LEARNING_RATES, wordTokenizer },
     steps: o.steps,
     warmStartSeed: o.warmStartSeed,
     targets: {},
     roleWeights: SSP_ROLE_WEIGHTS,
     roleLearningRates: SSP_ROLE_LEARNING_RATES,
-    wordTokenizer: SSP_WORD_TOKENIZER,
+    wordTokenizer,
     ...(o.threads ? { threads: o.threads } : {}),
   });
 }

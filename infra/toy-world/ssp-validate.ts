@@ -20,7 +20,7 @@ import type { Retriever, Trajectory } from '../../activities/tools/types';
 import type { ChatMessage } from '../../activities/clients/trainer-contract';
 import { startKernel } from '../../test/support/kernel-process';
 import { flag } from './prepare';
-import { prepareSspWorld, warmStartSspWorld, type SspWorld } from './ssp-prepare';
+import { prepareSspWorld, SSP_WARM_START_DEFAULTS, warmStartSspWorld, type SspWorld } from './ssp-prepare';
 import {
   chains,
   exampleQuestions,
@@ -170,8 +170,8 @@ if (require.main === module) {
     };
     const threads = flag(args, '--threads');
     const trained = await warmStartSspWorld(world, {
-      warmStartSeed: number('--warm-start-seed', 0),
-      steps: number('--warm-start-steps', 5000),
+      warmStartSeed: number('--warm-start-seed', SSP_WARM_START_DEFAULTS.warmStartSeed),
+      steps: number('--warm-start-steps', SSP_WARM_START_DEFAULTS.steps),
       ...(threads ? { threads: Number(threads) } : {}),
     });
     const t0 = Date.now();

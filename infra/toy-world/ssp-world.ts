@@ -177,21 +177,29 @@ export function parseQuestion(question: string): { hops: Hops; town: string } | 
 
 /**
  * The warm start's tokenizer (the kernel's `warm-start --split-words`, word_tokenizer.py): BPE merges stay
- * inside words, and the calls' tags, the documents' fixed words and the questions' templates are tokens of
- * their own, so a name is cut into the same tokens in a question, a query, a passage and an answer. The
- * vocabulary stops short of whole names: at 850, on seed 0's 768 chains, 98 % of the names, trained on or held
- * out alike, are two tokens (syllables every name shares), and 5 of 1,152 trained names one; at 1,200 a third
- * of the trained names were one token each, which no held-out name can be.
+ * inside words, and the calls' tags, the documents' fixed words, the questions' templates and the proposer's
+ * prompt for each hop count are tokens of their own, so a name is cut into the same tokens in a question, a
+ * query, a passage and an answer. (The proposer's prompt names its hop count, so the prompt pieces the warm
+ * start finds by itself stop there; split at words, the rest of it was 340 tokens.) The vocabulary stops short
+ * of whole names: at 850, on seed 0's 768 chains, 98 % of the names, trained on or held out alike, are two
+ * tokens (syllables every name shares), and 5 of 1,152 trained names one; at 1,200 a third of the trained names
+ * were one token each, which no held-out name can be.
  */
-export const SSP_WORD_TOKENIZER = {
-  pieces: [
-    ...['search', 'answer', 'question'].flatMap((tag) => [`<${tag}> `, ` </${tag}>`]),
-    foundedBy('', '').slice(0, -1),
-    bornIn('', '').slice(0, -1),
-    ...HOPS.flatMap((hops) => QUESTION[hops]('\0').split('\0')).filter((piece) => piece.length > 1),
-  ],
-  vocabSize: 850,
-};
+export function sspWordTokenizer(seed: number, count: number): { pieces: string[]; vocabSize: number } {
+  const proposerPrompts = HOPS.flatMap((hops) =>
+    proposerMessages('\0', hops, exampleQuestions(seed, count)).flatMap((m) => m.content.split('\0')),
+  );
+  return {
+    pieces: [
+      ...['search', 'answer', 'question'].flatMap((tag) => [`<${tag}> `, ` </${tag}>`]),
+      foundedBy('', '').slice(0, -1),
+      bornIn('', '').slice(0, -1),
+      ...HOPS.flatMap((hops) => QUESTION[hops]('\0').split('\0')),
+      ...proposerPrompts,
+    ].filter((piece) => piece.length > 1),
+    vocabSize: 850,
+  };
+}
 
 /**
  * Whether a proposer's trajectory wrote a valid question for `answer`: SSP's rule filter passes it, and by the
