@@ -18,36 +18,26 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from . import warm_start as line
-from .tiny import SPECIAL_TOKENS, chat_tokenizer
 
 # Every whitespace character and every punctuation character is a piece of its own: a BPE merge never joins
 # a word to a space or a bracket, so ` Lorustad`, `>Lorustad` and `Lorustad.` all hold the same tokens.
 WORD_BOUNDARY = r"\s|[^\w\s]"
 
+# warm_start's own BPE builder, which the word tokenizer trains with (on texts already split at words).
+_build_line_tokenizer = line.build_line_tokenizer
+
 
 def build_word_tokenizer(texts: list[str], vocab_size: int, pieces: Sequence[str] = ()):
     """A byte-level BPE whose merges stay inside words (digits still one by one), with `pieces` as tokens
-    matched before the BPE splits anything, and the Qwen-style chat template."""
-    from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
+    matched before the BPE splits anything, and the Qwen-style chat template: warm_start's BPE trained on the
+    texts cut at word boundaries (so no merge spans one), then told to cut every text it encodes the same way."""
+    from tokenizers import AddedToken, Regex, pre_tokenizers
 
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.Sequence(
-        [
-            pre_tokenizers.Split(Regex(WORD_BOUNDARY), behavior="isolated"),
-            pre_tokenizers.Digits(individual_digits=True),
-            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
-        ]
-    )
-    tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=vocab_size,
-        min_frequency=2,
-        special_tokens=SPECIAL_TOKENS,
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        show_progress=False,
-    )
-    tok.train_from_iterator(texts, trainer=trainer)
-    tokenizer = chat_tokenizer(tok)
+    split = pre_tokenizers.Split(Regex(WORD_BOUNDARY), behavior="isolated")
+    words = [word for text in texts for word, _ in split.pre_tokenize_str(text)]
+    tokenizer = _build_line_tokenizer(words, vocab_size)
+    backend = tokenizer.backend_tokenizer
+    backend.pre_tokenizer = pre_tokenizers.Sequence([split, backend.pre_tokenizer])
     tokenizer.add_tokens([AddedToken(p, normalized=False) for p in sorted(set(pieces))])
     return tokenizer
 
@@ -56,12 +46,11 @@ def build_word_tokenizer(texts: list[str], vocab_size: int, pieces: Sequence[str
 def _split_at_words(pieces: Sequence[str]) -> Iterator[None]:
     """warm_start's tokenizer, for as long as this lasts, is `build_word_tokenizer` with `pieces`; the shared
     prompt pieces and masked-span edges it adds are added as before."""
-    original = line.build_line_tokenizer
     line.build_line_tokenizer = lambda texts, vocab_size: build_word_tokenizer(texts, vocab_size, pieces)
     try:
         yield
     finally:
-        line.build_line_tokenizer = original
+        line.build_line_tokenizer = _build_line_tokenizer
 
 
 def train_word_tokenizer(rows: list[dict], config: line.WarmStartConfig, pieces: Sequence[str] = ()):
