@@ -111,7 +111,7 @@ export async function prepareToyWorld(options: Partial<ToyWorldOptions> = {}): P
 export interface WorldSpec {
   /** Parent folder of the hashed world folders. */
   dir: string;
-  /** The files written into the world's folder; `warm-start.jsonl` and `validation.jsonl` among them. */
+  /** The files written into the world's folder; `warm-start.jsonl` among them, and `validation.jsonl` if validated. */
   files: Record<string, string>;
   /** Everything else that decides the model (hashed as JSON, in this key order). */
   settings: Record<string, unknown>;
@@ -123,6 +123,13 @@ export interface WorldSpec {
   roleWeights?: Record<string, number>;
   roleLearningRates?: Record<string, number>;
   threads?: number;
+  /**
+   * The kernel's word tokenizer (`warm-start --split-words`, word_tokenizer.py), for a world whose model copies
+   * names: BPE merges stay inside words, `pieces` (the world's fixed words and tags) are tokens of their own,
+   * and a vocabulary of `vocabSize` small enough that names are cut into the syllables they share rather than
+   * each trained name into a token of its own. Worlds without it keep warm_start.py's tokenizer and cache key.
+   */
+  wordTokenizer?: { pieces: readonly string[]; vocabSize: number };
 }
 
 /**
@@ -136,7 +143,10 @@ export async function trainWorld(
   const hash = createHash('sha256');
   for (const [name, text] of Object.entries(spec.files)) hash.update(name).update('\0').update(text);
   hash.update(JSON.stringify(spec.settings));
-  for (const file of warmStartSources(path.join(ROOT, 'infra/kernels/selfplay_kernel')))
+  // Only a world that asks for the word tokenizer hashes it (and its module): the others' keys stay as they were.
+  if (spec.wordTokenizer) hash.update(JSON.stringify(spec.wordTokenizer));
+  const entry = spec.wordTokenizer ? 'word_tokenizer' : 'warm_start';
+  for (const file of warmStartSources(path.join(ROOT, 'infra/kernels/selfplay_kernel'), entry))
     hash.update(path.basename(file)).update('\0').update(readFileSync(file));
   const dir = path.join(spec.dir, hash.digest('hex').slice(0, 16));
   const model = path.join(dir, 'model');
@@ -158,7 +168,10 @@ async function warmStartModel(dir: string, out: string, spec: WorldSpec): Promis
     throw new Error(`no kernel environment at ${KERNEL_PYTHON}: run 'bash infra/kernels/setup.sh'`);
   const examples = path.join(dir, 'warm-start.jsonl');
   const args = ['-m', 'selfplay_kernel', 'warm-start', examples, out, '--steps', String(spec.steps)];
-  args.push('--seed', String(spec.warmStartSeed), '--validation', path.join(dir, 'validation.jsonl'));
+  args.push('--seed', String(spec.warmStartSeed));
+  // A world whose roles are scored by a rollout, not one completion (SSP's search agents), has none.
+  if (spec.files['validation.jsonl'] !== undefined)
+    args.push('--validation', path.join(dir, 'validation.jsonl'));
   const pairs = (flagName: string, values: Record<string, number> = {}): string[] =>
     Object.entries(values).flatMap(([role, value]) => [flagName, `${role}=${value}`]);
   args.push(...pairs('--target', spec.targets));
@@ -167,6 +180,10 @@ async function warmStartModel(dir: string, out: string, spec: WorldSpec): Promis
     ...pairs('--role-learning-rate', spec.roleLearningRates),
   );
   args.push(...(spec.threads ? ['--threads', String(spec.threads)] : []));
+  if (spec.wordTokenizer) {
+    args.push('--split-words', '--vocab-size', String(spec.wordTokenizer.vocabSize));
+    args.push(...spec.wordTokenizer.pieces.flatMap((piece) => ['--piece', piece]));
+  }
   const pythonPath = [path.join(ROOT, 'infra/kernels'), process.env.PYTHONPATH].filter(Boolean).join(':');
   // Its log (a loss line every 50 steps) goes to our stderr: the first warm start takes minutes, and whoever
   // waits for it sees it advance.

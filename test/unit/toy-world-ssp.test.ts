@@ -19,8 +19,10 @@ import {
   chains,
   exampleQuestions,
   heldOutBenchmark,
+  isValidProposal,
   parseQuestion,
   SLIP_RATE,
+  sspWordTokenizer,
   SSP_WORLD_SEARCH,
   sspAnswers,
   sspCorpus,
@@ -173,8 +175,22 @@ describe("SSP's toy world", () => {
         hops: n,
         answer,
       });
+      // What agentic validation counts as a valid proposal (ssp-validate.ts), and not for another hop count.
+      const trajectory = { ...e, searches };
+      expect(isValidProposal(WORLD, answer, n as 1 | 2, trajectory)).toBe(true);
+      expect(isValidProposal(WORLD, answer, n === 1 ? 2 : 1, trajectory)).toBe(false);
     }
   });
+});
+
+test("the word tokenizer's pieces are the examples' fixed text, and name only the proposer's example town", () => {
+  const names = WORLD.flatMap((c) => [c.town, c.founder, c.birthplace]);
+  // The proposer's prompt shows example questions about the first training town: a piece holds that name only.
+  const exampleTown = WORLD.find((c) => !c.heldOut)?.town;
+  for (const piece of sspWordTokenizer(SEED, CHAINS).pieces) {
+    expect({ piece, used: examples.some((e) => textOf(e).includes(piece)) }).toEqual({ piece, used: true });
+    expect(names.filter((name) => piece.includes(name) && name !== exampleTown)).toEqual([]);
+  }
 });
 
 describe('prepareSspWorld', () => {

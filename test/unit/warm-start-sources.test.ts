@@ -25,4 +25,10 @@ describe("the warm start's sources, which a toy world's cache hash covers", () =
     expect(names).not.toContain('app.py');
     expect(names).toEqual([...names].sort());
   });
+
+  it("covers the word tokenizer's warm start as warm_start.py's and word_tokenizer.py, which the others' leave out", () => {
+    const words = warmStartSources(KERNEL, 'word_tokenizer');
+    expect(words).toEqual([...warmStartSources(KERNEL), path.join(KERNEL, 'word_tokenizer.py')].sort());
+    expect(warmStartSources(KERNEL).map((f) => path.basename(f))).not.toContain('word_tokenizer.py');
+  });
 });

@@ -234,7 +234,11 @@ def _warm_start(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from .warm_start import WarmStartConfig, warm_start
+    from .word_tokenizer import warm_start_split_at_words
 
+    if args.piece and not args.split_words:
+        print("warm-start: --piece is a token of the word tokenizer: add --split-words", file=sys.stderr)
+        return 2
     if args.threads is not None:
         import torch
 
@@ -246,6 +250,7 @@ def _warm_start(args: argparse.Namespace) -> int:
         hidden_size=args.hidden_size,
         layers=args.layers,
         seed=args.seed,
+        vocab_size=args.vocab_size,
         targets=tuple(args.target),
         restart_steps=args.restart_steps,
         max_cycles=args.max_cycles,
@@ -254,9 +259,11 @@ def _warm_start(args: argparse.Namespace) -> int:
         **({"role_learning_rates": tuple(args.role_learning_rate)} if args.role_learning_rate else {}),
     )
     try:
-        summary = warm_start(
-            Path(args.examples), Path(args.out_dir), config, Path(args.validation) if args.validation else None
-        )
+        validation = Path(args.validation) if args.validation else None
+        if args.split_words:
+            summary = warm_start_split_at_words(Path(args.examples), Path(args.out_dir), config, validation, args.piece)
+        else:
+            summary = warm_start(Path(args.examples), Path(args.out_dir), config, validation)
     except (OSError, ValueError) as err:
         print(f"warm-start: {err}", file=sys.stderr)
         return 2
@@ -423,6 +430,19 @@ def parser() -> argparse.ArgumentParser:
     warm.add_argument("--restart-steps", type=int, default=defaults.restart_steps, help="steps of each later cycle")
     warm.add_argument("--max-cycles", type=int, default=defaults.max_cycles, help="cycles at most, the first included")
     warm.add_argument("--threads", type=int, help="CPU threads for PyTorch (default: one per core)")
+    warm.add_argument("--vocab-size", type=int, default=defaults.vocab_size, help="the tokenizer's BPE vocabulary")
+    warm.add_argument(
+        "--split-words",
+        action="store_true",
+        help="keep the BPE's merges inside words (word_tokenizer.py): a name is cut the same wherever it stands",
+    )
+    warm.add_argument(
+        "--piece",
+        action="append",
+        default=[],
+        metavar="TEXT",
+        help="with --split-words: TEXT (a world's fixed words or tags) is a token of its own (repeatable)",
+    )
     warm.set_defaults(run=_warm_start)
 
     contract = sub.add_parser(

@@ -1,0 +1,72 @@
+"""An opt-in tokenizer for warm starts whose examples copy names (a search agent's queries and answers): the
+BPE's merges stay inside words, so a name is cut into the same tokens wherever it stands and whether or not the
+tokenizer saw it, and a world's fixed words and tags are tokens of their own.
+
+warm_start.py's tokenizer splits only around digits, so its merges cross word boundaries: trained on SSP's
+toy world it cut `<search> Loru` `sta` `d `, and a held-out name (which no example names) was never cut as a
+training name in the same place was: copying it was not the copy the model had been taught.
+
+This lives outside warm_start.py on purpose: that file and every module it imports are part of the SPICE and
+MAE toy worlds' cache keys (infra/toy-world/warm-start-sources.ts), whose tokenizers must not change. So the
+option swaps warm_start's BPE builder for the duration of one warm start instead of adding a parameter there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+from . import warm_start as line
+
+# Every whitespace character and every punctuation character is a piece of its own: a BPE merge never joins
+# a word to a space or a bracket, so ` Lorustad`, `>Lorustad` and `Lorustad.` all hold the same tokens.
+WORD_BOUNDARY = r"\s|[^\w\s]"
+
+# warm_start's own BPE builder, which the word tokenizer trains with (on texts already split at words).
+_build_line_tokenizer = line.build_line_tokenizer
+
+
+def build_word_tokenizer(texts: list[str], vocab_size: int, pieces: Sequence[str] = ()):
+    """A byte-level BPE whose merges stay inside words (digits still one by one), with `pieces` as tokens
+    matched before the BPE splits anything, and the Qwen-style chat template: warm_start's BPE trained on the
+    texts cut at word boundaries (so no merge spans one), then told to cut every text it encodes the same way."""
+    from tokenizers import AddedToken, Regex, pre_tokenizers
+
+    split = pre_tokenizers.Split(Regex(WORD_BOUNDARY), behavior="isolated")
+    words = [word for text in texts for word, _ in split.pre_tokenize_str(text)]
+    tokenizer = _build_line_tokenizer(words, vocab_size)
+    backend = tokenizer.backend_tokenizer
+    backend.pre_tokenizer = pre_tokenizers.Sequence([split, backend.pre_tokenizer])
+    tokenizer.add_tokens([AddedToken(p, normalized=False) for p in sorted(set(pieces))])
+    return tokenizer
+
+
+@contextmanager
+def _split_at_words(pieces: Sequence[str]) -> Iterator[None]:
+    """warm_start's tokenizer, for as long as this lasts, is `build_word_tokenizer` with `pieces`; the shared
+    prompt pieces and masked-span edges it adds are added as before."""
+    line.build_line_tokenizer = lambda texts, vocab_size: build_word_tokenizer(texts, vocab_size, pieces)
+    try:
+        yield
+    finally:
+        line.build_line_tokenizer = _build_line_tokenizer
+
+
+def train_word_tokenizer(rows: list[dict], config: line.WarmStartConfig, pieces: Sequence[str] = ()):
+    """`warm_start.train_tokenizer` with the merges kept inside words and `pieces` as tokens of their own."""
+    with _split_at_words(pieces):
+        return line.train_tokenizer(rows, config)
+
+
+def warm_start_split_at_words(
+    examples_path: Path,
+    out_dir: Path,
+    config: line.WarmStartConfig,
+    validation_path: Path | None = None,
+    pieces: Sequence[str] = (),
+) -> dict:
+    """`warm_start.warm_start` with the word tokenizer (the model directory's tokenizer.json keeps its
+    pre-tokenizer and pieces, so the kernel serves it as trained)."""
+    with _split_at_words(pieces):
+        return line.warm_start(examples_path, out_dir, config, validation_path)
