@@ -238,4 +238,20 @@ export const ENV_VARS: readonly EnvVar[] = [
     component: 'tests',
     meaning: 'the file a test kernel writes when its step hangs (test_watchdog.py)',
   },
+  {
+    name: 'SELFPLAY_TEST_RAISE_AT',
+    component: 'tests',
+    meaning:
+      '`iteration:mini-batch` where the chaos test kernel raises once, an out-of-memory error after the update (kernel-chaos.test.ts)',
+  },
+  {
+    name: 'SELFPLAY_TEST_HOLD_AT',
+    component: 'tests',
+    meaning: '`iteration:mini-batch` where the chaos test kernel holds its step, to be SIGKILLed there',
+  },
+  {
+    name: 'SELFPLAY_TEST_FAULT_LOG',
+    component: 'tests',
+    meaning: 'the file the chaos test kernel appends a JSON line to as each of its faults fires',
+  },
 ];
