@@ -2,27 +2,39 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { IterationPoint, LearningCurve } from '../infra/toy-world/learning';
+import type { IterationPoint, LearningCurve, SpicePoint } from '../infra/toy-world/learning';
 import { applySet } from '../cli/args';
 import { prepareToyWorld } from '../infra/toy-world/prepare';
+import type { SpellPoint } from '../infra/toy-world/spell-learning';
+import { prepareSpellWorld } from '../infra/toy-world/spell-prepare';
 import { RUNGS, type Rung } from '../infra/toy-world/world';
 import { startTemporalDevServer } from '../test/support/temporal-server';
-import { CONTROLS, runToyWorld, withControl, type Control } from '../test/support/toy-world-run';
+import {
+  CONTROLS,
+  runToyWorld,
+  spellWorldRun,
+  spiceWorldRun,
+  withControl,
+  type Control,
+} from '../test/support/toy-world-run';
 
 /**
- * `npm run bench -- learning [--warm-start-seeds 0,1,2] [--iterations K] [--control C] [--max-staleness K]
- * [--warm-start-steps N] [--warm-start-threads N] [--set key=value ...]`:
- * for each warm-start seed, the toy world's warm start with that seed (cached after its first run), then one
- * SPICE run of K iterations (run seed = warm-start seed) on a local stack (a Temporal dev server, storage in a
- * temporary directory, the kernel, a worker process). `--control` is one of lr0, flipped (must not learn),
- * reasoner-only, challenger-only (ablations: one role's rows trained). `--max-staleness 1` runs one-step-off
+ * `npm run bench -- learning [--recipe spice|spell] [--warm-start-seeds 0,1,2] [--iterations K] [--control C]
+ * [--max-staleness K] [--warm-start-steps N] [--warm-start-threads N] [--set key=value ...]`:
+ * for each warm-start seed, the recipe's toy world with its warm start of that seed (cached after its first
+ * run), then one run of K iterations (run seed = warm-start seed) on a local stack (a Temporal dev server,
+ * storage in a temporary directory, the kernel, a worker process). `--control` is one of lr0, flipped (must
+ * not learn), for SPICE reasoner-only, challenger-only (ablations: one role's rows trained), for SPELL
+ * frozen-verifier (no verifier rows trained). `--max-staleness 1` runs one-step-off
  * (its last version evaluated after the run, test/support/toy-world-run.ts). `--warm-start-threads` runs the
  * warm start on that many PyTorch threads (another reduction order, so another model). `--set` edits the run config as
  * `selfplay start --set` does (e.g. `training.optimizer.learningRate=6e-4`), after the control.
  *
  * Prints per seed the start accuracy and the curve (held-out accuracy with its standard error where evaluated,
- * valid tasks, the Reasoner's pass rate on the Challenger's valid tasks, the rungs of those tasks and the pass
- * rate per rung, what each role trained), the gain with its error, then `heldout_start_spread <points>` (the
+ * what each role trained, and the world's figures: for SPICE valid tasks, the Reasoner's pass rate on the
+ * Challenger's valid tasks, the rungs of those tasks and the pass rate per rung; for SPELL valid questions,
+ * the verifier's agreement with the rule check, the responder's pass rate and the groups each role trained),
+ * the gain with its error, then `heldout_start_spread <points>` (the
  * largest minus the smallest start accuracy over the warm-start seeds) and last `heldout_accuracy_gain
  * <points>` (the mean gain over seeds).
  */
@@ -31,13 +43,16 @@ export async function main(args: string[]): Promise<void> {
     const i = args.indexOf(name);
     return i >= 0 ? args[i + 1] : undefined;
   };
+  const recipe = option('--recipe') ?? 'spice';
   const iterations = Number(option('--iterations') ?? 40);
   const seeds = (option('--warm-start-seeds') ?? '0').split(',').map(Number);
   const control = option('--control') as Control | undefined;
   const maxStaleness = Number(option('--max-staleness') ?? 0);
   if (!Number.isInteger(maxStaleness) || maxStaleness < 0) throw new Error('--max-staleness: 0, 1, 2, ...');
-  if (control !== undefined && !CONTROLS.includes(control))
-    throw new Error(`--control: one of ${CONTROLS.join(', ')}, not ${String(control)}`);
+  if (recipe !== 'spice' && recipe !== 'spell') throw new Error(`--recipe: spice or spell, not ${recipe}`);
+  const controls = CONTROLS.filter((c) => RECIPE_CONTROLS[c] === undefined || RECIPE_CONTROLS[c] === recipe);
+  if (control !== undefined && !controls.includes(control))
+    throw new Error(`--control for ${recipe}: one of ${controls.join(', ')}, not ${String(control)}`);
   if (!Number.isInteger(iterations) || iterations < 1) throw new Error('--iterations: a positive integer');
   if (seeds.some((s) => !Number.isInteger(s) || s < 0))
     throw new Error('--warm-start-seeds: comma-separated non-negative integers, e.g. 0,1,2');
@@ -52,32 +67,43 @@ export async function main(args: string[]): Promise<void> {
   const scratch = mkdtempSync(path.join(os.tmpdir(), 'bench-learning-'));
   const temporal = await startTemporalDevServer({ dbFile: path.join(scratch, 'temporal.db') });
   process.env.TEMPORAL_ADDRESS = temporal.address;
-  const curves: LearningCurve[] = [];
+  const curves: Array<LearningCurve<unknown>> = [];
   try {
     for (const seed of seeds) {
       let t0 = Date.now();
-      const world = await prepareToyWorld({
+      const warmStart = {
         warmStartSeed: seed,
         ...(steps ? { warmStartSteps: Number(steps) } : {}),
         ...(threads ? { threads: Number(threads) } : {}),
-      });
-      console.log(`warm start ${seed}: ${JSON.stringify(world.warmStart)}`);
-      console.log(`world ready in ${((Date.now() - t0) / 1000).toFixed(1)} s (${world.dir})`);
+      };
+      const prepared =
+        recipe === 'spell' ? await prepareSpellWorld(warmStart) : await prepareToyWorld(warmStart);
+      console.log(`warm start ${seed}: ${JSON.stringify(prepared.warmStart)}`);
+      console.log(`world ready in ${((Date.now() - t0) / 1000).toFixed(1)} s (${prepared.dir})`);
       t0 = Date.now();
-      const curve = await runToyWorld({
-        world,
-        name: `learning-s${seed}`,
+      const run = {
+        name: `learning-${recipe}-s${seed}`,
         seed,
-        storageUri: (runId) => path.join(scratch, 'storage', runId),
-        overrides: (c) => {
-          const run = { ...c, iterations, pipeline: { maxStaleness } };
-          const edited = control ? withControl(run, control) : run;
-          for (const assignment of sets) applySet(edited, assignment);
-          return edited;
+        storageUri: (runId: string) => path.join(scratch, 'storage', runId),
+        overrides: (c: Record<string, unknown>) => {
+          const edited = { ...c, iterations, pipeline: { maxStaleness } };
+          const controlled = control ? withControl(edited, control) : edited;
+          for (const assignment of sets) applySet(controlled, assignment);
+          return controlled;
         },
-      });
-      print(curve, seed, (Date.now() - t0) / 1000 / iterations);
-      curves.push(curve);
+      };
+      const secondsPerIteration = (): number => (Date.now() - t0) / 1000 / iterations;
+      if (recipe === 'spell') {
+        const curve = await runToyWorld({ ...run, world: spellWorldRun(prepared) });
+        printCurve(curve, seed, secondsPerIteration(), spellFigures);
+        console.log(`seed ${seed}: ${spellSummary(curve.points)}`);
+        curves.push(curve);
+      } else {
+        const curve = await runToyWorld({ ...run, world: spiceWorldRun(prepared) });
+        printCurve(curve, seed, secondsPerIteration(), spiceFigures);
+        console.log(`seed ${seed}: ${runSummary(curve.points)}`);
+        curves.push(curve);
+      }
     }
   } finally {
     await temporal.stop();
@@ -94,10 +120,33 @@ export async function main(args: string[]): Promise<void> {
   console.log(`heldout_accuracy_gain ${mean.toFixed(2)}`);
 }
 
-function print(curve: LearningCurve, seed: number, secondsPerIteration: number): void {
-  const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
-  const byRung = (values: Partial<Record<string, number>>): string =>
-    RUNGS.map((rung) => `${rung} ${values[rung] === undefined ? '-' : pct(values[rung])}`).join(', ');
+/** The controls that only one recipe's world has (the others apply to both). */
+const RECIPE_CONTROLS: Partial<Record<Control, 'spice' | 'spell'>> = {
+  'reasoner-only': 'spice',
+  'challenger-only': 'spice',
+  'frozen-verifier': 'spell',
+};
+
+const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
+const byRung = (values: Partial<Record<string, number>>): string =>
+  RUNGS.map((rung) => `${rung} ${values[rung] === undefined ? '-' : pct(values[rung])}`).join(', ');
+
+const spiceFigures = (p: IterationPoint<SpicePoint>): string =>
+  `valid tasks ${pct(p.validTaskRate)}, ` +
+  `pass rate ${pct(p.meanPassRate)}, histogram [${p.passRateHistogram.join(' ')}], ` +
+  `rungs [${byRung(p.rungShares)}], pass by rung [${byRung(p.passRateByRung)}]`;
+
+const spellFigures = (p: IterationPoint<SpellPoint>): string =>
+  `valid questions ${pct(p.validTaskRate)}, verifier-rule agreement ${pct(p.verifierRuleAgreement)}, ` +
+  `responder pass rate ${pct(p.responderPassRate)}, groups: ${p.solvableQuestions} solvable, ` +
+  `${p.responderGroups} responder, ${p.verifierGroups} verifier`;
+
+function printCurve<W>(
+  curve: LearningCurve<W>,
+  seed: number,
+  secondsPerIteration: number,
+  figures: (point: IterationPoint<W>) => string,
+): void {
   const { start } = curve;
   console.log(
     `seed ${seed}: held-out accuracy at start ${pct(start.accuracy)} ± ${pct(start.standardError)}`,
@@ -109,17 +158,19 @@ function print(curve: LearningCurve, seed: number, secondsPerIteration: number):
     const trained = Object.entries(p.trained)
       .map(([role, t]) => `${role} ${t.steps} steps ${t.tokens} tokens |g| ${t.gradNorm.toFixed(3)}`)
       .join('; ');
-    console.log(
-      `  iteration ${p.iteration}: ${heldOut}valid tasks ${pct(p.validTaskRate)}, ` +
-        `pass rate ${pct(p.meanPassRate)}, histogram [${p.passRateHistogram.join(' ')}], ` +
-        `rungs [${byRung(p.rungShares)}], pass by rung [${byRung(p.passRateByRung)}], trained: ${trained}`,
-    );
+    console.log(`  iteration ${p.iteration}: ${heldOut}${figures(p)}, trained: ${trained}`);
   }
   console.log(
     `seed ${seed}: gain ${curve.gainPoints.toFixed(2)} ± ${curve.gainError.toFixed(2)} points, ` +
       `${secondsPerIteration.toFixed(1)} s per iteration`,
   );
-  console.log(`seed ${seed}: ${runSummary(curve.points)}`);
+}
+
+/** The verifier's agreement with the rule check over the run: the first two iterations against the last two. */
+function spellSummary(points: ReadonlyArray<IterationPoint<SpellPoint>>): string {
+  const mean = (ps: ReadonlyArray<IterationPoint<SpellPoint>>): number =>
+    ps.reduce((a, p) => a + p.verifierRuleAgreement, 0) / Math.max(1, ps.length);
+  return `verifier-rule agreement, iterations 1-2 → last two: ${pct(mean(points.slice(0, 2)))} → ${pct(mean(points.slice(-2)))}`;
 }
 
 /**
@@ -127,7 +178,7 @@ function print(curve: LearningCurve, seed: number, secondsPerIteration: number):
  * the first two iterations and in the second half (a rung the Reasoner masters should lose share), and the
  * mean pass rate per iteration (SPICE's reward is highest at one half), its range and mean.
  */
-function runSummary(points: readonly IterationPoint[]): string {
+function runSummary(points: ReadonlyArray<IterationPoint<SpicePoint>>): string {
   const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
   const share = (from: number, to: number, rung: Rung): number =>
     100 *

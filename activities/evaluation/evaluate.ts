@@ -139,6 +139,7 @@ async function evaluateOne(
       uri: spec.uri,
       format: benchmark.format,
       prompt: evalMessages('{question}', e.template, config),
+      ...(e.answerFormat ? { answerFormat: e.answerFormat } : {}),
       seed: e.seed,
       model: llm.settings.model,
       ...sampling,
@@ -166,7 +167,7 @@ async function evaluateOne(
         gold: item.answer,
         samples: await Promise.all(
           samples.map(async (s) => ({
-            ...(await judgeSample(item, s.content, sharedAnswerChecker())),
+            ...(await judgeSample(item, s.content, sharedAnswerChecker(), e.answerFormat)),
             completion: s.content,
             finishReason: s.finishReason,
           })),

@@ -1,13 +1,14 @@
 /**
  * A toy-world run read back from its manifests and batches as a learning curve: the held-out accuracy its
- * evaluation committed at version 0 and after the evaluated steps, with the valid-task rate, the mean rewards,
- * the Reasoner's pass rates, the rungs of the Challenger's valid tasks and what each role trained, per
- * iteration. Shared by the learning test, its controls and `npm run bench -- learning`.
+ * evaluation committed at version 0 and after the evaluated steps, with the valid-task rate, the mean rewards
+ * and what each role trained, per iteration, and what a world reads besides (`PointReader`: for SPICE's
+ * world the Reasoner's pass rates and the rungs of the Challenger's valid tasks, `spicePoint`). Shared by the
+ * learning tests, their controls and `npm run bench -- learning`.
  */
 import { getJson, getJsonl } from '../../activities/clients/storage/codec';
 import { batchKey, manifestKey } from '../../activities/clients/storage/keys';
 import type { TrainingRow } from '../../activities/clients/trainer-contract';
-import { openStore } from '../../activities/clients/storage';
+import { openStore, type ObjectStore } from '../../activities/clients/storage';
 import type { BenchmarkResult, EvalResult } from '../../contracts/evaluation';
 import type { Manifest } from '../../contracts/selfplay';
 import { TOY_WORLD_BENCHMARK, TOY_WORLD_POLICY } from './run-config';
@@ -26,12 +27,19 @@ export interface RoleTraining {
   gradNorm: number;
 }
 
-export interface IterationPoint {
+/** What every world's curve holds per iteration. */
+export interface RunPoint {
   iteration: number;
   /** Held-out accuracy of the version this iteration committed, when the iteration evaluated it. */
   heldOut?: Measured;
   validTaskRate: number;
   meanRewardByRole: Record<string, number>;
+  /** Per role, what its rows trained. */
+  trained: Record<string, RoleTraining>;
+}
+
+/** SPICE's world, per iteration. */
+export interface SpicePoint {
   /** passRateHistogram[k]: valid tasks whose G Reasoner answers had k correct. */
   passRateHistogram: number[];
   /** The Reasoner's mean pass rate over the Challenger's valid tasks (from the histogram). */
@@ -40,15 +48,25 @@ export interface IterationPoint {
   rungShares: Partial<Record<Rung, number>>;
   /** The Reasoner's pass rate per rung, over the task it answered for each document. */
   passRateByRung: Partial<Record<Rung, number>>;
-  /** Per role, what its rows trained. */
-  trained: Record<string, RoleTraining>;
 }
 
-export interface LearningCurve {
+export type IterationPoint<W = SpicePoint> = RunPoint & W;
+
+/** What a world reads of one iteration besides the run's own figures. */
+export type PointReader<W> = (iteration: {
+  store: ObjectStore;
+  runId: string;
+  iteration: number;
+  manifest: Manifest;
+  /** The rows the iteration trained the policy on. */
+  rows: readonly TrainingRow[];
+}) => Promise<W> | W;
+
+export interface LearningCurve<W = SpicePoint> {
   runId: string;
   /** Held-out accuracy of the warm-started model (version 0). */
   start: Measured;
-  points: IterationPoint[];
+  points: Array<IterationPoint<W>>;
   /** The last evaluated iteration's held-out accuracy minus the start's, in percentage points. */
   gainPoints: number;
   /** The gain's standard error in points: both evaluations' errors (the start's included). */
@@ -59,14 +77,15 @@ export interface LearningCurve {
  * `afterRun`: an evaluation of the last committed version made after the run (a one-step-off run evaluates
  * nothing in-run, see runToyWorld), taken as its last iteration's held-out accuracy.
  */
-export async function readLearningCurve(
+export async function readLearningCurve<W>(
   storageUri: string,
   runId: string,
   iterations: number,
+  read: PointReader<W>,
   afterRun?: EvalResult,
-): Promise<LearningCurve> {
+): Promise<LearningCurve<W>> {
   const store = openStore(storageUri);
-  const points: IterationPoint[] = [];
+  const points: Array<IterationPoint<W>> = [];
   let start: Measured | undefined;
   for (let iteration = 1; iteration <= iterations; iteration++) {
     const manifest = await getJson<Manifest>(store, manifestKey(runId, iteration));
@@ -81,11 +100,8 @@ export async function readLearningCurve(
       ...(heldOut ? { heldOut } : {}),
       validTaskRate: recipe.validTaskRate,
       meanRewardByRole: recipe.meanRewardByRole,
-      passRateHistogram: recipe.passRateHistogram,
-      meanPassRate: meanPassRate(recipe.passRateHistogram),
-      rungShares: rungShares(rows),
-      passRateByRung: passRateByRung(rows),
       trained: roleTraining(train[TOY_WORLD_POLICY] ?? {}),
+      ...(await read({ store, runId, iteration, manifest, rows })),
     });
   }
   if (start === undefined) throw new Error(`${runId}: no held-out accuracy at version 0`);
@@ -100,11 +116,23 @@ export async function readLearningCurve(
   };
 }
 
+/** SPICE's world: the Reasoner's pass rates, overall and by rung, and the rungs of the Challenger's valid tasks. */
+export const spicePoint: PointReader<SpicePoint> = ({ manifest, rows }) => {
+  const { passRateHistogram } = manifest.metrics.recipe;
+  return {
+    passRateHistogram,
+    meanPassRate: meanPassRate(passRateHistogram),
+    rungShares: rungShares(rows),
+    passRateByRung: passRateByRung(rows),
+  };
+};
+
 function measured(result: BenchmarkResult | undefined): Measured | undefined {
   return result && { accuracy: result.accuracy, standardError: result.standardError ?? 0 };
 }
 
-function meanPassRate(histogram: readonly number[]): number {
+/** The mean pass rate over the tasks of a histogram (`histogram[k]`: tasks with k of G right). */
+export function meanPassRate(histogram: readonly number[]): number {
   const g = histogram.length - 1;
   const tasks = histogram.reduce((a, b) => a + b, 0);
   return tasks && g > 0 ? histogram.reduce((sum, count, k) => sum + count * k, 0) / (tasks * g) : 0;

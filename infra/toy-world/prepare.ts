@@ -70,60 +70,101 @@ export interface ToyWorld {
  */
 export const WARM_START_TARGETS = { reasoner: 0.95, challenger: 0.5 };
 
-const jsonl = (rows: readonly unknown[]): string => rows.map((r) => JSON.stringify(r)).join('\n') + '\n';
+/** Rows as a JSONL file's text. */
+export const jsonl = (rows: readonly unknown[]): string =>
+  rows.map((r) => JSON.stringify(r)).join('\n') + '\n';
 
 export async function prepareToyWorld(options: Partial<ToyWorldOptions> = {}): Promise<ToyWorld> {
   const o = { ...TOY_WORLD_DEFAULTS, ...options };
-  const files = {
-    'corpus.jsonl': jsonl(corpus(o.seed, o.documents)),
-    'heldout.jsonl': jsonl(heldOut(o.seed, o.heldOutItems)),
-    'warm-start.jsonl': jsonl(warmStartExamples(o.seed, o.warmStartDocuments)),
-    'validation.jsonl': jsonl(validationExamples(o.seed)),
-  };
-  const hash = createHash('sha256');
-  for (const [name, text] of Object.entries(files)) hash.update(name).update('\0').update(text);
-  hash.update(
-    JSON.stringify({
+  const trained = await trainWorld({
+    dir: o.dir,
+    files: {
+      'corpus.jsonl': jsonl(corpus(o.seed, o.documents)),
+      'heldout.jsonl': jsonl(heldOut(o.seed, o.heldOutItems)),
+      'warm-start.jsonl': jsonl(warmStartExamples(o.seed, o.warmStartDocuments)),
+      'validation.jsonl': jsonl(validationExamples(o.seed)),
+    },
+    settings: {
       steps: o.warmStartSteps,
       seed: o.seed,
       warmStartSeed: o.warmStartSeed,
       WARM_START_TARGETS,
       // One thread count's warm start is not another's (reduction order); the default (one per core) is
-      // left out, so worlds warm-started before this option keep their hash.
+      // left out (JSON drops undefined), so worlds warm-started before this option keep their hash.
       threads: o.threads,
-    }),
-  );
-  hash.update(readFileSync(path.join(ROOT, 'infra/kernels/selfplay_kernel/warm_start.py')));
-  const dir = path.join(o.dir, hash.digest('hex').slice(0, 16));
-  const world = {
-    dir,
-    corpus: path.join(dir, 'corpus.jsonl'),
-    heldOut: path.join(dir, 'heldout.jsonl'),
-    model: path.join(dir, 'model'),
+    },
+    steps: o.warmStartSteps,
+    warmStartSeed: o.warmStartSeed,
+    targets: WARM_START_TARGETS,
+    ...(o.threads ? { threads: o.threads } : {}),
+  });
+  return {
+    ...trained,
+    corpus: path.join(trained.dir, 'corpus.jsonl'),
+    heldOut: path.join(trained.dir, 'heldout.jsonl'),
     warmStartSeed: o.warmStartSeed,
   };
-  const summaryFile = path.join(world.model, 'warm-start.json');
-  if (!existsSync(summaryFile)) {
-    mkdirSync(dir, { recursive: true });
-    for (const [name, text] of Object.entries(files)) writeFileSync(path.join(dir, name), text);
-    // Trained into a scratch folder and renamed: an interrupted warm start never leaves a model that looks done.
-    const scratch = `${world.model}.partial`;
-    rmSync(scratch, { recursive: true, force: true });
-    await warmStartModel(dir, scratch, o);
-    renameSync(scratch, world.model);
-  }
-  return { ...world, warmStart: JSON.parse(readFileSync(summaryFile, 'utf8')) as Record<string, unknown> };
 }
 
-async function warmStartModel(dir: string, out: string, o: ToyWorldOptions): Promise<void> {
+/** What a world hands the warm start: its files, and what besides them decides the model. */
+export interface WorldSpec {
+  /** Parent folder of the hashed world folders. */
+  dir: string;
+  /** The files written into the world's folder; `warm-start.jsonl` and `validation.jsonl` among them. */
+  files: Record<string, string>;
+  /** Everything else that decides the model (hashed as JSON, in this key order). */
+  settings: Record<string, unknown>;
+  steps: number;
+  warmStartSeed: number;
+  /** Greedy validation accuracy per role that the warm start trains until (`--target ROLE=ACC`). */
+  targets: Record<string, number>;
+  /** Per role, its share of the warm start's batches and its learning-rate multiplier (the kernel's defaults otherwise). */
+  roleWeights?: Record<string, number>;
+  roleLearningRates?: Record<string, number>;
+  threads?: number;
+}
+
+/**
+ * The world's folder, `dir/<hash>`, named by the hash of its files, settings (a world's role weights among
+ * them) and the warm start's code, with the warm-started model in `model/`: trained here on the first call,
+ * reused after.
+ */
+export async function trainWorld(
+  spec: WorldSpec,
+): Promise<{ dir: string; model: string; warmStart: Record<string, unknown> }> {
+  const hash = createHash('sha256');
+  for (const [name, text] of Object.entries(spec.files)) hash.update(name).update('\0').update(text);
+  hash.update(JSON.stringify(spec.settings));
+  hash.update(readFileSync(path.join(ROOT, 'infra/kernels/selfplay_kernel/warm_start.py')));
+  const dir = path.join(spec.dir, hash.digest('hex').slice(0, 16));
+  const model = path.join(dir, 'model');
+  const summaryFile = path.join(model, 'warm-start.json');
+  if (!existsSync(summaryFile)) {
+    mkdirSync(dir, { recursive: true });
+    for (const [name, text] of Object.entries(spec.files)) writeFileSync(path.join(dir, name), text);
+    // Trained into a scratch folder and renamed: an interrupted warm start never leaves a model that looks done.
+    const scratch = `${model}.partial`;
+    rmSync(scratch, { recursive: true, force: true });
+    await warmStartModel(dir, scratch, spec);
+    renameSync(scratch, model);
+  }
+  return { dir, model, warmStart: JSON.parse(readFileSync(summaryFile, 'utf8')) as Record<string, unknown> };
+}
+
+async function warmStartModel(dir: string, out: string, spec: WorldSpec): Promise<void> {
   if (!existsSync(KERNEL_PYTHON))
     throw new Error(`no kernel environment at ${KERNEL_PYTHON}: run 'bash infra/kernels/setup.sh'`);
   const examples = path.join(dir, 'warm-start.jsonl');
-  const args = ['-m', 'selfplay_kernel', 'warm-start', examples, out, '--steps', String(o.warmStartSteps)];
-  args.push('--seed', String(o.warmStartSeed), '--validation', path.join(dir, 'validation.jsonl'));
-  for (const [role, accuracy] of Object.entries(WARM_START_TARGETS))
-    args.push('--target', `${role}=${accuracy}`);
-  args.push(...(o.threads ? ['--threads', String(o.threads)] : []));
+  const args = ['-m', 'selfplay_kernel', 'warm-start', examples, out, '--steps', String(spec.steps)];
+  args.push('--seed', String(spec.warmStartSeed), '--validation', path.join(dir, 'validation.jsonl'));
+  const pairs = (flagName: string, values: Record<string, number> = {}): string[] =>
+    Object.entries(values).flatMap(([role, value]) => [flagName, `${role}=${value}`]);
+  args.push(...pairs('--target', spec.targets));
+  args.push(
+    ...pairs('--role-weight', spec.roleWeights),
+    ...pairs('--role-learning-rate', spec.roleLearningRates),
+  );
+  args.push(...(spec.threads ? ['--threads', String(spec.threads)] : []));
   const pythonPath = [path.join(ROOT, 'infra/kernels'), process.env.PYTHONPATH].filter(Boolean).join(':');
   // Its log (a loss line every 50 steps) goes to our stderr: the first warm start takes minutes, and whoever
   // waits for it sees it advance.

@@ -57,14 +57,19 @@ export function toyWorldRunConfig(
     },
     weightSync: { engine: 'kernel' },
     inference: { requestTimeoutSeconds: 300 },
-    evaluation: {
-      every: EVALUATE_EVERY,
-      atStart: true,
-      benchmarks: [{ name: TOY_WORLD_BENCHMARK, uri: world.heldOut }],
-      n: EVALUATION_SAMPLES,
-      seed,
-      temperature: 1.0,
-      maxTokens: 10,
-    },
+    evaluation: heldOutEvaluation(world.heldOut, seed, 10),
+  };
+}
+
+/** The held-out evaluation of a toy world's run (see above), answers of at most `maxTokens`. */
+export function heldOutEvaluation(heldOut: string, seed: number, maxTokens: number): Record<string, unknown> {
+  return {
+    every: EVALUATE_EVERY,
+    atStart: true,
+    benchmarks: [{ name: TOY_WORLD_BENCHMARK, uri: heldOut }],
+    n: EVALUATION_SAMPLES,
+    seed,
+    temperature: 1.0,
+    maxTokens,
   };
 }

@@ -97,7 +97,8 @@ export interface WarmStartExample {
   role: string;
 }
 
-const carries = (x: number, y: number): boolean => (x % 10) + (y % 10) >= 10;
+/** Whether `x + y` carries (the ones digits sum to ten or more). */
+export const carries = (x: number, y: number): boolean => (x % 10) + (y % 10) >= 10;
 
 /**
  * Whether the fact `{x, y}` belongs to the held-out set: a fixed share of facts, chosen by a hash of the
@@ -115,7 +116,7 @@ export function isHeldOutFact(x: number, y: number): boolean {
  * (measured: two digits and two, with every rung's carries and borrows, were still at 10 % after 1,000
  * Reasoner batches, docs/learning.md).
  */
-function drawFact(rng: Rng, rung: Rung, heldOut: boolean): Fact {
+export function drawFact(rng: Rng, rung: Rung, heldOut: boolean): Fact {
   const carry = rung === 'add_carry' || rung === 'sub_borrow';
   for (;;) {
     const x = 10 + rng.int(89);
@@ -229,7 +230,7 @@ export function reasonerCompletion(answer: number): string {
 }
 
 /** `answer`, or with probability `rate` a near miss of it. */
-function teacherAnswer(rng: Rng, answer: number, rate: number): number {
+export function teacherAnswer(rng: Rng, answer: number, rate: number): number {
   return rng.next() < rate ? answer + rng.pick([-10, -1, 1, 10]) : answer;
 }
 

@@ -1,7 +1,8 @@
 import { prepareToyWorld, TOY_WORLD_DEFAULTS, type ToyWorld } from '../../infra/toy-world/prepare';
-import type { IterationPoint, LearningCurve } from '../../infra/toy-world/learning';
+import type { LearningCurve } from '../../infra/toy-world/learning';
 import { EVALUATION_SAMPLES } from '../../infra/toy-world/run-config';
-import { runToyWorld, withControl } from '../support/toy-world-run';
+import { expectRolesTrained } from '../support/role-training';
+import { runToyWorld, spiceWorldRun, withControl } from '../support/toy-world-run';
 
 /**
  * The toy world end to end (infra/toy-world, docs/learning.md): the warm-started model plays SPICE through the
@@ -32,20 +33,6 @@ const RISE_ITERATIONS = 30;
 const MIN_GAIN_POINTS = 3;
 const MAX_FLIPPED_GAIN_POINTS = -5;
 
-function expectBothRolesTrained(points: readonly IterationPoint[]): void {
-  for (const { iteration, trained } of points) {
-    for (const role of ['challenger', 'reasoner']) {
-      const { steps = 0, tokens = 0, gradNorm = 0 } = trained[role] ?? {};
-      // The iteration and role ride along, so a failure names them.
-      expect({ iteration, role, trained: Math.min(steps, tokens, gradNorm) > 0 }).toEqual({
-        iteration,
-        role,
-        trained: true,
-      });
-    }
-  }
-}
-
 const lastAccuracy = (curve: LearningCurve): number =>
   curve.points.findLast((p) => p.heldOut)?.heldOut?.accuracy ?? NaN;
 
@@ -59,7 +46,7 @@ describe('the toy world', () => {
     'runs SPICE with held-out evaluation; at learning rate 0 every version scores the start',
     async () => {
       const curve = await runToyWorld({
-        world,
+        world: spiceWorldRun(world),
         name: 'toy-lr0',
         overrides: (c) =>
           withControl(
@@ -90,17 +77,17 @@ describe('the toy world', () => {
     async () => {
       const iterations = { iterations: RISE_ITERATIONS };
       const spice = await runToyWorld({
-        world,
+        world: spiceWorldRun(world),
         name: 'toy-spice',
         overrides: (c) => ({ ...c, ...iterations }),
       });
       const flipped = await runToyWorld({
-        world,
+        world: spiceWorldRun(world),
         name: 'toy-flipped',
         overrides: (c) => withControl({ ...c, ...iterations }, 'flipped'),
       });
       expect(spice.points).toHaveLength(RISE_ITERATIONS);
-      expectBothRolesTrained(spice.points);
+      expectRolesTrained(spice.points, () => ['challenger', 'reasoner']);
       expect(100 * (lastAccuracy(spice) - spice.start.accuracy)).toBeGreaterThanOrEqual(MIN_GAIN_POINTS);
       expect(100 * (lastAccuracy(flipped) - flipped.start.accuracy)).toBeLessThanOrEqual(
         MAX_FLIPPED_GAIN_POINTS,

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
 import signal
 import socket
 import sys
@@ -224,6 +225,9 @@ def _warm_start(args: argparse.Namespace) -> int:
         targets=tuple(args.target),
         restart_steps=args.restart_steps,
         max_cycles=args.max_cycles,
+        # A world whose roles are not SPICE's names its own batch shares and learning-rate multipliers.
+        **({"role_weights": tuple(args.role_weight)} if args.role_weight else {}),
+        **({"role_learning_rates": tuple(args.role_learning_rate)} if args.role_learning_rate else {}),
     )
     try:
         summary = warm_start(
@@ -236,12 +240,17 @@ def _warm_start(args: argparse.Namespace) -> int:
     return 0
 
 
-def _role_target(text: str) -> tuple[str, float]:
-    role, _, accuracy = text.partition("=")
+def _role_value(text: str) -> tuple[str, float]:
+    """`ROLE=NUMBER` as (role, number); NaN when the number does not parse."""
+    role, _, value = text.partition("=")
     try:
-        value = float(accuracy)
+        return role, float(value)
     except ValueError:
-        value = -1.0
+        return role, math.nan
+
+
+def _role_target(text: str) -> tuple[str, float]:
+    role, value = _role_value(text)
     if not role or not 0.0 <= value <= 1.0:
         raise argparse.ArgumentTypeError(f"expected ROLE=ACCURACY with ACCURACY in [0, 1], got {text!r}")
     return role, value
@@ -253,6 +262,13 @@ def _insecure_no_token_flag(command: argparse.ArgumentParser) -> None:
         action="store_true",
         help="run without SELFPLAY_KERNEL_TOKEN on a loopback --host: every local process can then drive it",
     )
+
+
+def _role_factor(text: str) -> tuple[str, float]:
+    role, value = _role_value(text)
+    if not role or not (value > 0.0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"expected ROLE=FACTOR with FACTOR > 0, got {text!r}")
+    return role, value
 
 
 def parser() -> argparse.ArgumentParser:
@@ -373,6 +389,13 @@ def parser() -> argparse.ArgumentParser:
         metavar="ROLE=ACCURACY",
         help="train further cycles until this role's greedy validation accuracy reaches ACCURACY (repeatable)",
     )
+    for flag, metavar, what in (
+        ("--role-weight", "ROLE=WEIGHT", "this role's share of the batches, relative to the others'"),
+        ("--role-learning-rate", "ROLE=FACTOR", "multiplier of the learning rate for this role's batches"),
+    ):
+        warm.add_argument(
+            flag, type=_role_factor, action="append", default=[], metavar=metavar, help=f"{what} (repeatable; replaces the defaults)"
+        )
     warm.add_argument("--restart-steps", type=int, default=defaults.restart_steps, help="steps of each later cycle")
     warm.add_argument("--max-cycles", type=int, default=defaults.max_cycles, help="cycles at most, the first included")
     warm.add_argument("--threads", type=int, help="CPU threads for PyTorch (default: one per core)")
