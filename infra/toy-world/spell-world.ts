@@ -4,7 +4,7 @@
  * what it receives or ships ("Depot Kilo holds 52 crates." / "Depot Kilo ships 5 crates."). The questioner
  * reads the cluster and writes a financial-math question with its answer (`{"question": "How many crates
  * does Depot Kilo hold now?", "answer": 47}`); the responder answers it with the documents in context
- * ("52 - 5 = 47. Therefore, the answer is 47."), and the verifier, the same model, compares the responder's
+ * ("Therefore, the answer is 47."), and the verifier, the same model, compares the responder's
  * answer with the reference ("Decision: [[YES]]").
  *
  * Why this world: the numbers are only in the documents, so the grounding probe (the responder without
@@ -69,8 +69,6 @@ export interface SpellCluster {
   documents: [string, string];
   question: string;
   answer: number;
-  /** The two numbers and the operation, as the responder's working writes them ("52 - 5"). */
-  working: string;
 }
 
 /** A cluster of the rung's fact: the depot holds `x` and receives `y` (add) or holds `z` and ships `y` (sub). */
@@ -88,7 +86,6 @@ function clusterOf(id: string, rng: Rng, rung: Rung, heldOut: boolean): SpellClu
     ],
     question: `How many crates does Depot ${name} hold now?`,
     answer,
-    working: `${holds} ${adds ? '+' : '-'} ${moved}`,
   };
 }
 
@@ -120,11 +117,21 @@ const questionOf = (c: SpellCluster): SpellQuestion => ({
 export const questionerCompletion = (c: SpellCluster): string =>
   JSON.stringify({ question: c.question, answer: c.answer });
 
-/** What a responder writes when it answers `answer`: the working, then SPELL's closing sentence. */
-export const responderCompletion = (c: SpellCluster, answer: number): string =>
-  `${c.working} = ${answer}. Therefore, the answer is ${answer}.`;
+/**
+ * What a responder writes when it answers `answer`: SPELL's closing sentence, the number computed from the
+ * documents as the questioner computes its reference (with the working first, "52 - 5 = 47. Therefore, ...",
+ * the responder's greedy answers were right on none of the validation clusters after 3,000 warm-start steps
+ * while the questioner's were on a few per cent; measured).
+ */
+export const responderCompletion = (answer: number): string => `Therefore, the answer is ${answer}.`;
 
-export const verifierCompletion = (same: boolean): string => `Decision: ${same ? '[[YES]]' : '[[NO]]'}`;
+/**
+ * What a verifier writes: the two answers side by side as its explanation, then its decision. Set next to
+ * each other, the two numbers are compared where they stand, not across the prompt (a decision alone stayed
+ * at chance after 5,000 warm-start steps; measured).
+ */
+export const verifierCompletion = (predicted: number, reference: number, same: boolean): string =>
+  `Explanation: ${predicted} vs ${reference}. Decision: ${same ? '[[YES]]' : '[[NO]]'}`;
 
 /** SPELL's prompts for a cluster, as the recipe renders them (the questioner sees both documents). */
 export const spellWorldMessages = {
@@ -171,12 +178,12 @@ export function spellWarmStartExamples(seed: number, clusters: number): SpellWar
       { messages: spellWorldMessages.questioner(c), completion: questionerCompletion(c), role: 'questioner' },
       {
         messages: spellWorldMessages.responder(c),
-        completion: responderCompletion(c, answered),
+        completion: responderCompletion(answered),
         role: 'responder',
       },
       {
         messages: spellWorldMessages.verifier(c, judged),
-        completion: verifierCompletion(decision),
+        completion: verifierCompletion(judged, c.answer, decision),
         role: 'verifier',
       },
     ];
@@ -206,13 +213,13 @@ export function spellValidationExamples(seed: number, clusters = 96): SpellValid
         messages: spellWorldMessages.responder(c),
         role: 'responder',
         kind: c.rung,
-        accept: [responderCompletion(c, c.answer)],
+        accept: [responderCompletion(c.answer)],
       },
       {
         messages: spellWorldMessages.verifier(c, judged),
         role: 'verifier',
         kind: judged === c.answer ? 'same' : 'different',
-        accept: [verifierCompletion(judged === c.answer)],
+        accept: [verifierCompletion(judged, c.answer, judged === c.answer)],
       },
     ];
   });
