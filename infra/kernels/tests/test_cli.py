@@ -105,6 +105,21 @@ def test_warm_start_takes_role_targets_and_refuses_bad_ones(capsys):
         assert "expected ROLE=ACCURACY with ACCURACY in [0, 1]" in capsys.readouterr().err
 
 
+def test_warm_start_takes_role_weights_and_learning_rates_and_refuses_bad_ones(capsys):
+    base = ["warm-start", "examples.jsonl", "out"]
+    weights = ["--role-weight", "solver=0.4", "--role-weight", "judge_answer=0.35"]
+    args = cli.parser().parse_args([*base, *weights, "--role-learning-rate", "proposer=2.5"])
+    assert args.role_weight == [("solver", 0.4), ("judge_answer", 0.35)]
+    assert args.role_learning_rate == [("proposer", 2.5)]
+    unset = cli.parser().parse_args(base)
+    assert unset.role_weight == [] and unset.role_learning_rate == []
+    for bad in ("solver", "solver=0", "=1", "solver=-1", "solver=nan", "solver=lots"):
+        with pytest.raises(SystemExit) as refused:
+            cli.parser().parse_args([*base, "--role-weight", bad])
+        assert refused.value.code == 2
+        assert "expected ROLE=FACTOR with FACTOR > 0" in capsys.readouterr().err
+
+
 def test_serve_and_embed_refuse_to_start_without_a_token_unless_told(monkeypatch):
     monkeypatch.delenv("SELFPLAY_KERNEL_TOKEN", raising=False)
     for command in (["serve", "--model", "unused", "--policy", "pol"], ["embed"]):
