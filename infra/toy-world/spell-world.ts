@@ -32,8 +32,11 @@ import { drawFact, RUNGS, SLIP_RATE, teacherAnswer, type Fact, type Rung } from 
 /** The one task of the world: a numeric answer that SPELL's rule check compares by value. */
 export const SPELL_WORLD_TASK = 'financial_math';
 
-/** Depot names: one word each, so a question copies its depot from the cluster in a token or two. */
-const NAMES = [
+/**
+ * Depot names, a place and a kind of site (`Kilo Yard`): a few tokens each, copied from the cluster into the
+ * question, and enough of them (24 × 8) for 2,000 clusters whose documents are all distinct.
+ */
+const PLACES = [
   'Alder',
   'Birch',
   'Cedar',
@@ -59,6 +62,7 @@ const NAMES = [
   'Willow',
   'Yarrow',
 ];
+const SITES = ['Yard', 'Dock', 'Point', 'Hill', 'Cross', 'Bay', 'Field', 'Mill'];
 
 /** The teacher verifier's decision is flipped this often: an agreement with the rule that RL can raise. */
 export const VERIFIER_SLIP_RATE = 0.2;
@@ -74,7 +78,7 @@ export interface SpellCluster {
 /** A cluster of the rung's fact: the depot holds `x` and receives `y` (add) or holds `z` and ships `y` (sub). */
 function clusterOf(id: string, rng: Rng, rung: Rung, heldOut: boolean): SpellCluster {
   const fact: Fact = drawFact(rng, rung, heldOut);
-  const name = rng.pick(NAMES);
+  const name = `${rng.pick(PLACES)} ${rng.pick(SITES)}`;
   const adds = rung === 'add' || rung === 'add_carry';
   const [holds, moved, answer] = adds ? [fact.x, fact.y, fact.z] : [fact.z, fact.y, fact.x];
   return {
@@ -95,12 +99,25 @@ export function spellCluster(seed: number, stream: string, index: number, heldOu
   return clusterOf(`${stream}-${index}`, seededRng(seed, 'spell-world', stream, index), rung, heldOut);
 }
 
-/** The corpus for `corpus.uri`: each cluster's two documents, named by SPELL's `cluster` and `task` fields. */
+/**
+ * The corpus for `corpus.uri`: each cluster's two documents, named by SPELL's `cluster` and `task` fields. A
+ * cluster that would repeat a document of an earlier one is drawn again: the corpus loader drops a document
+ * whose text it has seen, which would leave its cluster without the fact (measured: with one word per name,
+ * most clusters lost their second document).
+ */
 export function spellCorpus(
   seed: number,
   clusters: number,
 ): Array<{ id: string; text: string; cluster: string; task: string }> {
-  return Array.from({ length: clusters }, (_, i) => spellCluster(seed, 'corpus', i)).flatMap((c) =>
+  const seen = new Set<string>();
+  const out: SpellCluster[] = [];
+  for (let i = 0; out.length < clusters; i++) {
+    const cluster = spellCluster(seed, 'corpus', i);
+    if (cluster.documents.some((d) => seen.has(d))) continue;
+    for (const d of cluster.documents) seen.add(d);
+    out.push(cluster);
+  }
+  return out.flatMap((c) =>
     c.documents.map((text, d) => ({ id: `${c.id}-${d}`, text, cluster: c.id, task: SPELL_WORLD_TASK })),
   );
 }

@@ -23,7 +23,7 @@ import { isHeldOutFact, RUNGS, SLIP_RATE } from '../../infra/toy-world/world';
 describe("SPELL's toy world", () => {
   const examples = spellWarmStartExamples(0, 2000);
   const facts = (text: string): Array<[number, number]> =>
-    [...text.matchAll(/holds (\d+) crates\.\nDepot \w+ (receives|ships) (\d) crates/g)].map((m) => {
+    [...text.matchAll(/holds (\d+) crates\.\nDepot \w+ \w+ (receives|ships) (\d) crates/g)].map((m) => {
       const [holds, moved] = [Number(m[1]), Number(m[3])];
       return m[2] === 'receives' ? [holds, moved] : [holds - moved, moved];
     });
@@ -38,10 +38,13 @@ describe("SPELL's toy world", () => {
       .map((d) => d.text)
       .join('\n');
     const trained = [
-      ...facts(corpusText.replace(/crates\.\n(?=Depot \w+ holds)/g, 'crates.\n\n')),
+      ...facts(corpusText.replace(/crates\.\n(?=Depot \w+ \w+ holds)/g, 'crates.\n\n')),
       ...examples.flatMap((e) => facts(e.messages.map((m) => m.content).join('\n'))),
     ];
     expect(trained.length).toBeGreaterThan(4000);
+    // Every document is distinct: the corpus loader drops one whose text it has seen.
+    const texts = spellCorpus(0, 2000).map((d) => d.text);
+    expect(new Set(texts).size).toBe(texts.length);
     for (const [x, y] of trained) expect(isHeldOutFact(x, y)).toBe(false);
   });
 
@@ -91,7 +94,7 @@ describe("SPELL's toy world", () => {
       const ofRung = responder.filter((_, i) => RUNGS[i % RUNGS.length] === rung);
       const wrong = ofRung.filter((e) => {
         const [, holds, verb, moved] =
-          /holds (\d+) crates\.\nDepot \w+ (\w+) (\d) /.exec(e.messages[0]?.content ?? '') ?? [];
+          /holds (\d+) crates\.\nDepot \w+ \w+ (\w+) (\d) /.exec(e.messages[0]?.content ?? '') ?? [];
         const answer = verb === 'receives' ? Number(holds) + Number(moved) : Number(holds) - Number(moved);
         return Number(extractAnswer(e.completion)) !== answer;
       });
