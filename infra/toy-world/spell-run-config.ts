@@ -14,7 +14,7 @@
  *   file's question is the whole prompt) at the run's T = 0.7 and top-p 0.95, its answer read after "the
  *   answer is" as SPELL's parser reads it.
  */
-import { heldOutEvaluation, TOY_WORLD_POLICY } from './run-config';
+import { cpuSizedRun, heldOutEvaluation, TOY_WORLD_POLICY } from './run-config';
 
 export function spellWorldRunConfig(
   world: { corpus: string; heldOut: string },
@@ -22,13 +22,7 @@ export function spellWorldRunConfig(
 ): Record<string, unknown> {
   const sampling = { temperature: 0.7, topP: 0.95 };
   return {
-    recipe: 'spell',
-    iterations: 20,
-    seed,
-    batchSize: 16,
-    shardSize: 4,
-    groupSize: 8,
-    corpus: { uri: world.corpus, maxSegmentChars: 2000 },
+    ...cpuSizedRun('spell', world.corpus, seed),
     sampling: { ...sampling, maxTokens: 24 },
     spell: {
       historySize: 0,
