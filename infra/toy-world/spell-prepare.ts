@@ -40,14 +40,14 @@ export const SPELL_WORLD_DEFAULTS: SpellWorldOptions = {
 export const SPELL_WARM_START_TARGETS = { responder: 0.9, questioner: 0.5, verifier: 0.8 };
 
 /**
- * The roles' shares of the warm start's batches, and the questioner's larger steps: copying the depot's name
- * and computing the reference needs larger ones than arithmetic tolerates, as SPICE's Challenger's copying
- * did. Measured on warm-start seed 0 after 5,000 steps: the questioner's greedy answers right on 91 % of the
- * validation clusters with its steps alone at 2.5 times the peak, on 10 % with the responder's at 2.5 times
- * too.
+ * The roles' shares of the warm start's batches, and larger steps for the questioner (2.5 times the peak) and
+ * the responder (1.5 times): each computes its answer from the documents, which needs larger steps than
+ * arithmetic alone, as SPICE's Challenger's copying did. Measured on warm-start seed 0 after 5,000 steps
+ * (docs/learning.md): the responder's greedy answers right on 24 % of the validation clusters so, on 15 % with
+ * 30/45/25 % of the batches and the questioner's steps alone larger, on 11 % with both at 2.5 times.
  */
-export const SPELL_ROLE_WEIGHTS = { questioner: 0.3, responder: 0.45, verifier: 0.25 };
-export const SPELL_ROLE_LEARNING_RATES = { questioner: 2.5 };
+export const SPELL_ROLE_WEIGHTS = { questioner: 0.25, responder: 0.55, verifier: 0.2 };
+export const SPELL_ROLE_LEARNING_RATES = { questioner: 2.5, responder: 1.5 };
 
 /**
  * One cosine cycle: on this world the later cycles (2,500 steps each at half the peak, up to six) cost more

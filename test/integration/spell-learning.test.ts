@@ -40,7 +40,7 @@ const agreement = (curve: LearningCurve<SpellPoint>, k = 4): { first: number; la
 
 /**
  * Skipped until the warm start reaches its targets: on the 2-core machine, warm-start seed 0's single
- * 5,000-step cycle left the responder's greedy answers right on about a tenth of the validation clusters
+ * 5,000-step cycle left the responder's greedy answers right on a quarter of the validation clusters at best
  * (docs/learning.md), where the bars above need a responder whose greedy answer is mostly right and whose
  * samples are not. The bars are the issue's, not yet measured on this world.
  */
