@@ -91,7 +91,7 @@ export async function prepareToyWorld(options: Partial<ToyWorldOptions> = {}): P
       warmStartSeed: o.warmStartSeed,
       WARM_START_TARGETS,
       // One thread count's warm start is not another's (reduction order); the default (one per core) is
-      // left out, so worlds warm-started before this option keep their hash.
+      // left out (JSON drops undefined), so worlds warm-started before this option keep their hash.
       threads: o.threads,
     },
     steps: o.warmStartSteps,
@@ -122,6 +122,8 @@ export interface WorldSpec {
   /** Per role, its share of the warm start's batches and its learning-rate multiplier (the kernel's defaults otherwise). */
   roleWeights?: Record<string, number>;
   roleLearningRates?: Record<string, number>;
+  /** Cosine cycles at most, the first included (the kernel's default otherwise). */
+  maxCycles?: number;
   threads?: number;
 }
 
@@ -166,6 +168,7 @@ async function warmStartModel(dir: string, out: string, spec: WorldSpec): Promis
     ...pairs('--role-weight', spec.roleWeights),
     ...pairs('--role-learning-rate', spec.roleLearningRates),
   );
+  args.push(...(spec.maxCycles ? ['--max-cycles', String(spec.maxCycles)] : []));
   args.push(...(spec.threads ? ['--threads', String(spec.threads)] : []));
   const pythonPath = [path.join(ROOT, 'infra/kernels'), process.env.PYTHONPATH].filter(Boolean).join(':');
   // Its log (a loss line every 50 steps) goes to our stderr: the first warm start takes minutes, and whoever
