@@ -1,23 +1,23 @@
 /**
- * SPELL's toy world: SPICE's ladder of sums (world.ts) stated across the documents of a cluster, played with
- * SPELL's own prompts and parsers. A cluster is two short fact sheets about one depot: what it holds, and
- * what it receives or ships ("Depot Kilo holds 52 crates." / "Depot Kilo ships 5 crates."). The questioner
- * reads the cluster and writes a financial-math question with its answer (`{"question": "How many crates
- * does Depot Kilo hold now?", "answer": 47}`); the responder answers it with the documents in context
- * ("Therefore, the answer is 47."), and the verifier, the same model, compares the responder's
- * answer with the reference ("Decision: [[YES]]").
+ * SPELL's toy world: lookups over a cluster of fact sheets, played with SPELL's own prompts and parsers. A
+ * cluster is three one-line sheets, each a depot with a name of a place and a digit and a count ("Depot Kilo
+ * 4 holds 52 crates."). The questioner reads the cluster and writes a question about one depot with its
+ * answer (`{"question":"How many crates does Depot Kilo 4 hold?","answer":52}`); the responder answers it with
+ * the sheets in context ("Therefore, the answer is 52."), copying the number from the sheet the question
+ * names; the verifier, the same model, compares the responder's answer with the reference ("Explanation: 52
+ * vs 52. Decision: [[YES]]").
  *
- * Why this world: the numbers are only in the documents, so the grounding probe (the responder without
- * them) cannot answer and every question needs its cluster, while what the responder computes is SPICE's
- * ladder (add, sub, add with a carry, sub with a borrow), which a two-layer model learns from a few
- * thousand examples; the two numbers stand at the same places of every cluster, which the model copies from
- * far more easily than from rows it has to find (world.ts). The teacher of the responder slips at SPICE's
- * rates per rung (its greedy answer is right, its samples often not), and the verifier's teacher slips too,
- * so both roles have headroom for RL.
+ * Why this world: the numbers are only in the sheets, so the grounding probe (the responder without them)
+ * cannot answer and every question needs its cluster; and what the responder does is a copy keyed by a name
+ * (find the sheet that names the question's depot, copy its number), which a two-layer model learns by
+ * induction, where the previous world's arithmetic across two sheets was beyond it (spell-learn: 14-26 %
+ * greedy after a full warm start). The responder's teacher slips (another sheet's number, or off by one:
+ * `RESPONDER_SLIPS`), so its greedy answers are right and its samples often not; the verifier's teacher
+ * flips its decision (`VERIFIER_SLIP_RATE`), so both roles have headroom for RL.
  *
- * Held-out: clusters of a stream no other file draws from, whose facts are the ones SPICE's world reserves
- * (`isHeldOutFact`): no document of the corpus, no warm-start or validation example states one. Held-out
- * accuracy is the responder's on them, asked with SPELL's responder prompt over the cluster.
+ * Held-out: clusters whose depots' names are held-out pairs of place and digit (`isHeldOutName`): no corpus document,
+ * warm-start or validation example names one. Held-out accuracy is the responder's on them, asked with
+ * SPELL's responder prompt over the cluster.
  */
 import type { ChatMessage } from '../../activities/clients/trainer-contract';
 import { seededRng, type Rng } from '../../activities/lib/rng';
@@ -27,14 +27,16 @@ import {
   verifierMessages,
 } from '../../activities/recipes/spell/prompts';
 import type { SpellQuestion } from '../../activities/recipes/spell/records';
-import { drawFact, RUNGS, SLIP_RATE, teacherAnswer, type Fact, type Rung } from './world';
 
 /** The one task of the world: a numeric answer that SPELL's rule check compares by value. */
 export const SPELL_WORLD_TASK = 'financial_math';
 
 /**
- * Depot names, a place and a kind of site (`Kilo Yard`): a few tokens each, copied from the cluster into the
- * question, and enough of them (24 × 8) for 2,000 clusters whose documents are all distinct.
+ * Depot names are a place and a number of one digit (`Kilo 4`): 240 of them. The digit is what keeps a name's
+ * tokens the same wherever it stands: the warm start's tokenizer splits only around digits and merges the
+ * rest, so two words fused with the text around them ("crates.\nDepot Kilo Field holds " one token in a
+ * sheet, "Kilo" "Fi" "el" "d" in the question; measured), while a place is cut the same way in every
+ * training and held-out name, its digit a token of its own.
  */
 const PLACES = [
   'Alder',
@@ -62,48 +64,83 @@ const PLACES = [
   'Willow',
   'Yarrow',
 ];
-const SITES = ['Yard', 'Dock', 'Point', 'Hill', 'Cross', 'Bay', 'Field', 'Mill'];
+const CODES = 10;
+
+/**
+ * A depot's name is held out when its pair of place and digit is (a fifth of the pairs): no corpus document,
+ * warm-start or validation example names one, every held-out cluster names only them. Each place is also in
+ * training names, so the tokenizer cuts it as it learned; what is new is the name, and the number it holds.
+ */
+export function isHeldOutName(place: number, code: number): boolean {
+  return (place + 3 * code) % 5 === 0;
+}
+
+/** Fact sheets per cluster: the one the question names and two others, each a number it could be confused with. */
+export const SHEETS = 3;
+
+/**
+ * The responder's teacher slips this often: on `wrongSheet` of its answers it copies another sheet's number,
+ * on `offByOne` the right sheet's number plus or minus one. Greedy answers stay right; samples are right
+ * about 60 % of the time, which leaves RL its headroom.
+ */
+export const RESPONDER_SLIPS = { wrongSheet: 0.25, offByOne: 0.15 };
 
 /** The teacher verifier's decision is flipped this often: an agreement with the rule that RL can raise. */
-export const VERIFIER_SLIP_RATE = 0.2;
+export const VERIFIER_SLIP_RATE = 0.15;
 
 export interface SpellCluster {
   id: string;
-  rung: Rung;
-  documents: [string, string];
+  /** The depots' names, one per sheet, and their numbers (two digits, all different). */
+  names: string[];
+  counts: number[];
+  documents: string[];
+  /** The sheet the question asks about. */
+  asked: number;
   question: string;
   answer: number;
 }
 
-/** A cluster of the rung's fact: the depot holds `x` and receives `y` (add) or holds `z` and ships `y` (sub). */
-function clusterOf(id: string, rng: Rng, rung: Rung, heldOut: boolean): SpellCluster {
-  const fact: Fact = drawFact(rng, rung, heldOut);
-  const name = `${rng.pick(PLACES)} ${rng.pick(SITES)}`;
-  const adds = rung === 'add' || rung === 'add_carry';
-  const [holds, moved, answer] = adds ? [fact.x, fact.y, fact.z] : [fact.z, fact.y, fact.x];
+const sheetText = (name: string, count: number): string => `Depot ${name} holds ${count} crates.`;
+const questionAbout = (name: string): string => `How many crates does Depot ${name} hold?`;
+
+/**
+ * A cluster of `SHEETS` depots whose places differ and whose digits differ (either tells them apart), with
+ * numbers 10-99, all different; the question asks about one of them.
+ */
+function clusterOf(id: string, rng: Rng, heldOut: boolean): SpellCluster {
+  const places: number[] = [];
+  const codes: number[] = [];
+  const counts: number[] = [];
+  while (places.length < SHEETS) {
+    const [place, code, count] = [rng.int(PLACES.length), rng.int(CODES), 10 + rng.int(90)];
+    if (isHeldOutName(place, code) !== heldOut) continue;
+    if (places.includes(place) || codes.includes(code) || counts.includes(count)) continue;
+    places.push(place);
+    codes.push(code);
+    counts.push(count);
+  }
+  const names = places.map((p, i) => `${PLACES[p]} ${codes[i]}`);
+  const asked = rng.int(SHEETS);
   return {
     id,
-    rung,
-    documents: [
-      `Depot ${name} holds ${holds} crates.`,
-      `Depot ${name} ${adds ? 'receives' : 'ships'} ${moved} crates.`,
-    ],
-    question: `How many crates does Depot ${name} hold now?`,
-    answer,
+    names,
+    counts,
+    documents: names.map((name, i) => sheetText(name, counts[i] as number)),
+    asked,
+    question: questionAbout(names[asked] as string),
+    answer: counts[asked] as number,
   };
 }
 
-/** Cluster `index` of stream `stream`: the rungs in turn, about held-out facts or about the others. */
+/** Cluster `index` of stream `stream`, of held-out names or of the others. */
 export function spellCluster(seed: number, stream: string, index: number, heldOut = false): SpellCluster {
-  const rung = RUNGS[index % RUNGS.length] as Rung;
-  return clusterOf(`${stream}-${index}`, seededRng(seed, 'spell-world', stream, index), rung, heldOut);
+  return clusterOf(`${stream}-${index}`, seededRng(seed, 'spell-world', stream, index), heldOut);
 }
 
 /**
- * The corpus for `corpus.uri`: each cluster's two documents, named by SPELL's `cluster` and `task` fields. A
+ * The corpus for `corpus.uri`: each cluster's sheets, named by SPELL's `cluster` and `task` fields. A
  * cluster that would repeat a document of an earlier one is drawn again: the corpus loader drops a document
- * whose text it has seen, which would leave its cluster without the fact (measured: with one word per name,
- * most clusters lost their second document).
+ * whose text it has seen, which would leave its cluster short of a sheet.
  */
 export function spellCorpus(
   seed: number,
@@ -130,15 +167,13 @@ const questionOf = (c: SpellCluster): SpellQuestion => ({
   answer: String(c.answer),
 });
 
-/** What a competent questioner writes: SPELL's JSON, the answer a number. */
-export const questionerCompletion = (c: SpellCluster): string =>
-  JSON.stringify({ question: c.question, answer: c.answer });
+/** What a competent questioner writes about sheet `sheet`: SPELL's JSON, the answer a number. */
+export const questionerCompletion = (c: SpellCluster, sheet = c.asked): string =>
+  JSON.stringify({ question: questionAbout(c.names[sheet] as string), answer: c.counts[sheet] });
 
 /**
- * What a responder writes when it answers `answer`: SPELL's closing sentence, the number computed from the
- * documents as the questioner computes its reference (with the working first, "52 - 5 = 47. Therefore, ...",
- * the responder's greedy answers were right on none of the validation clusters after 3,000 warm-start steps
- * while the questioner's were on a few per cent; measured).
+ * What a responder writes when it answers `answer`: SPELL's closing sentence alone (with working written
+ * first, the old world's responder learned neither; measured on spell-learn).
  */
 export const responderCompletion = (answer: number): string => `Therefore, the answer is ${answer}.`;
 
@@ -150,7 +185,7 @@ export const responderCompletion = (answer: number): string => `Therefore, the a
 export const verifierCompletion = (predicted: number, reference: number, same: boolean): string =>
   `Explanation: ${predicted} vs ${reference}. Decision: ${same ? '[[YES]]' : '[[NO]]'}`;
 
-/** SPELL's prompts for a cluster, as the recipe renders them (the questioner sees both documents). */
+/** SPELL's prompts for a cluster, as the recipe renders them (the questioner sees every sheet). */
 export const spellWorldMessages = {
   questioner: (c: SpellCluster): ChatMessage[] => questionerMessages(SPELL_WORLD_TASK, context(c), []),
   responder: (c: SpellCluster): ChatMessage[] => responderMessages(questionOf(c), context(c)),
@@ -159,8 +194,8 @@ export const spellWorldMessages = {
 };
 
 /**
- * The held-out set in GSM8K's format: `question` is the whole responder prompt over an unseen cluster (the
- * evaluation's template is `{question}`), `answer` ends in `#### N`.
+ * The held-out set in GSM8K's format: `question` is the whole responder prompt over a cluster of held-out
+ * names (the evaluation's template is `{question}`), `answer` ends in `#### N`.
  */
 export function spellHeldOut(
   seed: number,
@@ -180,16 +215,34 @@ export interface SpellWarmStartExample {
 }
 
 /**
+ * A teacher's answer about the asked sheet: right, or with probability `slips.wrongSheet` another sheet's
+ * number, or with `slips.offByOne` the right number plus or minus one.
+ */
+export function slippedAnswer(
+  rng: Rng,
+  c: SpellCluster,
+  slips: { wrongSheet: number; offByOne: number },
+): number {
+  const u = rng.next();
+  if (u < slips.wrongSheet) return c.counts[(c.asked + 1 + rng.int(SHEETS - 1)) % SHEETS] as number;
+  if (u < slips.wrongSheet + slips.offByOne) return c.answer + (c.answer === 99 || rng.next() < 0.5 ? -1 : 1);
+  return c.answer;
+}
+
+/** The answers the verifier's teacher judges: half right, half a slip of either kind. */
+const JUDGED_SLIPS = { wrongSheet: 0.3, offByOne: 0.2 };
+
+/**
  * Supervised warm-start examples, rendered by SPELL's prompt functions, per cluster of a stream of their own:
- * the questioner's right question; the responder's answer from a teacher that slips at SPICE's rate for the
- * rung (`SLIP_RATE`); and a verifier judgment of such an answer against the reference, from a teacher whose
- * decision is flipped at `VERIFIER_SLIP_RATE`.
+ * the questioner's right question; the responder's answer from a teacher that slips (`RESPONDER_SLIPS`); and
+ * a verifier judgment of an answer against the reference, from a teacher whose decision is flipped at
+ * `VERIFIER_SLIP_RATE`.
  */
 export function spellWarmStartExamples(seed: number, clusters: number): SpellWarmStartExample[] {
   return Array.from({ length: clusters }, (_, i) => spellCluster(seed, 'warm-start', i)).flatMap((c, i) => {
     const rng = seededRng(seed, 'spell-world', 'warm-start-teacher', i);
-    const answered = teacherAnswer(rng, c.answer, SLIP_RATE[c.rung]);
-    const judged = teacherAnswer(rng, c.answer, 0.5);
+    const answered = slippedAnswer(rng, c, RESPONDER_SLIPS);
+    const judged = slippedAnswer(rng, c, JUDGED_SLIPS);
     const decision = (judged === c.answer) !== rng.next() < VERIFIER_SLIP_RATE;
     return [
       { messages: spellWorldMessages.questioner(c), completion: questionerCompletion(c), role: 'questioner' },
@@ -215,21 +268,26 @@ export interface SpellValidationExample {
   accept: string[];
 }
 
-/** What the warm start scores as it trains (greedy and sampled), per role, on clusters of their own stream. */
+/**
+ * What the warm start scores as it trains (greedy and sampled), per role, on clusters of their own stream
+ * (training names): the questioner right with any sheet's question, the responder with the asked sheet's
+ * number, the verifier on an answer right half the time, another sheet's number or off by one otherwise.
+ */
 export function spellValidationExamples(seed: number, clusters = 96): SpellValidationExample[] {
   return Array.from({ length: clusters }, (_, i) => spellCluster(seed, 'validation', i)).flatMap((c, i) => {
-    const judged = i % 2 === 0 ? c.answer : c.answer + 1;
+    const judged =
+      i % 2 === 0 ? c.answer : i % 4 === 1 ? (c.counts[(c.asked + 1) % SHEETS] as number) : c.answer + 1;
     return [
       {
         messages: spellWorldMessages.questioner(c),
         role: 'questioner',
-        kind: c.rung,
-        accept: [questionerCompletion(c)],
+        kind: 'question',
+        accept: c.names.map((_, sheet) => questionerCompletion(c, sheet)),
       },
       {
         messages: spellWorldMessages.responder(c),
         role: 'responder',
-        kind: c.rung,
+        kind: 'lookup',
         accept: [responderCompletion(c.answer)],
       },
       {
