@@ -25,10 +25,10 @@ export interface SpellWorldOptions {
 export const SPELL_WORLD_DEFAULTS: SpellWorldOptions = {
   dir: TOY_WORLD_DEFAULTS.dir,
   seed: 0,
-  clusters: 2000,
+  clusters: 600,
   heldOutItems: 320,
   warmStartClusters: 6000,
-  warmStartSteps: 3000,
+  warmStartSteps: 4000,
   warmStartSeed: 0,
 };
 
@@ -44,7 +44,7 @@ export const SPELL_WARM_START_TARGETS = { responder: 0.85, questioner: 0.5, veri
  * sheets (the questioner a name and its number, the responder a number), as SPICE's Challenger's copying
  * needed (warm_start.py).
  */
-export const SPELL_ROLE_WEIGHTS = { questioner: 0.2, responder: 0.5, verifier: 0.3 };
+export const SPELL_ROLE_WEIGHTS = { questioner: 0.2, responder: 0.55, verifier: 0.25 };
 export const SPELL_ROLE_LEARNING_RATES = { questioner: 2.5, responder: 2 };
 
 /** Two cosine cycles at most: a loaded 2-core machine takes minutes per thousand steps. */

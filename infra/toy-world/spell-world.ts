@@ -1,23 +1,23 @@
 /**
  * SPELL's toy world: lookups over a cluster of fact sheets, played with SPELL's own prompts and parsers. A
- * cluster is three one-line sheets, each a depot with a name of a place and a digit and a count ("Depot Kilo
- * 4 holds 52 crates."). The questioner reads the cluster and writes a question about one depot with its
- * answer (`{"question":"How many crates does Depot Kilo 4 hold?","answer":52}`); the responder answers it with
- * the sheets in context ("Therefore, the answer is 52."), copying the number from the sheet the question
- * names; the verifier, the same model, compares the responder's answer with the reference ("Explanation: 52
- * vs 52. Decision: [[YES]]").
+ * cluster is three one-line sheets, each a depot and the crates it holds ("Depot 47 holds 52 crates."). The
+ * questioner reads the cluster and writes a question about one depot with its answer (`{"question":"How many
+ * crates does Depot 47 hold?","answer":52}`); the responder answers it with the sheets in context, quoting
+ * the sheet it read ("Depot 47 holds 52 crates. Therefore, the answer is 52."); the verifier, the same
+ * model, compares the responder's answer with the reference digit by digit ("Explanation: 5 5 = 2 2 =.
+ * Decision: [[YES]]").
  *
  * Why this world: the numbers are only in the sheets, so the grounding probe (the responder without them)
  * cannot answer and every question needs its cluster; and what the responder does is a copy keyed by a name
- * (find the sheet that names the question's depot, copy its number), which a two-layer model learns by
- * induction, where the previous world's arithmetic across two sheets was beyond it (spell-learn: 14-26 %
- * greedy after a full warm start). The responder's teacher slips (another sheet's number, or off by one:
+ * (find the sheet of the question's depot, copy its number), which a two-layer model learns by induction,
+ * where the previous world's arithmetic across two sheets was beyond it (spell-learn: 14-26 % greedy after a
+ * full warm start). The responder's teacher slips (another sheet's number, or off by one:
  * `RESPONDER_SLIPS`), so its greedy answers are right and its samples often not; the verifier's teacher
  * flips its decision (`VERIFIER_SLIP_RATE`), so both roles have headroom for RL.
  *
- * Held-out: clusters whose depots' names are held-out pairs of place and digit (`isHeldOutName`): no corpus document,
- * warm-start or validation example names one. Held-out accuracy is the responder's on them, asked with
- * SPELL's responder prompt over the cluster.
+ * Held-out: clusters whose depots are held-out names (`isHeldOutName`): no corpus document, warm-start or
+ * validation example names one. Held-out accuracy is the responder's on them, asked with SPELL's responder
+ * prompt over the cluster.
  */
 import type { ChatMessage } from '../../activities/clients/trainer-contract';
 import { seededRng, type Rng } from '../../activities/lib/rng';
@@ -32,47 +32,19 @@ import type { SpellQuestion } from '../../activities/recipes/spell/records';
 export const SPELL_WORLD_TASK = 'financial_math';
 
 /**
- * Depot names are a place and a number of one digit (`Kilo 4`): 240 of them. The digit is what keeps a name's
- * tokens the same wherever it stands: the warm start's tokenizer splits only around digits and merges the
- * rest, so two words fused with the text around them ("crates.\nDepot Kilo Field holds " one token in a
- * sheet, "Kilo" "Fi" "el" "d" in the question; measured), while a place is cut the same way in every
- * training and held-out name, its digit a token of its own.
+ * A depot is named by a number of two digits (`Depot 47`): the warm start's tokenizer splits around digits
+ * only and merges the rest, so a name of words fuses with the text around it ("crates.\nDepot Kilo Field
+ * holds " one token in a sheet, "Kilo" "Fi" "el" "d" in the question; measured), while a digit is a token of
+ * its own wherever it stands, in a sheet, a question or a held-out cluster.
  */
-const PLACES = [
-  'Alder',
-  'Birch',
-  'Cedar',
-  'Delta',
-  'Ember',
-  'Fjord',
-  'Grove',
-  'Haven',
-  'Inlet',
-  'Juniper',
-  'Kilo',
-  'Lima',
-  'Maple',
-  'North',
-  'Oak',
-  'Pine',
-  'Quay',
-  'Ridge',
-  'Stone',
-  'Tide',
-  'Umber',
-  'Vale',
-  'Willow',
-  'Yarrow',
-];
-const CODES = 10;
+const NAMES = 90;
 
 /**
- * A depot's name is held out when its pair of place and digit is (a fifth of the pairs): no corpus document,
- * warm-start or validation example names one, every held-out cluster names only them. Each place is also in
- * training names, so the tokenizer cuts it as it learned; what is new is the name, and the number it holds.
+ * A depot is held out when its number is (`Depot 12`, `Depot 17`, ...: a fifth of them): no corpus document,
+ * warm-start or validation example names one, and every held-out cluster names only them.
  */
-export function isHeldOutName(place: number, code: number): boolean {
-  return (place + 3 * code) % 5 === 0;
+export function isHeldOutName(name: number): boolean {
+  return name % 5 === 2;
 }
 
 /** Fact sheets per cluster: the one the question names and two others, each a number it could be confused with. */
@@ -90,7 +62,7 @@ export const VERIFIER_SLIP_RATE = 0.15;
 
 export interface SpellCluster {
   id: string;
-  /** The depots' names, one per sheet, and their numbers (two digits, all different). */
+  /** The depots' names (their numbers), one per sheet, and the counts they hold (two digits, all different). */
   names: string[];
   counts: number[];
   documents: string[];
@@ -103,23 +75,19 @@ export interface SpellCluster {
 const sheetText = (name: string, count: number): string => `Depot ${name} holds ${count} crates.`;
 const questionAbout = (name: string): string => `How many crates does Depot ${name} hold?`;
 
-/**
- * A cluster of `SHEETS` depots whose places differ and whose digits differ (either tells them apart), with
- * numbers 10-99, all different; the question asks about one of them.
- */
+/** A cluster of `SHEETS` depots, their numbers 10-99 all different; the question asks about one of them. */
 function clusterOf(id: string, rng: Rng, heldOut: boolean): SpellCluster {
-  const places: number[] = [];
-  const codes: number[] = [];
+  const depots: number[] = [];
   const counts: number[] = [];
-  while (places.length < SHEETS) {
-    const [place, code, count] = [rng.int(PLACES.length), rng.int(CODES), 10 + rng.int(90)];
-    if (isHeldOutName(place, code) !== heldOut) continue;
-    if (places.includes(place) || codes.includes(code) || counts.includes(count)) continue;
-    places.push(place);
-    codes.push(code);
+  while (depots.length < SHEETS) {
+    const [depot, count] = [10 + rng.int(NAMES), 10 + rng.int(90)];
+    if (isHeldOutName(depot) !== heldOut) continue;
+    if (depots.includes(depot) || counts.includes(count) || depots.includes(count) || counts.includes(depot))
+      continue;
+    depots.push(depot);
     counts.push(count);
   }
-  const names = places.map((p, i) => `${PLACES[p]} ${codes[i]}`);
+  const names = depots.map(String);
   const asked = rng.int(SHEETS);
   return {
     id,
@@ -172,18 +140,28 @@ export const questionerCompletion = (c: SpellCluster, sheet = c.asked): string =
   JSON.stringify({ question: questionAbout(c.names[sheet] as string), answer: c.counts[sheet] });
 
 /**
- * What a responder writes when it answers `answer`: SPELL's closing sentence alone (with working written
- * first, the old world's responder learned neither; measured on spell-learn).
+ * What a responder writes when it answers `answer` about depot `name`: the sheet it read, quoted, then SPELL's
+ * closing sentence. The quote is what a two-layer model can copy: its "47 holds " stands in one sheet
+ * followed by the number, so the number is the next token of an earlier occurrence (an induction copy),
+ * where the closing sentence alone had to find the sheet from a dozen tokens away (29 % greedy, a sheet at
+ * random, after 3,000 warm-start steps; measured).
  */
-export const responderCompletion = (answer: number): string => `Therefore, the answer is ${answer}.`;
+export const responderCompletion = (name: string, answer: number): string =>
+  `${sheetText(name, answer)} Therefore, the answer is ${answer}.`;
 
 /**
- * What a verifier writes: the two answers side by side as its explanation, then its decision. Set next to
- * each other, the two numbers are compared where they stand, not across the prompt (a decision alone stayed
- * at chance after 5,000 warm-start steps; measured).
+ * What a verifier writes: digit by digit, Answer 1's digit beside Answer 2's and a mark (`=` the same, `x`
+ * not), then its decision: `Explanation: 4 4 = 7 6 x. Decision: [[NO]]`, numbers of different lengths padded
+ * with zeros on the left. Each comparison is of two adjacent tokens, which a two-layer model learns in a few
+ * hundred steps (MAE's Judge, docs/learning.md), where "47 vs 46" left the verifier at chance (every
+ * decision [[YES]] after 2,000 warm-start steps; measured).
  */
-export const verifierCompletion = (predicted: number, reference: number, same: boolean): string =>
-  `Explanation: ${predicted} vs ${reference}. Decision: ${same ? '[[YES]]' : '[[NO]]'}`;
+export function verifierCompletion(predicted: number | string, reference: number, same: boolean): string {
+  const width = Math.max(String(predicted).length, String(reference).length);
+  const [p, r] = [String(predicted).padStart(width, '0'), String(reference).padStart(width, '0')];
+  const marks = [...p].map((digit, i) => `${digit} ${r.charAt(i)} ${digit === r.charAt(i) ? '=' : 'x'}`);
+  return `Explanation: ${marks.join(' ')}. Decision: ${same ? '[[YES]]' : '[[NO]]'}`;
+}
 
 /** SPELL's prompts for a cluster, as the recipe renders them (the questioner sees every sheet). */
 export const spellWorldMessages = {
@@ -225,7 +203,8 @@ export function slippedAnswer(
 ): number {
   const u = rng.next();
   if (u < slips.wrongSheet) return c.counts[(c.asked + 1 + rng.int(SHEETS - 1)) % SHEETS] as number;
-  if (u < slips.wrongSheet + slips.offByOne) return c.answer + (c.answer === 99 || rng.next() < 0.5 ? -1 : 1);
+  if (u < slips.wrongSheet + slips.offByOne)
+    return c.answer + (c.answer === 99 || (c.answer > 10 && rng.next() < 0.5) ? -1 : 1);
   return c.answer;
 }
 
@@ -248,7 +227,7 @@ export function spellWarmStartExamples(seed: number, clusters: number): SpellWar
       { messages: spellWorldMessages.questioner(c), completion: questionerCompletion(c), role: 'questioner' },
       {
         messages: spellWorldMessages.responder(c),
-        completion: responderCompletion(answered),
+        completion: responderCompletion(c.names[c.asked] as string, answered),
         role: 'responder',
       },
       {
@@ -288,7 +267,7 @@ export function spellValidationExamples(seed: number, clusters = 96): SpellValid
         messages: spellWorldMessages.responder(c),
         role: 'responder',
         kind: 'lookup',
-        accept: [responderCompletion(c.answer)],
+        accept: [responderCompletion(c.names[c.asked] as string, c.answer)],
       },
       {
         messages: spellWorldMessages.verifier(c, judged),

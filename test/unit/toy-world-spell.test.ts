@@ -23,10 +23,10 @@ import {
  */
 describe("SPELL's toy world", () => {
   const examples = spellWarmStartExamples(0, 2000);
-  const SHEET = /Depot (\w+ \d) holds (\d+) crates\./g;
+  const SHEET = /Depot (\d+) holds (\d+) crates\./g;
   const sheets = (text: string): Array<[string, number]> =>
     [...text.matchAll(SHEET)].map((m) => [m[1] as string, Number(m[2])]);
-  const askedName = (prompt: string): string => /does Depot (\w+ \d) hold\?/.exec(prompt)?.[1] ?? '';
+  const askedName = (prompt: string): string => /does Depot (\d+) hold\?/.exec(prompt)?.[1] ?? '';
 
   test('held-out clusters name held-out depots only, and nothing trained on names one', () => {
     const heldOut = spellHeldOut(0, 320);
@@ -36,15 +36,15 @@ describe("SPELL's toy world", () => {
       expect(heldOutNames.has(askedName(item.question))).toBe(true);
     }
 
-    const corpus = spellCorpus(0, 2000);
+    const corpus = spellCorpus(0, 600);
     const trainedText = [
       ...corpus.map((d) => d.text),
       ...examples.flatMap((e) => [...e.messages.map((m) => m.content), e.completion]),
       ...spellValidationExamples(0).flatMap((v) => v.messages.map((m) => m.content)),
     ].join('\n');
-    const trainedNames = new Set([...trainedText.matchAll(/Depot (\w+ \d)/g)].map((m) => m[1] as string));
-    expect(trainedNames.size).toBeGreaterThan(150);
-    expect(heldOutNames.size).toBeGreaterThan(30);
+    const trainedNames = new Set([...trainedText.matchAll(/Depot (\d+)/g)].map((m) => m[1] as string));
+    expect(trainedNames.size).toBe(72);
+    expect(heldOutNames.size).toBe(18);
     for (const name of heldOutNames) expect(trainedNames.has(name)).toBe(false);
     // Every document is distinct: the corpus loader drops one whose text it has seen.
     expect(new Set(corpus.map((d) => d.text)).size).toBe(corpus.length);
@@ -88,8 +88,18 @@ describe("SPELL's toy world", () => {
       question: cluster.question,
       answer: String(cluster.answer),
     } as const;
-    expect(ruleCheck(question, extractAnswer(responderCompletion(cluster.answer)))).toBe(true);
-    expect(ruleCheck(question, extractAnswer(responderCompletion(cluster.answer + 1)))).toBe(false);
+    expect(
+      ruleCheck(
+        question,
+        extractAnswer(responderCompletion(cluster.names[cluster.asked] ?? '', cluster.answer)),
+      ),
+    ).toBe(true);
+    expect(
+      ruleCheck(
+        question,
+        extractAnswer(responderCompletion(cluster.names[cluster.asked] ?? '', cluster.answer + 1)),
+      ),
+    ).toBe(false);
     expect(spellWorldMessages.responder(cluster)[0]?.content).toContain(cluster.documents.join('\n'));
   });
 
