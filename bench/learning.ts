@@ -7,24 +7,29 @@ import type { MaePoint } from '../infra/toy-world/mae-learning';
 import { prepareMaeWorld } from '../infra/toy-world/mae-prepare';
 import { applySet } from '../cli/args';
 import { prepareToyWorld } from '../infra/toy-world/prepare';
+import type { SpellPoint } from '../infra/toy-world/spell-learning';
+import { prepareSpellWorld } from '../infra/toy-world/spell-prepare';
 import { RUNGS, type Rung } from '../infra/toy-world/world';
 import { startTemporalDevServer } from '../test/support/temporal-server';
 import {
   CONTROLS,
   maeWorldRun,
   runToyWorld,
+  spellWorldRun,
   spiceWorldRun,
   type Control,
+  type ToyRunOptions,
 } from '../test/support/toy-world-run';
 
 /**
- * `npm run bench -- learning [--recipe spice|mae] [--warm-start-seeds 0,1,2] [--iterations K] [--control C]
+ * `npm run bench -- learning [--recipe spice|mae|spell] [--warm-start-seeds 0,1,2] [--iterations K] [--control C]
  * [--max-staleness K] [--streaming] [--warm-start-steps N] [--warm-start-threads N] [--set key=value ...]`:
  * for each warm-start seed, the recipe's toy world with its warm start of that seed (cached after its first
  * run), then one run of K iterations (run seed = warm-start seed) on a local stack (a Temporal dev server,
  * storage in a temporary directory, the kernel, a worker process). `--control` is one of lr0, flipped (must
  * not learn), for SPICE reasoner-only, challenger-only (ablations: one role's rows trained), for MAE
- * random-judge (every Judge call answered by a scripted grader that ignores the answer: must not learn).
+ * random-judge (every Judge call answered by a scripted grader that ignores the answer: must not learn), for
+ * SPELL frozen-verifier (no verifier rows trained: its agreement with the rule must stay flat).
  * `--max-staleness 1` runs one-step-off (its last version evaluated after the run,
  * test/support/toy-world-run.ts); `--streaming` with it starts each iteration once the previous one's requests
  * are sent (`pipeline.streaming`). `--warm-start-threads` runs the warm start on that many PyTorch threads
@@ -35,7 +40,9 @@ import {
  * evaluated, what each role trained, and the world's figures: for SPICE valid tasks, the Reasoner's pass
  * rate, the rungs of the Challenger's tasks and the pass rate per rung; for MAE the Judge's agreement with
  * the true verdicts, on all the pairs it scored and on those about held-out facts, the rungs of the
- * Proposer's questions and the Solver's accuracy on its trained answers), the gain with its error, then
+ * Proposer's questions and the Solver's accuracy on its trained answers; for SPELL valid questions, the
+ * verifier's agreement with the rule check, the responder's pass rate and the groups each role trained), the
+ * gain with its error, then
  * `heldout_start_spread <points>` (the largest minus the smallest start accuracy over the warm-start seeds)
  * and last `heldout_accuracy_gain <points>` (the mean gain over seeds).
  */
@@ -49,7 +56,8 @@ export async function main(args: string[]): Promise<void> {
   const seeds = (option('--warm-start-seeds') ?? '0').split(',').map(Number);
   const control = option('--control') as Control | undefined;
   const maxStaleness = Number(option('--max-staleness') ?? 0);
-  if (recipe !== 'spice' && recipe !== 'mae') throw new Error(`--recipe: spice or mae, not ${recipe}`);
+  if (!(RECIPES as readonly string[]).includes(recipe))
+    throw new Error(`--recipe: ${RECIPES.join(', ')}, not ${recipe}`);
   if (!Number.isInteger(maxStaleness) || maxStaleness < 0) throw new Error('--max-staleness: 0, 1, 2, ...');
   const streaming = args.includes('--streaming');
   if (streaming && maxStaleness < 1)
@@ -81,14 +89,11 @@ export async function main(args: string[]): Promise<void> {
   try {
     for (const seed of seeds) {
       let t0 = Date.now();
-      const prepared =
-        recipe === 'mae'
-          ? await prepareMaeWorld({ warmStartSeed: seed, ...warmStart })
-          : await prepareToyWorld({ warmStartSeed: seed, ...warmStart });
-      console.log(`warm start ${seed}: ${JSON.stringify(prepared.warmStart)}`);
-      console.log(`world ready in ${((Date.now() - t0) / 1000).toFixed(1)} s (${prepared.dir})`);
+      const world = await prepareWorld(recipe as Recipe, { warmStartSeed: seed, ...warmStart });
+      console.log(`warm start ${seed}: ${JSON.stringify(world.warmStart)}`);
+      console.log(`world ready in ${((Date.now() - t0) / 1000).toFixed(1)} s (${world.dir})`);
       t0 = Date.now();
-      const run = {
+      const run: RunOptions = {
         name: `learning-${recipe}-s${seed}`,
         seed,
         storageUri: (runId: string) => path.join(scratch, 'storage', runId),
@@ -103,17 +108,7 @@ export async function main(args: string[]): Promise<void> {
         },
         ...(control ? { control } : {}),
       };
-      const secondsPerIteration = (): number => (Date.now() - t0) / 1000 / iterations;
-      if ('excludedQuestions' in prepared) {
-        const curve = await runToyWorld({ ...run, world: maeWorldRun(prepared) });
-        printCurve(curve, seed, secondsPerIteration(), maeFigures);
-        curves.push(curve);
-      } else {
-        const curve = await runToyWorld({ ...run, world: spiceWorldRun(prepared) });
-        printCurve(curve, seed, secondsPerIteration(), spiceFigures);
-        console.log(`seed ${seed}: ${runSummary(curve.points)}`);
-        curves.push(curve);
-      }
+      curves.push(await world.run(run, () => (Date.now() - t0) / 1000 / iterations));
     }
   } finally {
     await temporal.stop();
@@ -130,11 +125,64 @@ export async function main(args: string[]): Promise<void> {
   console.log(`heldout_accuracy_gain ${mean.toFixed(2)}`);
 }
 
-/** The controls that only one recipe's world has (the others apply to both). */
-const RECIPE_CONTROLS: Partial<Record<Control, 'spice' | 'mae'>> = {
+const RECIPES = ['spice', 'mae', 'spell'] as const;
+type Recipe = (typeof RECIPES)[number];
+type RunOptions = Omit<ToyRunOptions<unknown>, 'world'>;
+
+/**
+ * A recipe's world with its warm start (cached after its first run), and how a run of it goes: the curve
+ * printed with the world's figures (`secondsPerIteration` read when the run ends), then returned.
+ */
+async function prepareWorld(
+  recipe: Recipe,
+  warmStart: { warmStartSeed: number; warmStartSteps?: number; threads?: number },
+): Promise<{
+  dir: string;
+  warmStart: Record<string, unknown>;
+  run: (run: RunOptions, secondsPerIteration: () => number) => Promise<LearningCurve<unknown>>;
+}> {
+  const seed = warmStart.warmStartSeed;
+  if (recipe === 'mae') {
+    const world = await prepareMaeWorld(warmStart);
+    return {
+      ...world,
+      run: async (run, secondsPerIteration) => {
+        const curve = await runToyWorld({ ...run, world: maeWorldRun(world) });
+        printCurve(curve, seed, secondsPerIteration(), maeFigures);
+        return curve;
+      },
+    };
+  }
+  if (recipe === 'spell') {
+    const world = await prepareSpellWorld(warmStart);
+    return {
+      ...world,
+      run: async (run, secondsPerIteration) => {
+        const curve = await runToyWorld({ ...run, world: spellWorldRun(world) });
+        printCurve(curve, seed, secondsPerIteration(), spellFigures);
+        console.log(`seed ${seed}: ${spellSummary(curve.points)}`);
+        return curve;
+      },
+    };
+  }
+  const world = await prepareToyWorld(warmStart);
+  return {
+    ...world,
+    run: async (run, secondsPerIteration) => {
+      const curve = await runToyWorld({ ...run, world: spiceWorldRun(world) });
+      printCurve(curve, seed, secondsPerIteration(), spiceFigures);
+      console.log(`seed ${seed}: ${runSummary(curve.points)}`);
+      return curve;
+    },
+  };
+}
+
+/** The controls that only one recipe's world has (the others apply to every recipe). */
+const RECIPE_CONTROLS: Partial<Record<Control, Recipe>> = {
   'reasoner-only': 'spice',
   'challenger-only': 'spice',
   'random-judge': 'mae',
+  'frozen-verifier': 'spell',
 };
 
 const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
@@ -151,6 +199,11 @@ const maeFigures = (p: IterationPoint<MaePoint>): string =>
   `on held-out facts ${pct(p.heldOutJudgeAgreement.rate)} of ${p.heldOutJudgeAgreement.pairs}, ` +
   `proposer: ladder ${pct(p.ladderShare)}, rungs [${byRung(p.rungShares)}], ` +
   `solver right ${pct(p.solverAccuracy)} [${byRung(p.solverAccuracyByRung)}]`;
+
+const spellFigures = (p: IterationPoint<SpellPoint>): string =>
+  `valid questions ${pct(p.validTaskRate)}, verifier-rule agreement ${pct(p.verifierRuleAgreement)}, ` +
+  `responder pass rate ${pct(p.responderPassRate)}, groups: ${p.solvableQuestions} solvable, ` +
+  `${p.responderGroups} responder, ${p.verifierGroups} verifier`;
 
 function printCurve<W>(
   curve: LearningCurve<W>,
@@ -196,4 +249,11 @@ function runSummary(points: ReadonlyArray<IterationPoint<SpicePoint>>): string {
     `rung shares, iterations 1-2 → ${half}-${points.length}: ${shares.join(', ')}; pass rate per iteration ` +
     `${Math.min(...passRates).toFixed(1)} to ${Math.max(...passRates).toFixed(1)}%, mean ${mean(passRates).toFixed(1)}%`
   );
+}
+
+/** The verifier's agreement with the rule check over the run: the first two iterations against the last two. */
+function spellSummary(points: ReadonlyArray<IterationPoint<SpellPoint>>): string {
+  const mean = (ps: ReadonlyArray<IterationPoint<SpellPoint>>): number =>
+    ps.reduce((a, p) => a + p.verifierRuleAgreement, 0) / Math.max(1, ps.length);
+  return `verifier-rule agreement, iterations 1-2 → last two: ${pct(mean(points.slice(0, 2)))} → ${pct(mean(points.slice(-2)))}`;
 }

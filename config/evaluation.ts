@@ -26,6 +26,10 @@ export const EVAL_ROLLOUTS = ['answer', 'search'] as const;
 /** The recipes whose solver is a search agent (`evaluation.rollout: "search"`). */
 export const SEARCH_AGENT_RECIPES = ['ssp', 'scope'] as const;
 
+/** Where a sample's answer is read (`evaluation.answerFormat`). */
+export const ANSWER_FORMATS = ['boxed', 'answer_is'] as const;
+export type AnswerFormat = (typeof ANSWER_FORMATS)[number];
+
 export const benchmarkSpec = z
   .strictObject({
     name: z.string().regex(BENCHMARK_NAME, 'letters, digits, ".", "_" or "-" (max 64)'),
@@ -83,6 +87,11 @@ export const evaluationParams = z
         user: z.string().includes('{question}', { message: 'must contain {question}' }),
       }),
     ]),
+    /**
+     * Where a sample's answer is read: the last `\\boxed{}` (`boxed`, the default), or the rest of the line
+     * after the last "the answer is" (`answer_is`, SPELL's responder format, with a template of its own).
+     */
+    answerFormat: z.enum(ANSWER_FORMATS).optional(),
   })
   .refine((e) => (e.every === 0 && !e.atStart) || e.benchmarks.length > 0, {
     path: ['benchmarks'],

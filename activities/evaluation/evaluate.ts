@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import { Context } from '@temporalio/activity';
-import type { BenchmarkSpec } from '../../config/evaluation';
+import type { AnswerFormat, BenchmarkSpec } from '../../config/evaluation';
 import { endpointFor } from '../../config/env';
 import type { RunConfig } from '../../config/schema';
 import { digestsOf, type WeightSnapshot } from '../../contracts/selfplay';
@@ -159,6 +159,7 @@ async function evaluateOne(
       prompt: search
         ? solverSearch(deps, config, '{question}')
         : evalMessages('{question}', e.template, config),
+      ...(e.answerFormat ? { answerFormat: e.answerFormat } : {}),
       seed: e.seed,
       model: llm.settings.model,
       ...sampling,
@@ -168,7 +169,15 @@ async function evaluateOne(
   const answer: Answerer = search
     ? await searchAnswerer(deps, config, llm, sampling, signal)
     : (item, seed) =>
-        answerSamples(llm, item, evalMessages(item.question, e.template, config), seed, sampling, signal);
+        answerSamples(
+          llm,
+          item,
+          evalMessages(item.question, e.template, config),
+          seed,
+          sampling,
+          e.answerFormat,
+          signal,
+        );
   const out = await runStoredUnits({
     store: deps.store,
     key: evalResultsKey(folder, selectionName(spec.limit, spec.subsetSeed)),
@@ -198,13 +207,14 @@ async function evaluateOne(
 
 type Sampling = { n: number; temperature: number; topP: number; maxTokens: number };
 
-/** `n` completions of the prompt, each judged on its last `\boxed{}`. */
+/** `n` completions of the prompt, each judged on its answer as `format` reads it (its last `\boxed{}` by default). */
 async function answerSamples(
   llm: InferenceEndpoint,
   item: BenchmarkItem,
   messages: ChatMessage[],
   seed: number,
   sampling: Sampling,
+  format: AnswerFormat | undefined,
   signal: AbortSignal,
 ): Promise<ItemVerdicts['samples']> {
   const samples = await llm.chat({
@@ -217,7 +227,7 @@ async function answerSamples(
   });
   return Promise.all(
     samples.map(async (s) => ({
-      ...(await judgeSample(item, s.content, sharedAnswerChecker())),
+      ...(await judgeSample(item, s.content, sharedAnswerChecker(), format)),
       completion: s.content,
       finishReason: s.finishReason,
     })),

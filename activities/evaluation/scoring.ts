@@ -1,4 +1,6 @@
 import { extractLastBoxed } from '../scoring/boxed';
+import { extractAnswer } from '../recipes/spell/parse';
+import type { AnswerFormat } from '../../config/evaluation';
 import { isParsableMath, numericValue } from '../scoring/math-equivalence';
 import type { AnswerKind } from '../scoring/verifiers';
 import type { AnswerChecker } from '../scoring/answer-checker-pool';
@@ -17,7 +19,7 @@ export interface GoldAnswer {
 }
 
 export interface SampleVerdict {
-  /** The last `\boxed{}` of the completion; null when there is none (a wrong answer). */
+  /** The completion's answer (`extractSampleAnswer`); null when there is none (a wrong answer). */
   extracted: string | null;
   correct: boolean;
 }
@@ -35,13 +37,19 @@ export function answerKindOf(gold: string): AnswerKind {
   return 'string';
 }
 
-/** One sample's verdict, on its last `\boxed{}`; a check that times out counts as wrong. */
+/** A sample's answer as `format` reads it; null when it has none. */
+export function extractSampleAnswer(completion: string, format: AnswerFormat = 'boxed'): string | null {
+  return format === 'answer_is' ? extractAnswer(completion) : (extractLastBoxed(completion) ?? null);
+}
+
+/** One sample's verdict, on its answer as `format` reads it; a check that times out counts as wrong. */
 export function judgeSample(
   gold: GoldAnswer,
   completion: string,
   check: AnswerChecker,
+  format: AnswerFormat = 'boxed',
 ): Promise<SampleVerdict> {
-  return judgeAnswer(gold, extractLastBoxed(completion) ?? null, check);
+  return judgeAnswer(gold, extractSampleAnswer(completion, format), check);
 }
 
 /** The verdict on an answer already taken from its sample (null: the sample gave none, which is wrong). */

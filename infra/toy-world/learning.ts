@@ -131,7 +131,8 @@ function measured(result: BenchmarkResult | undefined): Measured | undefined {
   return result && { accuracy: result.accuracy, standardError: result.standardError ?? 0 };
 }
 
-function meanPassRate(histogram: readonly number[]): number {
+/** The mean pass rate over the tasks of a histogram (`histogram[k]`: tasks with k of G right). */
+export function meanPassRate(histogram: readonly number[]): number {
   const g = histogram.length - 1;
   const tasks = histogram.reduce((a, b) => a + b, 0);
   return tasks && g > 0 ? histogram.reduce((sum, count, k) => sum + count * k, 0) / (tasks * g) : 0;

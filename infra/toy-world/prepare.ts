@@ -91,7 +91,7 @@ export async function prepareToyWorld(options: Partial<ToyWorldOptions> = {}): P
       warmStartSeed: o.warmStartSeed,
       WARM_START_TARGETS,
       // One thread count's warm start is not another's (reduction order); the default (one per core) is
-      // left out, so worlds warm-started before this option keep their hash.
+      // left out (JSON drops undefined), so worlds warm-started before this option keep their hash.
       threads: o.threads,
     },
     steps: o.warmStartSteps,
@@ -122,6 +122,8 @@ export interface WorldSpec {
   /** Per role, its share of the warm start's batches and its learning-rate multiplier (the kernel's defaults otherwise). */
   roleWeights?: Record<string, number>;
   roleLearningRates?: Record<string, number>;
+  /** Cosine cycles at most, the first included (the kernel's default otherwise). */
+  maxCycles?: number;
   threads?: number;
   /**
    * The kernel's word tokenizer (`warm-start --split-words`, word_tokenizer.py), for a world whose model copies
@@ -179,6 +181,7 @@ async function warmStartModel(dir: string, out: string, spec: WorldSpec): Promis
     ...pairs('--role-weight', spec.roleWeights),
     ...pairs('--role-learning-rate', spec.roleLearningRates),
   );
+  args.push(...(spec.maxCycles ? ['--max-cycles', String(spec.maxCycles)] : []));
   args.push(...(spec.threads ? ['--threads', String(spec.threads)] : []));
   if (spec.wordTokenizer) {
     args.push('--split-words', '--vocab-size', String(spec.wordTokenizer.vocabSize));

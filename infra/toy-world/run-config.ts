@@ -34,13 +34,7 @@ export function toyWorldRunConfig(
 ): Record<string, unknown> {
   const maxTokens = 24;
   return {
-    recipe: 'spice',
-    iterations: 20,
-    seed,
-    batchSize: 16,
-    shardSize: 4,
-    groupSize: 8,
-    corpus: { uri: world.corpus, maxSegmentChars: 2000 },
+    ...cpuSizedRun('spice', world.corpus, seed),
     sampling: { temperature: 1.0, topP: 1.0, maxTokens },
     spice: {
       taskFormats: 'free_form',
@@ -58,6 +52,19 @@ export function toyWorldRunConfig(
     weightSync: { engine: 'kernel' },
     inference: { requestTimeoutSeconds: 300 },
     evaluation: heldOutEvaluation(world.heldOut, seed, 10),
+  };
+}
+
+/** A toy world's run of `recipe` on its corpus, sized for a CPU: B = 16, G = 8, 20 iterations. */
+export function cpuSizedRun(recipe: string, corpus: string, seed: number): Record<string, unknown> {
+  return {
+    recipe,
+    iterations: 20,
+    seed,
+    batchSize: 16,
+    shardSize: 4,
+    groupSize: 8,
+    corpus: { uri: corpus, maxSegmentChars: 2000 },
   };
 }
 

@@ -11,6 +11,9 @@ import type { MaeWorld } from '../../infra/toy-world/mae-prepare';
 import { maeWorldRunConfig } from '../../infra/toy-world/mae-run-config';
 import type { ToyWorld } from '../../infra/toy-world/prepare';
 import { TOY_WORLD_POLICY, toyWorldRunConfig } from '../../infra/toy-world/run-config';
+import { spellPoint, type SpellPoint } from '../../infra/toy-world/spell-learning';
+import type { SpellWorld } from '../../infra/toy-world/spell-prepare';
+import { spellWorldRunConfig } from '../../infra/toy-world/spell-run-config';
 import { withKernelRun } from './kernel-run';
 import { startScriptedLlm } from './scripted-llm/server';
 
@@ -37,6 +40,13 @@ export const maeWorldRun = (world: MaeWorld): WorldRun<MaePoint> => ({
   model: world.model,
   config: (seed) => maeWorldRunConfig(world, seed),
   read: maePoint,
+});
+
+export const spellWorldRun = (world: SpellWorld): WorldRun<SpellPoint> => ({
+  dir: world.dir,
+  model: world.model,
+  config: (seed) => spellWorldRunConfig(world, seed),
+  read: spellPoint,
 });
 
 /**
@@ -119,9 +129,17 @@ function runWorld<W>(options: ToyRunOptions<W>, judgeUrl: string | undefined): P
  * The controls and ablations of the learning runs: learning rate 0 and flipped advantages must not learn; the
  * ablations train one role's rows only (`training.ablateRoles`), to see where a gain comes from (SPICE's
  * roles); MAE's random judge answers every Judge call with a score that ignores the answer, so a gain that
- * survives it did not come from the Judge's signal.
+ * survives it did not come from the Judge's signal; SPELL's frozen verifier trains no verifier rows
+ * (`spell.frozenRoles`), so its agreement with the rule must stay where the warm start left it.
  */
-export const CONTROLS = ['lr0', 'flipped', 'reasoner-only', 'challenger-only', 'random-judge'] as const;
+export const CONTROLS = [
+  'lr0',
+  'flipped',
+  'reasoner-only',
+  'challenger-only',
+  'random-judge',
+  'frozen-verifier',
+] as const;
 export type Control = (typeof CONTROLS)[number];
 
 /**
@@ -149,7 +167,11 @@ export function withControl(
       mae: { ...mae, trainRoles: { proposer: true, solver: true, judge: false } },
     };
   }
-  const edits: Record<Exclude<Control, 'random-judge'>, Record<string, unknown>> = {
+  if (control === 'frozen-verifier') {
+    const spell = (config['spell'] ?? {}) as Record<string, unknown>;
+    return { ...config, spell: { ...spell, frozenRoles: ['verifier'] } };
+  }
+  const edits: Record<Exclude<Control, 'random-judge' | 'frozen-verifier'>, Record<string, unknown>> = {
     lr0: { optimizer: { ...(training['optimizer'] as object), learningRate: 0 } },
     flipped: { negateAdvantages: true },
     'reasoner-only': { ablateRoles: ['challenger'] },

@@ -224,6 +224,7 @@ function metricsOf(
     historyKeys: Object.keys(state.history).length,
     historyEntries: Object.values(state.history).reduce((s, h) => s + h.length, 0),
     withHistoryItems: items.filter((i) => i.plan.examples.length > 0).length,
+    verifierRuleAgreement: verifierRuleAgreement(items),
     meanQuestionerDocuments: mean(items.map((i) => i.plan.questionerDocs.length)),
   };
   for (const task of SPELL_TASKS) {
@@ -247,4 +248,17 @@ function metricsOf(
     rowsByRole: rowsByRole(rows),
     extra,
   };
+}
+
+/**
+ * The share of the verifier's judgments (every vote, an invalid one included) that say what the rule check
+ * says of the response they judge: how far the policy's own judging agrees with the rule, before majorities.
+ */
+function verifierRuleAgreement(items: readonly Item[]): number {
+  const agrees = items.flatMap(({ gate, judge }) =>
+    gate.status === 'valid'
+      ? judge.responses.flatMap((r) => (r.verifier?.votes ?? []).map((v) => v === (r.rule ? 1 : 0)))
+      : [],
+  );
+  return agrees.length ? agrees.filter(Boolean).length / agrees.length : 0;
 }

@@ -51,6 +51,17 @@ describe('held-out evaluation scoring', () => {
         extracted: null,
         correct: false,
       });
+      // SPELL's responders close with "the answer is": read there when the evaluation says so.
+      await expect(
+        judgeSample(gold('439'), '400 + 39 = 439. Therefore, the answer is 439.', check, 'answer_is'),
+      ).resolves.toEqual({ extracted: '439', correct: true });
+      expect(
+        (await judgeSample(gold('439'), 'Therefore, the answer is 438.', check, 'answer_is')).correct,
+      ).toBe(false);
+      await expect(judgeSample(gold('439'), '\\boxed{439}', check, 'answer_is')).resolves.toEqual({
+        extracted: null,
+        correct: false,
+      });
       // A truncated completion whose last box never closes has no answer.
       await expect(judgeSample(gold('439'), '\\boxed{439} then \\boxed{43', check)).resolves.toEqual({
         extracted: null,

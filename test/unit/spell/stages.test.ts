@@ -117,6 +117,14 @@ describe('SPELL stages against the scripted model', () => {
     expect(metrics.rowsByRole.questioner).toBe(responderGroups + (metrics.extra.questionerNegatives ?? 0));
     expect(metrics.documents).toBe(24);
     expect(metrics.passRateHistogram).toHaveLength(G + 1);
+    // The verifier's agreement with the rule: every vote on a valid question's response, against its R_rule.
+    const votes = judge.flatMap((j, i) =>
+      gate[i]?.status === 'valid'
+        ? j.responses.flatMap((r) => (r.verifier?.votes ?? []).map((v) => v === (r.rule ? 1 : 0)))
+        : [],
+    );
+    expect(votes.length).toBeGreaterThan(0);
+    expect(metrics.extra.verifierRuleAgreement).toBeCloseTo(votes.filter(Boolean).length / votes.length, 12);
 
     // The next history holds exactly the valid questions with 0 < r̄ < 1, with their questioner documents.
     const expected: Record<string, string[]> = {};

@@ -1,0 +1,280 @@
+/**
+ * SPELL's toy world: lookups over a cluster of fact sheets, played with SPELL's own prompts and parsers. A
+ * cluster is three one-line sheets, each a depot and the crates it holds ("Depot 47 holds 52 crates."). The
+ * questioner reads the cluster and writes a question about one depot with its answer (`{"question":"How many
+ * crates does Depot 47 hold?","answer":52}`); the responder answers it with the sheets in context, quoting
+ * the sheet it read ("Depot 47 holds 52 crates. Therefore, the answer is 52."); the verifier, the same
+ * model, compares the responder's answer with the reference digit by digit ("Explanation: 5 5 = 2 2 =.
+ * Decision: [[YES]]").
+ *
+ * Why this world: the numbers are only in the sheets, so the grounding probe (the responder without them)
+ * cannot answer and every question needs its cluster; and what the responder does is a copy keyed by a name
+ * (find the sheet of the question's depot, copy its number), which a two-layer model learns by induction,
+ * where the previous world's arithmetic across two sheets was beyond it (spell-learn: 14-26 % greedy after a
+ * full warm start). The responder's teacher slips (another sheet's number, or off by one:
+ * `RESPONDER_SLIPS`), so its greedy answers are right and its samples often not; the verifier's teacher
+ * flips its decision (`VERIFIER_SLIP_RATE`), so both roles have headroom for RL.
+ *
+ * Held-out: clusters whose depots are held-out names (`isHeldOutName`): no corpus document, warm-start or
+ * validation example names one. Held-out accuracy is the responder's on them, asked with SPELL's responder
+ * prompt over the cluster.
+ */
+import type { ChatMessage } from '../../activities/clients/trainer-contract';
+import { seededRng, type Rng } from '../../activities/lib/rng';
+import {
+  questionerMessages,
+  responderMessages,
+  verifierMessages,
+} from '../../activities/recipes/spell/prompts';
+import type { SpellQuestion } from '../../activities/recipes/spell/records';
+
+/** The one task of the world: a numeric answer that SPELL's rule check compares by value. */
+export const SPELL_WORLD_TASK = 'financial_math';
+
+/**
+ * A depot is named by a number of two digits (`Depot 47`): the warm start's tokenizer splits around digits
+ * only and merges the rest, so a name of words fuses with the text around it ("crates.\nDepot Kilo Field
+ * holds " one token in a sheet, "Kilo" "Fi" "el" "d" in the question; measured), while a digit is a token of
+ * its own wherever it stands, in a sheet, a question or a held-out cluster.
+ */
+const NAMES = 90;
+
+/**
+ * A depot is held out when its number is (`Depot 12`, `Depot 17`, ...: a fifth of them): no corpus document,
+ * warm-start or validation example names one, and every held-out cluster names only them.
+ */
+export function isHeldOutName(name: number): boolean {
+  return name % 5 === 2;
+}
+
+/** Fact sheets per cluster: the one the question names and two others, each a number it could be confused with. */
+export const SHEETS = 3;
+
+/**
+ * The responder's teacher slips this often: on `wrongSheet` of its answers it copies another sheet's number,
+ * on `offByOne` the right sheet's number plus or minus one. Greedy answers stay right; samples are right
+ * about 60 % of the time, which leaves RL its headroom.
+ */
+export const RESPONDER_SLIPS = { wrongSheet: 0.25, offByOne: 0.15 };
+
+/** The teacher verifier's decision is flipped this often: an agreement with the rule that RL can raise. */
+export const VERIFIER_SLIP_RATE = 0.15;
+
+export interface SpellCluster {
+  id: string;
+  /** The depots' names (their numbers), one per sheet, and the counts they hold (two digits, all different). */
+  names: string[];
+  counts: number[];
+  documents: string[];
+  /** The sheet the question asks about. */
+  asked: number;
+  question: string;
+  answer: number;
+}
+
+const sheetText = (name: string, count: number): string => `Depot ${name} holds ${count} crates.`;
+const questionAbout = (name: string): string => `How many crates does Depot ${name} hold?`;
+
+/** A cluster of `SHEETS` depots, their numbers 10-99 all different; the question asks about one of them. */
+function clusterOf(id: string, rng: Rng, heldOut: boolean): SpellCluster {
+  const depots: number[] = [];
+  const counts: number[] = [];
+  while (depots.length < SHEETS) {
+    const [depot, count] = [10 + rng.int(NAMES), 10 + rng.int(90)];
+    if (isHeldOutName(depot) !== heldOut) continue;
+    if (depots.includes(depot) || counts.includes(count) || depots.includes(count) || counts.includes(depot))
+      continue;
+    depots.push(depot);
+    counts.push(count);
+  }
+  const names = depots.map(String);
+  const asked = rng.int(SHEETS);
+  return {
+    id,
+    names,
+    counts,
+    documents: names.map((name, i) => sheetText(name, counts[i] as number)),
+    asked,
+    question: questionAbout(names[asked] as string),
+    answer: counts[asked] as number,
+  };
+}
+
+/** Cluster `index` of stream `stream`, of held-out names or of the others. */
+export function spellCluster(seed: number, stream: string, index: number, heldOut = false): SpellCluster {
+  return clusterOf(`${stream}-${index}`, seededRng(seed, 'spell-world', stream, index), heldOut);
+}
+
+/**
+ * The corpus for `corpus.uri`: each cluster's sheets, named by SPELL's `cluster` and `task` fields. A
+ * cluster that would repeat a document of an earlier one is drawn again: the corpus loader drops a document
+ * whose text it has seen, which would leave its cluster short of a sheet.
+ */
+export function spellCorpus(
+  seed: number,
+  clusters: number,
+): Array<{ id: string; text: string; cluster: string; task: string }> {
+  const seen = new Set<string>();
+  const out: SpellCluster[] = [];
+  for (let i = 0; out.length < clusters; i++) {
+    const cluster = spellCluster(seed, 'corpus', i);
+    if (cluster.documents.some((d) => seen.has(d))) continue;
+    for (const d of cluster.documents) seen.add(d);
+    out.push(cluster);
+  }
+  return out.flatMap((c) =>
+    c.documents.map((text, d) => ({ id: `${c.id}-${d}`, text, cluster: c.id, task: SPELL_WORLD_TASK })),
+  );
+}
+
+const context = (c: SpellCluster): string => c.documents.join('\n');
+
+const questionOf = (c: SpellCluster): SpellQuestion => ({
+  task: SPELL_WORLD_TASK,
+  question: c.question,
+  answer: String(c.answer),
+});
+
+/** What a competent questioner writes about sheet `sheet`: SPELL's JSON, the answer a number. */
+export const questionerCompletion = (c: SpellCluster, sheet = c.asked): string =>
+  JSON.stringify({ question: questionAbout(c.names[sheet] as string), answer: c.counts[sheet] });
+
+/**
+ * What a responder writes when it answers `answer` about depot `name`: the sheet it read, quoted, then SPELL's
+ * closing sentence. The quote is what a two-layer model can copy: its "47 holds " stands in one sheet
+ * followed by the number, so the number is the next token of an earlier occurrence (an induction copy),
+ * where the closing sentence alone had to find the sheet from a dozen tokens away (29 % greedy, a sheet at
+ * random, after 3,000 warm-start steps; measured).
+ */
+export const responderCompletion = (name: string, answer: number): string =>
+  `${sheetText(name, answer)} Therefore, the answer is ${answer}.`;
+
+/**
+ * What a verifier writes: digit by digit, Answer 1's digit beside Answer 2's and a mark (`=` the same, `x`
+ * not), then its decision: `Explanation: 4 4 = 7 6 x. Decision: [[NO]]`, numbers of different lengths padded
+ * with zeros on the left. Each comparison is of two adjacent tokens, which a two-layer model learns in a few
+ * hundred steps (MAE's Judge, docs/learning.md), where "47 vs 46" left the verifier at chance (every
+ * decision [[YES]] after 2,000 warm-start steps; measured).
+ */
+export function verifierCompletion(predicted: number | string, reference: number, same: boolean): string {
+  const width = Math.max(String(predicted).length, String(reference).length);
+  const [p, r] = [String(predicted).padStart(width, '0'), String(reference).padStart(width, '0')];
+  const marks = [...p].map((digit, i) => `${digit} ${r.charAt(i)} ${digit === r.charAt(i) ? '=' : 'x'}`);
+  return `Explanation: ${marks.join(' ')}. Decision: ${same ? '[[YES]]' : '[[NO]]'}`;
+}
+
+/** SPELL's prompts for a cluster, as the recipe renders them (the questioner sees every sheet). */
+export const spellWorldMessages = {
+  questioner: (c: SpellCluster): ChatMessage[] => questionerMessages(SPELL_WORLD_TASK, context(c), []),
+  responder: (c: SpellCluster): ChatMessage[] => responderMessages(questionOf(c), context(c)),
+  verifier: (c: SpellCluster, predicted: number): ChatMessage[] =>
+    verifierMessages(questionOf(c), String(predicted)),
+};
+
+/**
+ * The held-out set in GSM8K's format: `question` is the whole responder prompt over a cluster of held-out
+ * names (the evaluation's template is `{question}`), `answer` ends in `#### N`.
+ */
+export function spellHeldOut(
+  seed: number,
+  items: number,
+): Array<{ id: string; question: string; answer: string }> {
+  return Array.from({ length: items }, (_, i) => spellCluster(seed, 'held-out', i, true)).map((c, i) => ({
+    id: `heldout-${i}`,
+    question: spellWorldMessages.responder(c)[0]?.content ?? '',
+    answer: `#### ${c.answer}`,
+  }));
+}
+
+export interface SpellWarmStartExample {
+  messages: ChatMessage[];
+  completion: string;
+  role: 'questioner' | 'responder' | 'verifier';
+}
+
+/**
+ * A teacher's answer about the asked sheet: right, or with probability `slips.wrongSheet` another sheet's
+ * number, or with `slips.offByOne` the right number plus or minus one.
+ */
+export function slippedAnswer(
+  rng: Rng,
+  c: SpellCluster,
+  slips: { wrongSheet: number; offByOne: number },
+): number {
+  const u = rng.next();
+  if (u < slips.wrongSheet) return c.counts[(c.asked + 1 + rng.int(SHEETS - 1)) % SHEETS] as number;
+  if (u < slips.wrongSheet + slips.offByOne)
+    return c.answer + (c.answer === 99 || (c.answer > 10 && rng.next() < 0.5) ? -1 : 1);
+  return c.answer;
+}
+
+/** The answers the verifier's teacher judges: half right, half a slip of either kind. */
+const JUDGED_SLIPS = { wrongSheet: 0.3, offByOne: 0.2 };
+
+/**
+ * Supervised warm-start examples, rendered by SPELL's prompt functions, per cluster of a stream of their own:
+ * the questioner's right question; the responder's answer from a teacher that slips (`RESPONDER_SLIPS`); and
+ * a verifier judgment of an answer against the reference, from a teacher whose decision is flipped at
+ * `VERIFIER_SLIP_RATE`.
+ */
+export function spellWarmStartExamples(seed: number, clusters: number): SpellWarmStartExample[] {
+  return Array.from({ length: clusters }, (_, i) => spellCluster(seed, 'warm-start', i)).flatMap((c, i) => {
+    const rng = seededRng(seed, 'spell-world', 'warm-start-teacher', i);
+    const answered = slippedAnswer(rng, c, RESPONDER_SLIPS);
+    const judged = slippedAnswer(rng, c, JUDGED_SLIPS);
+    const decision = (judged === c.answer) !== rng.next() < VERIFIER_SLIP_RATE;
+    return [
+      { messages: spellWorldMessages.questioner(c), completion: questionerCompletion(c), role: 'questioner' },
+      {
+        messages: spellWorldMessages.responder(c),
+        completion: responderCompletion(c.names[c.asked] as string, answered),
+        role: 'responder',
+      },
+      {
+        messages: spellWorldMessages.verifier(c, judged),
+        completion: verifierCompletion(judged, c.answer, decision),
+        role: 'verifier',
+      },
+    ];
+  });
+}
+
+/** One validation example: a prompt and the completions that count as right (warm_start.py scores them). */
+export interface SpellValidationExample {
+  messages: ChatMessage[];
+  role: string;
+  kind: string;
+  accept: string[];
+}
+
+/**
+ * What the warm start scores as it trains (greedy and sampled), per role, on clusters of their own stream
+ * (training names): the questioner right with any sheet's question, the responder with the asked sheet's
+ * number, the verifier on an answer right half the time, another sheet's number or off by one otherwise.
+ */
+export function spellValidationExamples(seed: number, clusters = 96): SpellValidationExample[] {
+  return Array.from({ length: clusters }, (_, i) => spellCluster(seed, 'validation', i)).flatMap((c, i) => {
+    const judged =
+      i % 2 === 0 ? c.answer : i % 4 === 1 ? (c.counts[(c.asked + 1) % SHEETS] as number) : c.answer + 1;
+    return [
+      {
+        messages: spellWorldMessages.questioner(c),
+        role: 'questioner',
+        kind: 'question',
+        accept: c.names.map((_, sheet) => questionerCompletion(c, sheet)),
+      },
+      {
+        messages: spellWorldMessages.responder(c),
+        role: 'responder',
+        kind: 'lookup',
+        accept: [responderCompletion(c.names[c.asked] as string, c.answer)],
+      },
+      {
+        messages: spellWorldMessages.verifier(c, judged),
+        role: 'verifier',
+        kind: judged === c.answer ? 'same' : 'different',
+        accept: [verifierCompletion(judged, c.answer, judged === c.answer)],
+      },
+    ];
+  });
+}

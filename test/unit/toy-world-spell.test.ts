@@ -1,0 +1,135 @@
+import { extractAnswer, parseQuestioner, parseVote } from '../../activities/recipes/spell/parse';
+import { ruleCheck } from '../../activities/recipes/spell/rules';
+import { buildClusters } from '../../activities/recipes/spell/clusters';
+import { SPELL_DEFAULTS } from '../../config/presets/spell';
+import {
+  RESPONDER_SLIPS,
+  responderCompletion,
+  SHEETS,
+  spellCluster,
+  spellCorpus,
+  spellHeldOut,
+  spellValidationExamples,
+  spellWarmStartExamples,
+  spellWorldMessages,
+  SPELL_WORLD_TASK,
+  VERIFIER_SLIP_RATE,
+} from '../../infra/toy-world/spell-world';
+
+/**
+ * SPELL's toy world (infra/toy-world/spell-world.ts, docs/learning.md): held-out clusters whose depots nothing
+ * trained on names, warm-start examples that SPELL's own parsers and rule check read as the world means
+ * them, and teachers that slip at the rates the world promises.
+ */
+describe("SPELL's toy world", () => {
+  const examples = spellWarmStartExamples(0, 2000);
+  const SHEET = /Depot (\d+) holds (\d+) crates\./g;
+  const sheets = (text: string): Array<[string, number]> =>
+    [...text.matchAll(SHEET)].map((m) => [m[1] as string, Number(m[2])]);
+  const askedName = (prompt: string): string => /does Depot (\d+) hold\?/.exec(prompt)?.[1] ?? '';
+
+  test('held-out clusters name held-out depots only, and nothing trained on names one', () => {
+    const heldOut = spellHeldOut(0, 320);
+    const heldOutNames = new Set(heldOut.flatMap((item) => sheets(item.question).map(([name]) => name)));
+    for (const item of heldOut) {
+      expect(sheets(item.question)).toHaveLength(SHEETS);
+      expect(heldOutNames.has(askedName(item.question))).toBe(true);
+    }
+
+    const corpus = spellCorpus(0, 600);
+    const trainedText = [
+      ...corpus.map((d) => d.text),
+      ...examples.flatMap((e) => [...e.messages.map((m) => m.content), e.completion]),
+      ...spellValidationExamples(0).flatMap((v) => v.messages.map((m) => m.content)),
+    ].join('\n');
+    const trainedNames = new Set([...trainedText.matchAll(/Depot (\d+)/g)].map((m) => m[1] as string));
+    expect(trainedNames.size).toBe(72);
+    expect(heldOutNames.size).toBe(18);
+    for (const name of heldOutNames) expect(trainedNames.has(name)).toBe(false);
+    // Every document is distinct: the corpus loader drops one whose text it has seen.
+    expect(new Set(corpus.map((d) => d.text)).size).toBe(corpus.length);
+  });
+
+  test("the corpus's clusters are SPELL's: three sheets each, serving financial math", () => {
+    const segments = spellCorpus(0, 10).map(({ id, text, ...metadata }) => ({
+      id,
+      docId: id,
+      index: 0,
+      text,
+      metadata,
+    }));
+    const clusters = buildClusters(segments, SPELL_DEFAULTS);
+    expect(clusters).toHaveLength(10);
+    for (const c of clusters) {
+      expect(c.documents).toHaveLength(SHEETS);
+      expect(c.tasks).toEqual([SPELL_WORLD_TASK]);
+    }
+  });
+
+  test("SPELL's parsers read the teachers' completions as the world means them", () => {
+    for (const example of examples.slice(0, 300)) {
+      const prompt = example.messages[0]?.content ?? '';
+      if (example.role === 'questioner') {
+        const outcome = parseQuestioner(example.completion, SPELL_WORLD_TASK, 40);
+        if (outcome.kind !== 'question') throw new Error(`not a question: ${example.completion}`);
+        // The question names a depot of the cluster, and its answer is that depot's number.
+        const named = sheets(prompt).find(([name]) => name === askedName(outcome.question.question));
+        expect(outcome.question.answer).toBe(String(named?.[1]));
+      } else if (example.role === 'responder') {
+        expect(extractAnswer(example.completion)).toMatch(/^\d+$/);
+        expect(prompt).toContain('Therefore, the answer is');
+      } else {
+        expect([0, 1]).toContain(parseVote(example.completion));
+      }
+    }
+    const cluster = spellCluster(0, 'check', 0);
+    const question = {
+      task: SPELL_WORLD_TASK,
+      question: cluster.question,
+      answer: String(cluster.answer),
+    } as const;
+    expect(
+      ruleCheck(
+        question,
+        extractAnswer(responderCompletion(cluster.names[cluster.asked] ?? '', cluster.answer)),
+      ),
+    ).toBe(true);
+    expect(
+      ruleCheck(
+        question,
+        extractAnswer(responderCompletion(cluster.names[cluster.asked] ?? '', cluster.answer + 1)),
+      ),
+    ).toBe(false);
+    expect(spellWorldMessages.responder(cluster)[0]?.content).toContain(cluster.documents.join('\n'));
+  });
+
+  test("the teachers slip at their rates: the responder's two slips, the verifier's decisions", () => {
+    const slips = { wrongSheet: 0, offByOne: 0, right: 0 };
+    for (const e of examples.filter((x) => x.role === 'responder')) {
+      const prompt = e.messages[0]?.content ?? '';
+      const counts = new Map(sheets(prompt));
+      const right = counts.get(askedName(prompt));
+      const given = Number(extractAnswer(e.completion));
+      if (given === right) slips.right++;
+      else if ([...counts.values()].includes(given)) slips.wrongSheet++;
+      else if (Math.abs(given - (right ?? NaN)) === 1) slips.offByOne++;
+      else throw new Error(`a slip of no kind: ${e.completion}`);
+    }
+    const n = slips.right + slips.wrongSheet + slips.offByOne;
+    expect(Math.abs(slips.wrongSheet / n - RESPONDER_SLIPS.wrongSheet)).toBeLessThan(0.03);
+    expect(Math.abs(slips.offByOne / n - RESPONDER_SLIPS.offByOne)).toBeLessThan(0.03);
+
+    const verifier = examples.filter((e) => e.role === 'verifier');
+    const flipped = verifier.filter((e) => {
+      const [, one, two] = /Answer 1: (\d+)\n- Answer 2: (\d+)/.exec(e.messages[0]?.content ?? '') ?? [];
+      return (parseVote(e.completion) === 1) !== (one === two);
+    });
+    expect(Math.abs(flipped.length / verifier.length - VERIFIER_SLIP_RATE)).toBeLessThan(0.03);
+  });
+
+  test('validation accepts exactly the right completions of every role', () => {
+    const validation = spellValidationExamples(0);
+    expect(new Set(validation.map((v) => v.role))).toEqual(new Set(['questioner', 'responder', 'verifier']));
+    for (const v of validation) expect(v.accept).toHaveLength(v.role === 'questioner' ? SHEETS : 1);
+  });
+});
