@@ -7,6 +7,7 @@ import type { S3Store } from '../../activities/clients/storage';
 import { getJson } from '../../activities/clients/storage/codec';
 import { latestKey } from '../../activities/clients/storage/keys';
 import { delay } from '../../activities/lib/backoff';
+import { isStorageFull } from '../../activities/lib/errors';
 import type { LatestPointer } from '../../activities/stages/manifest';
 import { awaitOperatorWait, retryAsOperator, type OperatorWaitRecord } from './operator';
 
@@ -114,6 +115,28 @@ export async function fillDiskAndRepair(context: DiskFillContext): Promise<Opera
     context.operatorBoundMs,
   );
   await disk.drain();
+  await awaitWritable(context.store, context.deadline);
   await retryAsOperator(client, runId, kind, log);
   return record;
+}
+
+/** Where the operator's check writes, under the suite's own prefix of the bucket. */
+const PROBE_KEY = 'chaos/writable-probe';
+
+/**
+ * Until storage takes a write again, as an operator checks before `selfplay retry`: MinIO answers
+ * `XMinioStorageFull` for a moment after space is freed (it rereads its drive's free space on its own clock), and
+ * a retry sent in that moment fails the same way and leaves the run waiting again.
+ */
+async function awaitWritable(store: S3Store, deadline: number): Promise<void> {
+  for (;;) {
+    try {
+      await store.put(PROBE_KEY, 'ok');
+      await store.delete(PROBE_KEY);
+      return;
+    } catch (err) {
+      if (!isStorageFull(err) || Date.now() > deadline) throw err;
+      await delay(250);
+    }
+  }
 }
