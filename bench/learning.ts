@@ -19,6 +19,7 @@ import {
   spiceWorldRun,
   type Control,
   type ToyRunOptions,
+  type WorldRun,
 } from '../test/support/toy-world-run';
 
 /**
@@ -144,36 +145,28 @@ async function prepareWorld(
   const seed = warmStart.warmStartSeed;
   if (recipe === 'mae') {
     const world = await prepareMaeWorld(warmStart);
-    return {
-      ...world,
-      run: async (run, secondsPerIteration) => {
-        const curve = await runToyWorld({ ...run, world: maeWorldRun(world) });
-        printCurve(curve, seed, secondsPerIteration(), maeFigures);
-        return curve;
-      },
-    };
+    return { ...world, run: worldRunner(seed, maeWorldRun(world), maeFigures) };
   }
   if (recipe === 'spell') {
     const world = await prepareSpellWorld(warmStart);
-    return {
-      ...world,
-      run: async (run, secondsPerIteration) => {
-        const curve = await runToyWorld({ ...run, world: spellWorldRun(world) });
-        printCurve(curve, seed, secondsPerIteration(), spellFigures);
-        console.log(`seed ${seed}: ${spellSummary(curve.points)}`);
-        return curve;
-      },
-    };
+    return { ...world, run: worldRunner(seed, spellWorldRun(world), spellFigures, spellSummary) };
   }
   const world = await prepareToyWorld(warmStart);
-  return {
-    ...world,
-    run: async (run, secondsPerIteration) => {
-      const curve = await runToyWorld({ ...run, world: spiceWorldRun(world) });
-      printCurve(curve, seed, secondsPerIteration(), spiceFigures);
-      console.log(`seed ${seed}: ${runSummary(curve.points)}`);
-      return curve;
-    },
+  return { ...world, run: worldRunner(seed, spiceWorldRun(world), spiceFigures, runSummary) };
+}
+
+/** A run of `world`: its curve printed with the world's figures and, when it has one, its summary line. */
+function worldRunner<W>(
+  seed: number,
+  world: WorldRun<W>,
+  figures: (point: IterationPoint<W>) => string,
+  summary?: (points: ReadonlyArray<IterationPoint<W>>) => string,
+): (run: RunOptions, secondsPerIteration: () => number) => Promise<LearningCurve<W>> {
+  return async (run, secondsPerIteration) => {
+    const curve = await runToyWorld({ ...run, world });
+    printCurve(curve, seed, secondsPerIteration(), figures);
+    if (summary) console.log(`seed ${seed}: ${summary(curve.points)}`);
+    return curve;
   };
 }
 
