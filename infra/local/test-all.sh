@@ -3,7 +3,7 @@
 # older), installs the npm packages with `npm ci` (when the lockfile changed), installs the tools (Temporal CLI,
 # MinIO, Helm, checkov) into .tools/ once, creates the kernel's Python environment, installs Chromium (apt) when
 # missing, type-checks, lints (ESLint, Prettier, the layering of import chains), then runs pytest (the kernel)
-# and jest. The integration tests start their own Temporal dev server and MinIO unless TEMPORAL_ADDRESS /
+# and jest, with the images' install steps checked beside them. The integration tests start their own Temporal dev server and MinIO unless TEMPORAL_ADDRESS /
 # S3_ENDPOINT name running ones.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -20,14 +20,21 @@ command -v chromium >/dev/null || {
   { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } >/dev/null
 }
 
+# The image install steps (two clean installs, the kernel's PyTorch among them: minutes of unpacking, mostly
+# waiting on the disk) run beside the checks and tests; their log is printed and their status counted at the end.
+mkdir -p "$STATE_DIR"
+install_log="$STATE_DIR/check-install.log"
+echo "== image install steps (without docker), beside the tests: $install_log"
+bash infra/deploy/check-install.sh worker kernel > "$install_log" 2>&1 &
+install_pid=$!
+trap 'kill "$install_pid" 2> /dev/null || true' EXIT
+
 echo "== typecheck"; npx tsc --noEmit -p .
 echo "== lint"; npx eslint .
 echo "== format"; npx prettier --check . >/dev/null || { npx prettier --check .; exit 1; }
 echo "== layers"; npx tsx infra/lint/layers.ts
 echo "== deployment (helm lint and template, compose)"; bash infra/deploy/check.sh
-echo "== image install steps (without docker)"; bash infra/deploy/check-install.sh worker kernel
 
-mkdir -p "$STATE_DIR"
 pytest_xml="$STATE_DIR/pytest-results.xml"
 jest_json="$STATE_DIR/jest-results.json"
 rm -f "$pytest_xml" "$jest_json"
@@ -36,6 +43,11 @@ echo "== kernel (pytest)"
 infra/kernels/.venv/bin/python -m pytest infra/kernels/tests -q --junit-xml="$pytest_xml" || status=$?
 echo "== jest"
 npx jest --ci --json --outputFile="$jest_json" "$@" || status=$?
+echo "== image install steps (without docker)"
+install_status=0
+wait "$install_pid" || install_status=$?
+cat "$install_log"
+[ "$install_status" -eq 0 ] || { echo "check-install.sh failed (exit $install_status)"; status=$install_status; }
 
 # One plain closing line over both runners, whatever they printed above it.
 node -e '
