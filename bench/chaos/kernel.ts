@@ -33,6 +33,11 @@ export type KernelFault = 'raise' | 'hold';
 export class ChaosKernel {
   private process: KernelProcess | undefined;
   private policy: string | undefined;
+  /**
+   * Starts, kills and serves one at a time: a kernel takes a minute or more to start on a loaded machine, and a
+   * fault's kill must not miss a kernel still starting, nor its restart race another start for the port.
+   */
+  private queue: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly model: string,
@@ -48,13 +53,29 @@ export class ChaosKernel {
   }
 
   /** A fresh kernel for the run training `policy`. */
-  async serve(policy: string): Promise<void> {
-    await this.kill();
-    this.policy = policy;
-    await this.start();
+  serve(policy: string): Promise<void> {
+    return this.inTurn(async () => {
+      await this.stop();
+      this.policy = policy;
+      await this.launch();
+    });
   }
 
-  async start(): Promise<void> {
+  start(): Promise<void> {
+    return this.inTurn(() => this.launch());
+  }
+
+  kill(): Promise<void> {
+    return this.inTurn(() => this.stop());
+  }
+
+  private inTurn(operation: () => Promise<void>): Promise<void> {
+    const turn = this.queue.then(operation);
+    this.queue = turn.catch(() => undefined);
+    return turn;
+  }
+
+  private async launch(): Promise<void> {
     if (this.policy === undefined || this.process) return;
     this.process = await startKernel({
       model: this.model,
@@ -70,7 +91,7 @@ export class ChaosKernel {
     });
   }
 
-  async kill(): Promise<void> {
+  private async stop(): Promise<void> {
     await this.process?.stop('SIGKILL');
     this.process = undefined;
   }

@@ -128,6 +128,7 @@ describe('SPICE run on the real stack', () => {
     try {
       const outcome = await stack.withWorkers(() => run(runId, { iterations: 1, corpus: { uri: corpus } }));
       expect(outcome.lastCommitted).toBe(1);
+      expect(outcome.recent.at(-1)?.summary.skippedContextLength).toBe(1);
     } finally {
       stack.llm.configure({ contextTokens: Number.MAX_SAFE_INTEGER });
     }
