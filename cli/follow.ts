@@ -57,9 +57,12 @@ function commitLines(it: RunProgress['recent'][number]): string[] {
   const heldOut = Object.entries(it.heldOutAccuracy ?? {})
     .map(([name, accuracy]) => `held-out ${name} ${percent(accuracy)}, `)
     .join('');
+  const skipped = it.skippedContextLength
+    ? `, ${it.skippedContextLength} unit(s) skipped (a prompt over the model's context)`
+    : '';
   return [
     ...start,
-    `iteration ${it.iteration} committed: ${heldOut}valid tasks ${percent(it.validTaskRate)}, mean reward ${rewards}, ${it.rows} training rows, ${it.seconds.toFixed(1)} s`,
+    `iteration ${it.iteration} committed: ${heldOut}valid tasks ${percent(it.validTaskRate)}, mean reward ${rewards}, ${it.rows} training rows${skipped}, ${it.seconds.toFixed(1)} s`,
   ];
 }
 

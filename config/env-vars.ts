@@ -250,6 +250,12 @@ export const ENV_VARS: readonly EnvVar[] = [
     meaning: '`iteration:mini-batch` where the chaos test kernel holds its step, to be SIGKILLed there',
   },
   {
+    name: 'SELFPLAY_TEST_ARM_FILE',
+    component: 'tests',
+    meaning:
+      'a file `npm run chaos -- --trainer kernel` writes `raise` or `hold` into: the chaos test kernel takes that fault at its next mini-batch 2 or later',
+  },
+  {
     name: 'SELFPLAY_TEST_FAULT_LOG',
     component: 'tests',
     meaning: 'the file the chaos test kernel appends a JSON line to as each of its faults fires',

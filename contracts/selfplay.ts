@@ -329,6 +329,8 @@ export interface IterationSummary {
   zeroAdvantageFraction: number;
   rows: number;
   seconds: number;
+  /** Units left out because one of their prompts exceeded the model's context; absent: none. */
+  skippedContextLength?: number;
   /** Held-out accuracy by benchmark of the version this iteration committed, when it was evaluated. */
   heldOutAccuracy?: Record<string, number>;
   /** Held-out accuracy by benchmark of the version the run started from (`evaluation.atStart`). */

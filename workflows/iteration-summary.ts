@@ -30,6 +30,7 @@ export function iterationSummary(
   seconds: number,
 ): IterationSummary {
   const roles = Object.values(filtered.metrics.meanRewardByRole);
+  const skipped = filtered.metrics.extra.skippedContextLength;
   return {
     validTaskRate: filtered.metrics.validTaskRate,
     meanReward: roles.length ? roles.reduce((a, b) => a + b, 0) / roles.length : 0,
@@ -37,6 +38,7 @@ export function iterationSummary(
     zeroAdvantageFraction: filtered.metrics.zeroAdvantageFraction,
     rows: filtered.rows,
     seconds,
+    ...(skipped ? { skippedContextLength: skipped } : {}),
     ...(evaluated ? { heldOutAccuracy: accuracyByBenchmark(evaluated) } : {}),
     ...(startScore ? { startAccuracy: accuracyByBenchmark(startScore) } : {}),
   };

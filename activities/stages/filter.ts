@@ -13,9 +13,11 @@ import type { ShardRecords, Unit, PlanUnit } from '../recipes/types';
 import { recordFilterMetrics } from './stage-metrics';
 import { requireBehaviourLogprobs } from './behaviour-logprobs';
 import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
+import { withoutSkippedUnits } from './skipped-units';
 
 /**
- * Waits for nothing but its input: every shard's records. Computes rewards and advantages (the recipe's
+ * Waits for nothing but its input: every shard's records. Leaves out the units a stage skipped (a prompt over
+ * the model's context, skipped-units.ts) and counts them in `extra.skippedContextLength`. Computes rewards and advantages (the recipe's
  * filter), refuses rows without the behaviour log-probs the loss reads (behaviour-logprobs.ts), writes one
  * training batch per trained policy (rows go to the policy that plays their role, with the version it sampled
  * them at), then a summary; the summary's presence means the batches are complete, so a retry returns it
@@ -32,7 +34,7 @@ export function filterActivities(deps: ActivityDeps) {
       const existing = await getJson<FilterResult>(store, summaryKey);
       if (existing) return existing;
 
-      const shards = await Promise.all(
+      const stored = await Promise.all(
         input.shards.map(async (shard): Promise<ShardRecords<Unit, Unit, Unit, Unit>> => {
           const read = <T>(stage: string) => readShard<T>(store, runId, iteration, stage, shard);
           const [plan, propose, gate, solve, judge] = await Promise.all([
@@ -45,9 +47,15 @@ export function filterActivities(deps: ActivityDeps) {
           return { shard, plan, propose, gate, solve, judge };
         }),
       );
+      const kept = stored.map(withoutSkippedUnits);
+      const shards = kept.map((k) => k.shard);
+      const skippedContextLength = kept.reduce((n, k) => n + k.skipped, 0);
       const state = await loadRecipeState(store, input.recipeStateKey);
       const out = await recipeFor(deps, config).filter({ config, runId, iteration, state }, shards);
-      const { rows, metrics } = out;
+      const { rows } = out;
+      const metrics = skippedContextLength
+        ? { ...out.metrics, extra: { ...out.metrics.extra, skippedContextLength } }
+        : out.metrics;
       const trained = rowsByPolicy(config, rows, input.versions);
       requireBehaviourLogprobs(config, [...trained.values()].flat());
       // The next state and the batches are written before the summary, so a summary always has them.

@@ -9,6 +9,7 @@ import { shardKey } from '../clients/storage/keys';
 import type { AnyRecipe, PlanDocument, RecipeContext, Unit } from '../recipes/types';
 import { recordStageSeconds } from './stage-metrics';
 import { ensureServersAt } from './sync';
+import { isSkipped, skipOverLongUnit, splitSkipped } from './skipped-units';
 
 type UnitStage = 'propose' | 'solve' | 'judge';
 
@@ -33,6 +34,7 @@ export function shardStageActivities(deps: ActivityDeps) {
   ): ShardStageResult => {
     const seconds = (Date.now() - startedMs) / 1000;
     recordStageSeconds(input.config.recipe, stage, seconds);
+    const { kept, skipped } = splitSkipped(out.records);
     return {
       stage,
       shard: input.shard,
@@ -40,16 +42,23 @@ export function shardStageActivities(deps: ActivityDeps) {
       units: out.records.length,
       reusedUnits: out.reusedUnits,
       seconds,
-      metrics: recipeFor(deps, input.config).summarize(stage, out.records),
+      metrics: {
+        ...recipeFor(deps, input.config).summarize(stage, kept),
+        ...(skipped ? { skippedContextLength: skipped } : {}),
+      },
     };
   };
 
-  /** A stage whose units (documents) run concurrently and are stored one by one as they finish. */
+  /**
+   * A stage whose units (documents) run concurrently and are stored one by one as they finish. A unit an
+   * earlier stage skipped keeps its skip record; one whose prompt does not fit the context gets one here.
+   */
   async function unitStage(
     stage: UnitStage,
     input: ShardStageInput,
     inputsOf: () => Promise<Unit[]>,
     work: (recipe: AnyRecipe, ctx: RecipeContext) => (unit: Unit) => Promise<Unit>,
+    skippedBefore: (unit: Unit) => Unit | undefined = (unit) => (isSkipped(unit) ? unit : undefined),
   ): Promise<ShardStageResult> {
     const startedMs = Date.now();
     const recipe = recipeFor(deps, input.config);
@@ -71,7 +80,9 @@ export function shardStageActivities(deps: ActivityDeps) {
       stage,
       inputs: await inputsOf(),
       // Each unit listens on the shard's signal, which also aborts when a sibling unit fails for good.
-      work: (unit, signal) => work(recipe, { ...ctx, signal })(unit),
+      work: async (unit, signal) =>
+        skippedBefore(unit) ??
+        (await skipOverLongUnit(unit.unit, stage, () => work(recipe, { ...ctx, signal })(unit))),
     });
     return summary(stage, input, startedMs, out);
   }
@@ -104,8 +115,20 @@ export function shardStageActivities(deps: ActivityDeps) {
         Context.current().cancellationSignal,
         await loadRecipeState(store, input.recipeStateKey),
       );
-      const proposed = (await recipeFor(deps, input.config).gate(ctx, plan, proposals)) as Unit[];
-      const records = await createOrReadShard(store, key, proposed);
+      // The recipe checks the proposals it wrote; a skipped unit keeps its skip record in its place.
+      const kept = proposals.filter((p) => !isSkipped(p));
+      const keptUnits = new Set(kept.map((p) => p.unit));
+      const gated = (await recipeFor(deps, input.config).gate(
+        ctx,
+        plan.filter((u) => keptUnits.has(u.unit)),
+        kept,
+      )) as Unit[];
+      const next = gated.values();
+      const records = await createOrReadShard(
+        store,
+        key,
+        proposals.map((p) => (isSkipped(p) ? p : (next.next().value as Unit))),
+      );
       return summary('gate', input, startedMs, { key, records, reusedUnits: 0 });
     },
 
@@ -121,11 +144,13 @@ export function shardStageActivities(deps: ActivityDeps) {
     /** Verifiers and judges score every rollout: orchestrator pool for rule verifiers, rollout pool for LLM judges. */
     async judge(input: ShardStageInput): Promise<ShardStageResult> {
       const solved = new Map((await read<Unit>(input, 'solve')).map((s) => [s.unit, s]));
+      const skippedIn = (gated: Unit): Unit | undefined => [gated, solved.get(gated.unit)].find(isSkipped);
       return unitStage(
         'judge',
         input,
         () => read<Unit>(input, 'gate'),
         (recipe, ctx) => (gated) => recipe.judge(ctx, gated, solved.get(gated.unit)),
+        skippedIn,
       );
     },
   };

@@ -31,6 +31,10 @@ const iterationsFiltered = metrics.counter(
   'selfplay_iterations_filtered_total',
   'Iterations whose filter stage completed in this process, by recipe',
 );
+const unitsSkipped = metrics.counter(
+  'selfplay_units_skipped_total',
+  "Planned units left out of an iteration because a prompt exceeded the model's context, by recipe",
+);
 
 export function recordStageSeconds(recipe: string, stage: string, seconds: number): void {
   stageSeconds.observe({ recipe, stage }, seconds);
@@ -44,6 +48,7 @@ export function recordFilterMetrics(recipe: string, result: FilterResult): void 
   zeroAdvantage.set({ recipe }, m.zeroAdvantageFraction);
   for (const [role, r] of Object.entries(m.meanRewardByRole)) meanReward.set({ recipe, role }, r);
   for (const [role, n] of Object.entries(m.rowsByRole)) batchRows.inc({ recipe, role }, n);
+  if (m.extra.skippedContextLength) unitsSkipped.inc({ recipe }, m.extra.skippedContextLength);
 }
 
 export function recordTrainMetrics(recipe: string, policy: string, step: TrainStepMetrics): void {

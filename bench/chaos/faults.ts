@@ -25,7 +25,31 @@ export const FAULT_KINDS = [
   'corrupt-checkpoint',
   'fill-disk',
 ] as const;
-export type FaultKind = (typeof FAULT_KINDS)[number];
+
+/**
+ * The real kernel's faults inside a train step (`--trainer kernel`, kernel.ts): a mini-batch after the first
+ * raises once after its update (the kernel rolls the step back, the update retries it), and a step held after
+ * such a mini-batch is SIGKILLed there and the kernel restarted (the update restores the last committed
+ * checkpoint and sends the step again).
+ */
+export const KERNEL_FAULT_KINDS = ['raise-mini-batch', 'kill-kernel-mid-step'] as const;
+export type FaultKind = (typeof FAULT_KINDS)[number] | (typeof KERNEL_FAULT_KINDS)[number];
+
+/** What trains the chaos runs: the recording trainer (a test double) or the real PyTorch kernel. */
+export type ChaosTrainer = 'recording' | 'kernel';
+
+/**
+ * The kinds a suite on `trainer` injects. On the kernel, which also samples, `hold-inference` (the scripted
+ * LLM's) hits nothing, and `corrupt-checkpoint` needs the recording trainer's admin routes (it makes the
+ * trainer forget its weights): both are left out, and the kernel's own two are added.
+ */
+export function faultKinds(trainer: ChaosTrainer): readonly FaultKind[] {
+  if (trainer === 'recording') return FAULT_KINDS;
+  return [
+    ...FAULT_KINDS.filter((k) => k !== 'hold-inference' && k !== 'corrupt-checkpoint'),
+    ...KERNEL_FAULT_KINDS,
+  ];
+}
 
 export interface PlannedFault {
   kind: FaultKind;
@@ -47,13 +71,18 @@ export const DEFAULT_TIMING: FaultTiming = { gapMs: [1_000, 6_000], downMs: [300
  * kind is injected once `count` reaches the number of kinds, and evenly after), each after a seeded gap.
  * The same seed gives the same plan; when each fault lands in the run still depends on the run's timing.
  */
-export function faultPlan(seed: number, count: number, timing: FaultTiming = DEFAULT_TIMING): PlannedFault[] {
+export function faultPlan(
+  seed: number,
+  count: number,
+  timing: FaultTiming = DEFAULT_TIMING,
+  kinds: readonly FaultKind[] = FAULT_KINDS,
+): PlannedFault[] {
   const rng = seededRng('chaos', seed);
   const within = ([low, high]: readonly [number, number]): number =>
     Math.round(low + rng.next() * (high - low));
-  const kinds: FaultKind[] = [];
-  while (kinds.length < count) kinds.push(...rng.shuffle(FAULT_KINDS));
-  return kinds
+  const planned: FaultKind[] = [];
+  while (planned.length < count) planned.push(...rng.shuffle(kinds));
+  return planned
     .slice(0, count)
     .map((kind) => ({ kind, gapMs: within(timing.gapMs), downMs: within(timing.downMs) }));
 }

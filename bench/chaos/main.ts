@@ -1,11 +1,13 @@
 import { spawnSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
-import { FAULT_KINDS } from './faults';
+import { faultKinds, type ChaosTrainer } from './faults';
 import { reportLines, runChaos } from './suite';
 
 /**
  * `npm run chaos -- [--seed N] [--faults N] [--iterations N] [--hold-cap-s S] [--storage-down-s S]
- * [--temporal-down-s S] [--deadline-min M]`: the chaos suite (suite.ts) on a local stack of its own. The
+ * [--temporal-down-s S] [--deadline-min M] [--trainer recording|kernel]`: the chaos suite (suite.ts) on a local
+ * stack of its own. `--trainer kernel` trains on the real PyTorch kernel (its tiny model, with faults inside a
+ * step: faults.ts) instead of the recording trainer, and checks every run's weights against a clean replay. The
  * defaults are the short version CI runs (every fault kind once, Temporal held 10 s); the long one is
  * `--faults 70 --iterations 10 --storage-down-s 900 --temporal-down-s 300 --deadline-min 240`. Exits 1 unless
  * every run completed with no step applied twice and no iteration lost, every corruption left its run waiting
@@ -20,7 +22,8 @@ async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
       seed: { type: 'string', default: '1' },
-      faults: { type: 'string', default: String(FAULT_KINDS.length) },
+      faults: { type: 'string' },
+      trainer: { type: 'string', default: 'recording' },
       iterations: { type: 'string', default: '4' },
       'hold-cap-s': { type: 'string', default: '60' },
       'storage-down-s': { type: 'string' },
@@ -28,7 +31,11 @@ async function main(): Promise<void> {
       'deadline-min': { type: 'string', default: '60' },
     },
   });
-  const number = (name: keyof typeof values): number => {
+  const trainer = values.trainer as ChaosTrainer;
+  if (trainer !== 'recording' && trainer !== 'kernel')
+    throw new Error(`--trainer: expected recording or kernel, got ${values.trainer}`);
+  values.faults ??= String(faultKinds(trainer).length);
+  const number = (name: Exclude<keyof typeof values, 'trainer'>): number => {
     const n = Number(values[name]);
     if (!Number.isFinite(n) || n <= 0)
       throw new Error(`--${name}: expected a positive number, got ${values[name]}`);
@@ -42,12 +49,14 @@ async function main(): Promise<void> {
     ...(values['storage-down-s'] === undefined ? {} : { storageDownMs: number('storage-down-s') * 1000 }),
     temporalDownMs: number('temporal-down-s') * 1000,
     deadlineMs: number('deadline-min') * 60_000,
+    trainer,
     log: (line) => console.log(`  ${new Date().toISOString().slice(11, 19)} ${line}`),
   });
   for (const line of reportLines(report)) console.log(line);
   const healthy =
     report.runsCompleted === report.runsStarted &&
     report.stepsAppliedTwice === 0 &&
+    (report.weightChecks ?? []).every((c) => c.equal === c.versions) &&
     report.iterationsLost === 0 &&
     report.corruptions.every((c) => c.cause?.type === 'CorruptData') &&
     report.diskFills.every((f) => f.cause?.type === 'StorageFull');

@@ -10,7 +10,10 @@ import { startMinio, type MinioServer } from '../../test/support/minio-server';
 import { ServerProcess } from '../../test/support/process';
 import { startTemporalDevServer, type TemporalDevServer } from '../../test/support/temporal-server';
 import { spawnWorker } from '../../test/support/worker-process';
+import { buildTinyModel } from '../../test/support/kernel-process';
 import { CappedDisk, MINIO_DISK_BYTES } from './disk';
+import type { ChaosTrainer } from './faults';
+import { ChaosKernel } from './kernel';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -72,9 +75,16 @@ export class SupervisedWorker {
   }
 }
 
+/** A part the suite crashes and restarts. */
+export interface KillablePart {
+  start(): Promise<void>;
+  kill(): Promise<void>;
+}
+
 /**
  * The local stack, every part a process of its own: Temporal on SQLite, MinIO (its data on a size-capped
- * tmpfs), the LLM, the trainer, workers.
+ * tmpfs), the LLM, the trainer, workers. On the real kernel (`kernel`), the kernel is the trainer and the
+ * sampler both, and the scripted LLM is not started.
  */
 export interface ChaosStack {
   temporal: TemporalDevServer;
@@ -87,8 +97,10 @@ export interface ChaosStack {
   storageUri: string;
   storagePrefix: string;
   llm: Restartable;
-  trainer: Restartable;
+  trainer: KillablePart;
   trainerUrl: string;
+  /** With `--trainer kernel`: the kernel, and the tiny model it and its replays load. */
+  kernel?: { process: ChaosKernel; model: string; env: Record<string, string> };
   workers: Record<Pool, SupervisedWorker>;
   queues: Record<Pool, string>;
   close(): Promise<void>;
@@ -101,7 +113,7 @@ const LLM_CONFIG = {
   faults: { http500: 0.03, timeout: 0.01, malformedJson: 0.02, missingBoxed: 0.02, garbageContent: 0.01 },
 };
 
-export async function startChaosStack(seed: number): Promise<ChaosStack> {
+export async function startChaosStack(seed: number, trainerKind: ChaosTrainer): Promise<ChaosStack> {
   const dir = mkdtempSync(path.join(os.tmpdir(), `selfplay-chaos-${seed}-`));
   // One set of credentials for MinIO and every process that talks to it (children inherit the environment).
   process.env.AWS_ACCESS_KEY_ID ??= 'selfplay-chaos';
@@ -137,9 +149,10 @@ export async function startChaosStack(seed: number): Promise<ChaosStack> {
     ]),
     `${llmUrl}/v1/models`,
   );
+  const kernel = trainerKind === 'kernel' ? chaosKernel(dir, trainerPort, minio) : undefined;
   const trainerUrl = `http://127.0.0.1:${trainerPort}`;
   // The trainer's state file survives its crashes, as a kernel's checkpoints do.
-  const trainer = new Restartable(
+  const recording = new Restartable(
     'recording trainer',
     tsxMain('recording trainer', 'test/support/recording-trainer/main.ts', [
       '--port',
@@ -149,7 +162,9 @@ export async function startChaosStack(seed: number): Promise<ChaosStack> {
     ]),
     `${trainerUrl}/admin/stats`,
   );
-  await Promise.all([llm.start(), trainer.start()]);
+  // The kernel starts with each run, for the run's policy (ChaosKernel.serve).
+  const trainer = kernel?.process ?? recording;
+  if (!kernel) await Promise.all([llm.start(), recording.start()]);
 
   const storagePrefix = `chaos-${seed}-${randomBytes(4).toString('hex')}`;
   const storageUri = `s3://${minio.bucket}/${storagePrefix}`;
@@ -159,9 +174,16 @@ export async function startChaosStack(seed: number): Promise<ChaosStack> {
     SELFPLAY_QUEUE_PREFIX: queuePrefix,
     SELFPLAY_STORAGE: storageUri,
     S3_ENDPOINT: minio.endpoint,
-    SELFPLAY_INFERENCE_URL: `${llmUrl}/v1`,
+    SELFPLAY_INFERENCE_URL: `${kernel ? trainerUrl : llmUrl}/v1`,
     SELFPLAY_INFERENCE_MODEL: 'scripted-policy',
     SELFPLAY_TRAINER_URL: trainerUrl,
+    // The kernel's sampler and trainer want its token (a run names its policy as the model, chaosRunConfig).
+    ...(kernel
+      ? {
+          SELFPLAY_INFERENCE_API_KEY: process.env.SELFPLAY_KERNEL_TOKEN as string,
+          SELFPLAY_CREDENTIAL_BINDINGS: `SELFPLAY_KERNEL_TOKEN=${trainerUrl}`,
+        }
+      : {}),
   };
   // One worker process per pool, so each pool can be killed on its own.
   const workers = Object.fromEntries(
@@ -179,6 +201,7 @@ export async function startChaosStack(seed: number): Promise<ChaosStack> {
     llm,
     trainer,
     trainerUrl,
+    ...(kernel ? { kernel } : {}),
     workers,
     queues: queueNames(queuePrefix),
     async close() {
@@ -189,4 +212,29 @@ export async function startChaosStack(seed: number): Promise<ChaosStack> {
       await minioDisk.unmount();
     },
   };
+}
+
+/**
+ * The real kernel on `port` (the tiny model, built once in `dir`), with a token of the session's and the suite's
+ * bucket among its storage roots.
+ */
+function chaosKernel(
+  dir: string,
+  port: number,
+  minio: MinioServer,
+): { process: ChaosKernel; model: string; env: Record<string, string> } {
+  process.env.SELFPLAY_KERNEL_TOKEN ??= randomBytes(16).toString('hex');
+  const model = buildTinyModel(path.join(dir, 'tiny-model'));
+  const env = {
+    S3_ENDPOINT: minio.endpoint,
+    SELFPLAY_KERNEL_ROOTS: `s3://${minio.bucket},${os.tmpdir()}`,
+  };
+  const kernel = new ChaosKernel(
+    model,
+    port,
+    env,
+    path.join(dir, 'kernel-faults.jsonl'),
+    path.join(dir, 'kernel-arm'),
+  );
+  return { process: kernel, model, env };
 }

@@ -10,7 +10,9 @@ import { iterationsLost, objectVersions, stepsAppliedTwice, unitsRecomputed, typ
 import { corruptCheckpointAndRepair } from './checkpoint-corruption';
 import { corruptAndRepair, type CorruptionContext } from './corruption';
 import { fillDiskAndRepair } from './disk';
-import { FAULT_KINDS, faultPlan, type FaultKind, type PlannedFault } from './faults';
+import { faultKinds, faultPlan, type ChaosTrainer, type FaultKind, type PlannedFault } from './faults';
+import { checkAgainstReplay, type KernelFault, type ReplayCheck } from './kernel';
+import { miniBatchedSpice } from '../../test/support/kernel-run';
 import { operatorWaitLine, type OperatorWaitRecord } from './operator';
 import { startChaosStack, type ChaosStack } from './stack';
 import { dataConverterFromEnv } from '../../config/payload-codec';
@@ -47,6 +49,8 @@ export interface ChaosOptions {
   temporalDownMs: number;
   /** Past this, the suite stops waiting: runs not completed by then count as not completed. */
   deadlineMs: number;
+  /** What trains the runs (default: the recording trainer). */
+  trainer?: ChaosTrainer;
   log: (line: string) => void;
 }
 
@@ -73,7 +77,13 @@ export interface RecoveryRecord {
 export interface ChaosReport {
   seed: number;
   iterations: number;
-  injected: Record<FaultKind, number>;
+  trainer: ChaosTrainer;
+  /** Per fault kind of the plan (faultKinds), how many were injected. */
+  injected: Partial<Record<FaultKind, number>>;
+  /** A kernel fault armed but taken by no step within the recovery cap (the runs had ended, say). */
+  notFired: Partial<Record<FaultKind, number>>;
+  /** With the kernel: each run's committed versions compared with a clean replay's weights. */
+  weightChecks?: ReplayCheck[];
   holds: HoldRecord[];
   corruptions: OperatorWaitRecord[];
   diskFills: OperatorWaitRecord[];
@@ -103,6 +113,8 @@ const KILLED_POOL: Partial<Record<FaultKind, Pool>> = {
  */
 export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const { seed, iterations, log } = options;
+  const trainer = options.trainer ?? 'recording';
+  const kinds = faultKinds(trainer);
   if (options.temporalDownMs <= HEARTBEAT_SECONDS * 1000) {
     throw new Error(
       `temporalDownMs (--temporal-down-s): ${options.temporalDownMs / 1000} s does not outlast the runs' ` +
@@ -110,11 +122,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     );
   }
   const deadline = Date.now() + options.deadlineMs;
-  const stack = await startChaosStack(seed);
+  const stack = await startChaosStack(seed, trainer);
   const connection = await Connection.connect({ address: stack.temporal.address });
   const client = new Client({ connection, dataConverter: dataConverterFromEnv() });
   const runs: Array<AuditedRun & { completed: boolean }> = [];
-  const injected = Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>;
+  const injected = Object.fromEntries(kinds.map((k) => [k, 0])) as Partial<Record<FaultKind, number>>;
+  const notFired: Partial<Record<FaultKind, number>> = {};
   const holds: HoldRecord[] = [];
   const corruptions: OperatorWaitRecord[] = [];
   const diskFills: OperatorWaitRecord[] = [];
@@ -152,13 +165,15 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const drive = async (): Promise<void> => {
     do {
       const runId = `chaos-${seed}-run-${runs.length + 1}`;
+      // A kernel holds one policy: each run trains its own on a fresh kernel.
+      await stack.kernel?.process.serve(runId);
       // A start whose answer was lost to a Temporal crash may have started the run: that is a start too.
       await persistently(() =>
         client.workflow
           .start(selfPlayRun, {
             workflowId: runId,
             taskQueue: stack.queues.orchestrator,
-            args: [chaosRunConfig(runId, iterations, stack)],
+            args: [chaosRunConfig(runId, iterations, stack, trainer)],
           })
           .catch((err: unknown) => {
             if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
@@ -264,11 +279,33 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   };
 
   /**
+   * A fault inside the kernel's next step: the mini-batch raises (the kernel heals itself), or the step is held
+   * there and the kernel SIGKILLed and restarted.
+   */
+  const kernelFault = async (kind: FaultKind, fault: KernelFault): Promise<void> => {
+    const kernel = stack.kernel?.process;
+    if (!kernel) throw new Error(`${kind}: a kernel fault needs --trainer kernel`);
+    if (!(await kernel.fire(fault, RECOVERY_CAP_MS))) {
+      notFired[kind] = (notFired[kind] ?? 0) + 1;
+      log(`fault ${kind}: no train step took it within ${RECOVERY_CAP_MS / 1000} s`);
+      return;
+    }
+    if (fault === 'hold') {
+      await kernel.kill();
+      await kernel.start();
+    }
+  };
+
+  /**
    * A kill or hold: down, then restarted; a corruption or a full disk: injected, waited on, repaired and
-   * retried.
+   * retried; a kernel fault: armed and, once taken, healed.
    */
   const inject = async ({ kind, downMs }: PlannedFault): Promise<void> => {
-    if (kind === 'corrupt-shard' || kind === 'corrupt-batch') {
+    if (kind === 'raise-mini-batch') {
+      await kernelFault(kind, 'raise');
+    } else if (kind === 'kill-kernel-mid-step') {
+      await kernelFault(kind, 'hold');
+    } else if (kind === 'corrupt-shard' || kind === 'corrupt-batch') {
       corruptions.push(await corruptAndRepair(kind, corruption));
     } else if (kind === 'corrupt-checkpoint') {
       corruptions.push(await corruptCheckpointAndRepair({ ...corruption, trainerUrl: stack.trainerUrl }));
@@ -285,10 +322,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
 
   const injectAll = async (): Promise<void> => {
     try {
-      for (const fault of faultPlan(seed, options.faults)) {
+      for (const fault of faultPlan(seed, options.faults, undefined, kinds)) {
         await delay(fault.gapMs);
         await inject(fault);
-        injected[fault.kind]++;
+        injected[fault.kind] = (injected[fault.kind] ?? 0) + 1;
         log(
           `fault ${fault.kind} injected (${Object.values(injected).reduce((a, b) => a + b)}/${options.faults})`,
         );
@@ -305,11 +342,17 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       run.upTo = run.completed ? iterations : (latest?.iteration ?? 0);
     }
     const versions = await objectVersions(stack.s3, stack.minio.bucket, stack.storagePrefix);
-    const trainer = (await (await fetch(`${stack.trainerUrl}/admin/stats`)).json()) as RecordingTrainerStats;
+    const audit = stack.kernel
+      ? await kernelAudit(stack.kernel, runs, iterations, stack, store, log)
+      : recordingAudit(
+          (await (await fetch(`${stack.trainerUrl}/admin/stats`)).json()) as RecordingTrainerStats,
+        );
     return {
       seed,
       iterations,
+      trainer,
       injected,
+      notFired,
       holds,
       corruptions,
       diskFills,
@@ -317,8 +360,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       runsStarted: runs.length,
       runsCompleted: runs.filter((r) => r.completed).length,
       workerRestarts: Object.values(stack.workers).reduce((sum, w) => sum + w.restarts, 0),
-      stepsAppliedTwice: stepsAppliedTwice(trainer.appliedByKey),
-      iterationsLost: iterationsLost(runs, versions, trainer.steps),
+      stepsAppliedTwice: audit.stepsAppliedTwice,
+      ...(audit.weightChecks ? { weightChecks: audit.weightChecks } : {}),
+      iterationsLost: iterationsLost(runs, versions, audit.steps),
       unitsRecomputed: unitsRecomputed(versions),
     };
   } finally {
@@ -327,23 +371,87 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   }
 }
 
+/** What the trainer's side of the audit found: steps applied twice, and each run's applied steps. */
+interface TrainerAudit {
+  stepsAppliedTwice: number;
+  steps: ReadonlyArray<{ runId: string; iteration: number }>;
+  weightChecks?: ReplayCheck[];
+}
+
+/** The recording trainer counts every application of each step's idempotency key. */
+function recordingAudit(stats: RecordingTrainerStats): TrainerAudit {
+  return { stepsAppliedTwice: stepsAppliedTwice(stats.appliedByKey), steps: stats.steps };
+}
+
+/**
+ * The kernel counts nothing that survives its kills: its weights are the record. Each run's committed versions
+ * are compared with a clean replay's (kernel.ts); a version that differs is a step applied twice (or partly),
+ * and an iteration's step counts as applied once when its manifest committed the iteration's version and its
+ * weights equal the replay's.
+ */
+async function kernelAudit(
+  kernel: NonNullable<ChaosStack['kernel']>,
+  runs: readonly AuditedRun[],
+  iterations: number,
+  stack: ChaosStack,
+  store: S3Store,
+  log: (line: string) => void,
+): Promise<TrainerAudit> {
+  await kernel.process.kill();
+  const weightChecks: ReplayCheck[] = [];
+  for (const { runId, upTo } of runs.filter((r) => r.upTo > 0)) {
+    const config = chaosRunConfig(runId, iterations, stack, 'kernel');
+    const check = await checkAgainstReplay(store, runId, config, upTo, kernel.model, kernel.env).catch(
+      (err: unknown) => {
+        log(`replay of ${runId} failed: ${err instanceof Error ? err.message : String(err)}`);
+        return { runId, versions: upTo, equal: 0, equalIterations: [] };
+      },
+    );
+    log(`replay of ${runId}: ${check.equal}/${check.versions} versions equal`);
+    weightChecks.push(check);
+  }
+  return {
+    stepsAppliedTwice: weightChecks.reduce((n, c) => n + c.versions - c.equal, 0),
+    steps: weightChecks.flatMap((c) => c.equalIterations.map((iteration) => ({ runId: c.runId, iteration }))),
+    weightChecks,
+  };
+}
+
 /**
  * A small SPICE run (B=8 in two shards, G=4) that continues-as-new every 2 iterations, with the retry
- * backoff and the heartbeat timeout scaled down, inference retries kept short, and no attempt cap.
+ * backoff and the heartbeat timeout scaled down, inference retries kept short, and no attempt cap. On the
+ * kernel, the tiny model's run of kernel-chaos.test.ts instead (B=3, one optimizer step per prompt, so a step
+ * has a mini-batch 2 to fail in), sampled by the kernel under the run's policy name.
  */
-function chaosRunConfig(runId: string, iterations: number, stack: ChaosStack): Record<string, unknown> {
+function chaosRunConfig(
+  runId: string,
+  iterations: number,
+  stack: ChaosStack,
+  trainer: ChaosTrainer,
+): Record<string, unknown> {
+  const common = {
+    iterations,
+    continueAsNewEvery: 2,
+    pools: stack.queues,
+    timeouts: { heartbeatSeconds: HEARTBEAT_SECONDS, retryInitialSeconds: 0.2, retryMaxSeconds: 1 },
+  };
+  if (trainer === 'kernel') {
+    return {
+      ...miniBatchedSpice(runId),
+      ...common,
+      weightSync: { engine: 'kernel' },
+      inference: { default: { model: '{policy}' }, requestTimeoutSeconds: 60, maxRetries: 1 },
+    };
+  }
   return {
     recipe: 'spice',
-    iterations,
     batchSize: 8,
     shardSize: 4,
     groupSize: 4,
-    continueAsNewEvery: 2,
     sampling: { maxTokens: 2048 },
-    pools: stack.queues,
     training: { policy: runId },
     inference: { requestTimeoutSeconds: 5, maxRetries: 1 },
-    timeouts: { heartbeatSeconds: HEARTBEAT_SECONDS, retryInitialSeconds: 0.2, retryMaxSeconds: 1 },
+    ...common,
   };
 }
 
@@ -353,9 +461,14 @@ function chaosRunConfig(runId: string, iterations: number, stack: ChaosStack): R
  */
 export function reportLines(r: ChaosReport): string[] {
   const total = Object.values(r.injected).reduce((a, b) => a + b, 0);
+  const kinds = faultKinds(r.trainer);
   return [
-    `chaos seed ${r.seed}: ${total} faults on ${r.runsStarted} run(s) of ${r.iterations} iterations`,
-    ...FAULT_KINDS.map((kind) => `fault ${kind} ${r.injected[kind]}`),
+    `chaos seed ${r.seed}: ${total} faults on ${r.runsStarted} run(s) of ${r.iterations} iterations ` +
+      `(${r.trainer === 'kernel' ? 'the real kernel' : 'the recording trainer'})`,
+    ...kinds.map((kind) => `fault ${kind} ${r.injected[kind] ?? 0}`),
+    ...kinds.flatMap((kind) =>
+      r.notFired[kind] ? [`fault ${kind}: ${r.notFired[kind]} armed but taken by no train step`] : [],
+    ),
     ...r.holds.map(
       (h) =>
         `hold ${h.kind}: ${h.heldS.toFixed(1)} s, ` +
@@ -367,14 +480,23 @@ export function reportLines(r: ChaosReport): string[] {
       operatorWaitLine(w, OPERATOR_WAIT_BOUND_MS),
       ...(w.status ? [`  selfplay status: ${w.status}`] : []),
     ]),
-    ...FAULT_KINDS.flatMap((kind) => recoveryLine(kind, r.recoveries)),
+    ...kinds.flatMap((kind) => recoveryLine(kind, r.recoveries)),
     `chaos_worker_restarts ${r.workerRestarts}`,
     `chaos_runs_started ${r.runsStarted}`,
     `chaos_runs_completed ${r.runsCompleted}`,
     `chaos_steps_applied_twice ${r.stepsAppliedTwice}`,
     `chaos_iterations_lost ${r.iterationsLost}`,
     `chaos_units_recomputed ${r.unitsRecomputed}`,
+    ...(r.weightChecks ? [weightsLine(r.weightChecks)] : []),
   ];
+}
+
+/** `weights_equal_replay k/n`: the runs every committed version of which equals a clean replay's weights. */
+function weightsLine(checks: readonly ReplayCheck[]): string {
+  const equal = checks.filter((c) => c.equal === c.versions).length;
+  const versions = checks.reduce((n, c) => n + c.versions, 0);
+  const equalVersions = checks.reduce((n, c) => n + c.equal, 0);
+  return `weights_equal_replay ${equal}/${checks.length} (versions ${equalVersions}/${versions})`;
 }
 
 /** `recover KIND: n healed, median M s, max X s` (and how many showed no progress), or nothing if none. */

@@ -1,3 +1,6 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
 import { getJson, getJsonl } from '../../activities/clients/storage/codec';
 import { batchKey, latestKey, manifestKey } from '../../activities/clients/storage/keys';
@@ -108,6 +111,34 @@ describe('SPICE run on the real stack', () => {
       expect(manifest!.metrics.train[runId]).toMatchObject({ rowsRetokenized: 0, tokenExactFraction: 1 });
     },
   );
+
+  test('a document whose prompt exceeds the context is skipped, counted, and the iteration commits', async () => {
+    // Seven short documents and one of 18,451 characters (about 4,600 tokens as the scripted server counts).
+    const docs = readFileSync('test/fixtures/corpus/small.jsonl', 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { id: string; text: string });
+    const long = docs.filter((d) => d.text.length > 15_000).slice(0, 1);
+    const short = docs.filter((d) => d.text.length < 2_000).slice(0, 7);
+    const corpus = path.join(mkdtempSync(path.join(os.tmpdir(), 'spice-context-')), 'corpus.jsonl');
+    writeFileSync(corpus, [...long, ...short].map((d) => JSON.stringify(d)).join('\n') + '\n');
+
+    const runId = uniqueId('spice-context');
+    stack.llm.configure({ contextTokens: 3_000 });
+    try {
+      const outcome = await stack.withWorkers(() => run(runId, { iterations: 1, corpus: { uri: corpus } }));
+      expect(outcome.lastCommitted).toBe(1);
+      expect(outcome.recent.at(-1)?.summary.skippedContextLength).toBe(1);
+    } finally {
+      stack.llm.configure({ contextTokens: Number.MAX_SAFE_INTEGER });
+    }
+    const manifest = await getJson<Manifest>(stack.store, manifestKey(runId, 1));
+    expect(manifest!.metrics.recipe.documents).toBe(7);
+    expect(manifest!.metrics.recipe.extra.skippedContextLength).toBe(1);
+    const rows = (await getJsonl<TrainingRow>(stack.store, batchKey(runId, 1, runId)))!;
+    expect(rows.filter((r) => r.role === 'challenger')).toHaveLength(7 * 4);
+    for (const r of rows) expect(r.messages.map((m) => m.content).join('\n')).not.toContain(long[0]!.text);
+  });
 
   test('two runs with the same seed commit identical training batches', async () => {
     const [a, b] = [uniqueId('same-seed-a'), uniqueId('same-seed-b')];

@@ -10,6 +10,9 @@ import { kernelToken, type KernelProcess } from './kernel-process';
 import type { KernelRun } from './kernel-run';
 import { readSafetensors } from './safetensors';
 
+/** What a replay reads of a run: its committed manifests and batches (a test's KernelRun, the chaos suite's runs). */
+export type CommittedRun = Pick<KernelRun, 'runId' | 'store' | 'manifest' | 'rows'>;
+
 /** The file of a kernel checkpoint that holds its trainable parameters (infra/kernels/selfplay_kernel/state.py). */
 const TRAINABLE = 'trainable.safetensors';
 
@@ -21,7 +24,7 @@ const TRAINABLE = 'trainable.safetensors';
  * parameters of each version (index 0: version 1).
  */
 export async function replayCommitted(
-  run: KernelRun,
+  run: CommittedRun,
   config: Record<string, unknown>,
   iterations: number,
   fresh: KernelProcess,
@@ -67,7 +70,10 @@ export async function replayCommitted(
 }
 
 /** The trainable parameters of the checkpoint a run committed at `uri` (under the run's store). */
-export async function committedWeights(run: KernelRun, uri: string): Promise<Map<string, Float32Array>> {
+export async function committedWeights(
+  run: Pick<KernelRun, 'store'>,
+  uri: string,
+): Promise<Map<string, Float32Array>> {
   const root = run.store.root;
   if (!uri.startsWith(root)) throw new Error(`checkpoint ${uri} is not under the run's store ${root}`);
   const key = `${uri.slice(root.length).replace(/^\/+/, '')}/${TRAINABLE}`;

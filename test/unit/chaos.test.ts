@@ -1,6 +1,12 @@
 import { manifestKey, unitKey, unitPartKey } from '../../activities/clients/storage/keys';
 import { iterationsLost, stepsAppliedTwice, unitsRecomputed } from '../../bench/chaos/audit';
-import { FAULT_KINDS, faultPlan, type FaultKind } from '../../bench/chaos/faults';
+import {
+  FAULT_KINDS,
+  KERNEL_FAULT_KINDS,
+  faultKinds,
+  faultPlan,
+  type FaultKind,
+} from '../../bench/chaos/faults';
 import { reportLines, type ChaosReport } from '../../bench/chaos/suite';
 
 describe('chaos suite', () => {
@@ -24,6 +30,8 @@ describe('chaos suite', () => {
     const report: ChaosReport = {
       seed: 1,
       iterations: 4,
+      trainer: 'recording',
+      notFired: {},
       injected: { ...injected, 'kill-minio': 3, 'hold-temporal': 1, 'corrupt-shard': 1 },
       holds: [{ kind: 'hold-temporal', heldS: 10, maxAttempts: undefined }],
       corruptions: [
@@ -77,6 +85,43 @@ describe('chaos suite', () => {
       'recover hold-temporal: 1 healed, median 7.5 s, max 7.5 s',
       'recover corrupt-shard: 1 healed, median 2.0 s, max 2.0 s',
     ]);
+  });
+
+  test('on the kernel: its two faults in the plan, the kinds it cannot take left out, the weights compared per run', () => {
+    const kinds = faultKinds('kernel');
+    expect(kinds).toEqual(expect.arrayContaining([...KERNEL_FAULT_KINDS]));
+    expect(kinds).not.toContain('hold-inference');
+    expect(kinds).not.toContain('corrupt-checkpoint');
+    const plan = faultPlan(3, kinds.length, undefined, kinds);
+    expect(plan.map((f) => f.kind).sort()).toEqual([...kinds].sort());
+    const lines = reportLines({
+      seed: 3,
+      iterations: 3,
+      trainer: 'kernel',
+      injected: { 'raise-mini-batch': 1, 'kill-kernel-mid-step': 1 },
+      notFired: { 'kill-kernel-mid-step': 1 },
+      weightChecks: [
+        { runId: 'a', versions: 3, equal: 3, equalIterations: [1, 2, 3] },
+        { runId: 'b', versions: 2, equal: 1, equalIterations: [1] },
+      ],
+      holds: [],
+      corruptions: [],
+      diskFills: [],
+      recoveries: [{ kind: 'raise-mini-batch', recoverS: 4 }],
+      runsStarted: 2,
+      runsCompleted: 2,
+      workerRestarts: 0,
+      stepsAppliedTwice: 1,
+      iterationsLost: 1,
+      unitsRecomputed: 0,
+    });
+    expect(lines[0]).toBe('chaos seed 3: 2 faults on 2 run(s) of 3 iterations (the real kernel)');
+    expect(lines).toContain('fault raise-mini-batch 1');
+    expect(lines).toContain('fault kill-minio 0');
+    expect(lines).not.toContain('fault hold-inference 0');
+    expect(lines).toContain('fault kill-kernel-mid-step: 1 armed but taken by no train step');
+    expect(lines).toContain('recover raise-mini-batch: 1 healed, median 4.0 s, max 4.0 s');
+    expect(lines.at(-1)).toBe('weights_equal_replay 1/2 (versions 4/5)');
   });
 
   test('the audit: a unit result written twice, a step applied twice, an iteration without its one manifest or step', () => {

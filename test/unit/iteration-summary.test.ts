@@ -73,6 +73,12 @@ describe("an iteration's summary and metrics, without Temporal", () => {
     expect(summary.meanReward).toBe(0);
     expect(summary).not.toHaveProperty('heldOutAccuracy');
     expect(summary).not.toHaveProperty('startAccuracy');
+    expect(summary).not.toHaveProperty('skippedContextLength');
+  });
+
+  test('units skipped for a prompt over the context are counted in the summary', () => {
+    const metrics = { ...recipe, extra: { skippedContextLength: 2 } };
+    expect(iterationSummary({ metrics, rows: 15 }, {}, 1).skippedContextLength).toBe(2);
   });
 
   test('the metrics: train metrics of applied updates only, reused units summed, rounds only when gathered', () => {

@@ -7,6 +7,9 @@
 - SELFPLAY_TEST_HOLD_AT=`iteration:mini-batch` holds the step there forever, for the test to SIGKILL the kernel
   in the middle of it.
 
+- SELFPLAY_TEST_ARM_FILE names a file the chaos suite (`npm run chaos -- --trainer kernel`) writes `raise` or
+  `hold` into when it wants that fault now: the next step's mini-batch 2 or later takes it and deletes the file.
+
 Each fault appends a JSON line `{"fault", "iteration", "miniBatch"}` to SELFPLAY_TEST_FAULT_LOG as it fires,
 which is how the test knows it has.
 """
@@ -31,7 +34,18 @@ def _at(name: str) -> tuple[int, int] | None:
     return int(iteration), int(mini_batch)
 
 
-def inject(raise_at: tuple[int, int] | None, hold_at: tuple[int, int] | None, log: Path) -> None:
+def armed(arm: Path | None) -> str | None:
+    """The fault the suite armed (`raise` or `hold`), taken: the file is deleted, so it fires once."""
+    if arm is None or not arm.exists():
+        return None
+    fault = arm.read_text().strip()
+    arm.unlink()
+    return fault
+
+
+def inject(
+    raise_at: tuple[int, int] | None, hold_at: tuple[int, int] | None, log: Path, arm: Path | None = None
+) -> None:
     apply, optimizer_step = trainer._apply, trainer.optimizer_step
     where = {"iteration": -1, "miniBatch": 0}
     raised = False
@@ -49,11 +63,12 @@ def inject(raise_at: tuple[int, int] | None, hold_at: tuple[int, int] | None, lo
         result = optimizer_step(*args, **kwargs)
         where["miniBatch"] += 1
         now = (where["iteration"], where["miniBatch"])
-        if now == raise_at and not raised:
-            raised = True
+        on_demand = armed(arm) if now[1] >= 2 else None
+        if (now == raise_at and not raised) or on_demand == "raise":
+            raised = raised or now == raise_at
             fired("raise")
             raise torch.OutOfMemoryError(f"injected in iteration {now[0]}, mini-batch {now[1]}, after the update")
-        if now == hold_at:
+        if now == hold_at or on_demand == "hold":
             fired("hold")
             threading.Event().wait()  # never set: the test kills the process
         return result
@@ -63,5 +78,11 @@ def inject(raise_at: tuple[int, int] | None, hold_at: tuple[int, int] | None, lo
 
 
 if __name__ == "__main__":
-    inject(_at("SELFPLAY_TEST_RAISE_AT"), _at("SELFPLAY_TEST_HOLD_AT"), Path(os.environ["SELFPLAY_TEST_FAULT_LOG"]))
+    arm_file = os.environ.get("SELFPLAY_TEST_ARM_FILE")
+    inject(
+        _at("SELFPLAY_TEST_RAISE_AT"),
+        _at("SELFPLAY_TEST_HOLD_AT"),
+        Path(os.environ["SELFPLAY_TEST_FAULT_LOG"]),
+        Path(arm_file) if arm_file else None,
+    )
     sys.exit(main())
