@@ -9,6 +9,8 @@ import { applySet } from '../cli/args';
 import { prepareToyWorld } from '../infra/toy-world/prepare';
 import type { SpellPoint } from '../infra/toy-world/spell-learning';
 import { prepareSpellWorld } from '../infra/toy-world/spell-prepare';
+import type { SspPoint } from '../infra/toy-world/ssp-learning';
+import { prepareSspWorld, warmStartSspWorld } from '../infra/toy-world/ssp-prepare';
 import { RUNGS, type Rung } from '../infra/toy-world/world';
 import { startTemporalDevServer } from '../test/support/temporal-server';
 import {
@@ -17,6 +19,7 @@ import {
   runToyWorld,
   spellWorldRun,
   spiceWorldRun,
+  sspWorldRun,
   type Control,
   type ToyRunOptions,
   type WorldRun,
@@ -126,7 +129,7 @@ export async function main(args: string[]): Promise<void> {
   console.log(`heldout_accuracy_gain ${mean.toFixed(2)}`);
 }
 
-const RECIPES = ['spice', 'mae', 'spell'] as const;
+const RECIPES = ['spice', 'mae', 'spell', 'ssp'] as const;
 type Recipe = (typeof RECIPES)[number];
 type RunOptions = Omit<ToyRunOptions<unknown>, 'world'>;
 
@@ -150,6 +153,20 @@ async function prepareWorld(
   if (recipe === 'spell') {
     const world = await prepareSpellWorld(warmStart);
     return { ...world, run: worldRunner(seed, spellWorldRun(world), spellFigures, spellSummary) };
+  }
+  if (recipe === 'ssp') {
+    const world = await prepareSspWorld();
+    const { warmStartSteps, ...rest } = warmStart;
+    const trained = await warmStartSspWorld(world, {
+      ...rest,
+      ...(warmStartSteps ? { steps: warmStartSteps } : {}),
+    });
+    const run = sspWorldRun({ ...world, model: trained.model });
+    return {
+      dir: world.dir,
+      warmStart: trained.warmStart,
+      run: worldRunner(seed, run, sspFigures, sspSummary),
+    };
   }
   const world = await prepareToyWorld(warmStart);
   return { ...world, run: worldRunner(seed, spiceWorldRun(world), spiceFigures, runSummary) };
@@ -198,6 +215,11 @@ const spellFigures = (p: IterationPoint<SpellPoint>): string =>
   `responder pass rate ${pct(p.responderPassRate)}, groups: ${p.solvableQuestions} solvable, ` +
   `${p.responderGroups} responder, ${p.verifierGroups} verifier`;
 
+const sspFigures = (p: IterationPoint<SspPoint>): string =>
+  `proposer: rule-valid ${p.ruleValid}, RAG-verified ${p.ragVerified} (two-hop ${pct(p.twoHopShare)}), ` +
+  `${p.proposerSearches.toFixed(2)} searches; solver pass rate ${pct(p.solverPassRate)}, ` +
+  `${p.solverSearches.toFixed(2)} searches`;
+
 function printCurve<W>(
   curve: LearningCurve<W>,
   seed: number,
@@ -241,6 +263,18 @@ function runSummary(points: ReadonlyArray<IterationPoint<SpicePoint>>): string {
   return (
     `rung shares, iterations 1-2 → ${half}-${points.length}: ${shares.join(', ')}; pass rate per iteration ` +
     `${Math.min(...passRates).toFixed(1)} to ${Math.max(...passRates).toFixed(1)}%, mean ${mean(passRates).toFixed(1)}%`
+  );
+}
+
+/** The proposer's verified questions over the run: the first two iterations against the last two. */
+function sspSummary(points: ReadonlyArray<IterationPoint<SspPoint>>): string {
+  const mean = (ps: ReadonlyArray<IterationPoint<SspPoint>>, of: (p: SspPoint) => number): number =>
+    ps.reduce((a, p) => a + of(p), 0) / Math.max(1, ps.length);
+  const [first, last] = [points.slice(0, 2), points.slice(-2)];
+  return (
+    `RAG-verified questions per iteration, iterations 1-2 → last two: ` +
+    `${mean(first, (p) => p.ragVerified).toFixed(1)} → ${mean(last, (p) => p.ragVerified).toFixed(1)}, ` +
+    `their two-hop share ${pct(mean(first, (p) => p.twoHopShare))} → ${pct(mean(last, (p) => p.twoHopShare))}`
   );
 }
 

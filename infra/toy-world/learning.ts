@@ -6,7 +6,7 @@
  * learning tests, their controls and `npm run bench -- learning`.
  */
 import { getJson, getJsonl } from '../../activities/clients/storage/codec';
-import { batchKey, manifestKey } from '../../activities/clients/storage/keys';
+import { batchKey, manifestKey, shardKey } from '../../activities/clients/storage/keys';
 import type { TrainingRow } from '../../activities/clients/trainer-contract';
 import { openStore, type ObjectStore } from '../../activities/clients/storage';
 import type { BenchmarkResult, EvalResult } from '../../contracts/evaluation';
@@ -114,6 +114,21 @@ export async function readLearningCurve<W>(
     gainPoints: 100 * (last.accuracy - start.accuracy),
     gainError: 100 * Math.hypot(last.standardError, start.standardError),
   };
+}
+
+/** A stage's records of every shard of the iteration, in shard order. */
+export async function stageRecords<T>(
+  store: ObjectStore,
+  runId: string,
+  iteration: number,
+  stage: string,
+): Promise<T[]> {
+  const out: T[] = [];
+  for (let shard = 0; ; shard++) {
+    const records = await getJsonl<T>(store, shardKey(runId, iteration, stage, shard));
+    if (records === undefined) return out;
+    out.push(...records);
+  }
 }
 
 /** SPICE's world: the Reasoner's pass rates, overall and by rung, and the rungs of the Challenger's valid tasks. */

@@ -105,6 +105,11 @@ async function warmStart(corpus: string, o: SspWorldOptions) {
   }
 }
 
+/** The options a world's folder was written with (its seed and chain count name its facts). */
+export function sspWorldOptions(world: SspWorld): SspWorldOptions {
+  return JSON.parse(readFileSync(path.join(world.dir, DONE), 'utf8')) as SspWorldOptions;
+}
+
 export interface SspWarmStartOptions {
   steps: number;
   /** The warm start's own seed (initial weights, batch order, tokenizer sample); the world's files do not depend on it. */
@@ -139,7 +144,7 @@ export async function warmStartSspWorld(
   options: Partial<SspWarmStartOptions> = {},
 ): Promise<{ dir: string; model: string; warmStart: Record<string, unknown> }> {
   const o = { ...SSP_WARM_START_DEFAULTS, ...options };
-  const { seed, chains } = JSON.parse(readFileSync(path.join(world.dir, DONE), 'utf8')) as SspWorldOptions;
+  const { seed, chains } = sspWorldOptions(world);
   const wordTokenizer = sspWordTokenizer(seed, chains);
   return trainWorld({
     dir: path.join(world.dir, 'warm-starts'),

@@ -14,6 +14,10 @@ import { TOY_WORLD_POLICY, toyWorldRunConfig } from '../../infra/toy-world/run-c
 import { spellPoint, type SpellPoint } from '../../infra/toy-world/spell-learning';
 import type { SpellWorld } from '../../infra/toy-world/spell-prepare';
 import { spellWorldRunConfig } from '../../infra/toy-world/spell-run-config';
+import { startSspGrader } from '../../infra/toy-world/ssp-grader';
+import { sspPoint, type SspPoint } from '../../infra/toy-world/ssp-learning';
+import { sspWorldOptions, type SspWorld } from '../../infra/toy-world/ssp-prepare';
+import { sspWorldRunConfig } from '../../infra/toy-world/ssp-run-config';
 import { withKernelRun } from './kernel-run';
 import { startScriptedLlm } from './scripted-llm/server';
 
@@ -24,8 +28,11 @@ import { startScriptedLlm } from './scripted-llm/server';
 export interface WorldRun<W> {
   dir: string;
   model: string;
-  config: (seed: number) => Record<string, unknown>;
+  /** The run config for a seed; `serverUrl` is the world's own server's, for a world that has one. */
+  config: (seed: number, serverUrl?: string) => Record<string, unknown>;
   read: PointReader<W>;
+  /** A server the world's runs need (SSP's rule-based grader), started for each run and closed after it. */
+  server?: () => Promise<{ url: string; close(): Promise<void> }>;
 }
 
 export const spiceWorldRun = (world: ToyWorld): WorldRun<SpicePoint> => ({
@@ -40,6 +47,18 @@ export const maeWorldRun = (world: MaeWorld): WorldRun<MaePoint> => ({
   model: world.model,
   config: (seed) => maeWorldRunConfig(world, seed),
   read: maePoint,
+});
+
+/** SSP's world: the verifier and judge calls answered by the world's grader (ssp-grader.ts). */
+export const sspWorldRun = (world: SspWorld & { model: string }): WorldRun<SspPoint> => ({
+  dir: world.dir,
+  model: world.model,
+  config: (seed, graderUrl) => {
+    if (graderUrl === undefined) throw new Error("SSP's world runs with its grader: start it (server)");
+    return sspWorldRunConfig(world, graderUrl, seed);
+  },
+  read: sspPoint,
+  server: () => startSspGrader(sspWorldOptions(world)),
 });
 
 export const spellWorldRun = (world: SpellWorld): WorldRun<SpellPoint> => ({
@@ -77,14 +96,20 @@ export interface ToyRunOptions<W> {
 export async function runToyWorld<W>(options: ToyRunOptions<W>): Promise<LearningCurve<W>> {
   const judge =
     options.control === 'random-judge' ? await startScriptedLlm({ invalidTaskRate: 0 }) : undefined;
+  const server = await options.world.server?.();
   try {
-    return await runWorld(options, judge?.url);
+    return await runWorld(options, judge?.url, server?.url);
   } finally {
+    await server?.close();
     await judge?.close();
   }
 }
 
-function runWorld<W>(options: ToyRunOptions<W>, judgeUrl: string | undefined): Promise<LearningCurve<W>> {
+function runWorld<W>(
+  options: ToyRunOptions<W>,
+  judgeUrl: string | undefined,
+  serverUrl: string | undefined,
+): Promise<LearningCurve<W>> {
   return withKernelRun(
     {
       model: options.world.model,
@@ -96,7 +121,7 @@ function runWorld<W>(options: ToyRunOptions<W>, judgeUrl: string | undefined): P
     },
     async (run) => {
       const base: Record<string, unknown> = {
-        ...options.world.config(options.seed ?? 0),
+        ...options.world.config(options.seed ?? 0, serverUrl),
         pools: run.baseConfig['pools'],
       };
       const overridden = options.overrides ? options.overrides(base) : base;
