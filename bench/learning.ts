@@ -10,7 +10,7 @@ import { prepareToyWorld } from '../infra/toy-world/prepare';
 import type { SpellPoint } from '../infra/toy-world/spell-learning';
 import { prepareSpellWorld } from '../infra/toy-world/spell-prepare';
 import type { SspPoint } from '../infra/toy-world/ssp-learning';
-import { prepareSspWorld, warmStartSspWorld } from '../infra/toy-world/ssp-prepare';
+import { prepareSspWorld, randomSearchIndex, warmStartSspWorld } from '../infra/toy-world/ssp-prepare';
 import { RUNGS, type Rung } from '../infra/toy-world/world';
 import { startTemporalDevServer } from '../test/support/temporal-server';
 import {
@@ -161,7 +161,11 @@ async function prepareWorld(
       ...rest,
       ...(warmStartSteps ? { steps: warmStartSteps } : {}),
     });
-    const run = sspWorldRun({ ...world, model: trained.model });
+    const run = sspWorldRun({
+      ...world,
+      model: trained.model,
+      randomSearchIndex: await randomSearchIndex(world),
+    });
     return {
       dir: world.dir,
       warmStart: trained.warmStart,
@@ -193,6 +197,7 @@ const RECIPE_CONTROLS: Partial<Record<Control, Recipe>> = {
   'challenger-only': 'spice',
   'random-judge': 'mae',
   'frozen-verifier': 'spell',
+  'random-search': 'ssp',
 };
 
 const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;

@@ -75,7 +75,9 @@ export interface LearningCurve<W = SpicePoint> {
 
 /**
  * `afterRun`: an evaluation of the last committed version made after the run (a one-step-off run evaluates
- * nothing in-run, see runToyWorld), taken as its last iteration's held-out accuracy.
+ * nothing in-run, see runToyWorld), taken as its last iteration's held-out accuracy; `atStart`: one of
+ * version 0 made after the run (a world's control that changes the evaluation's tool, see runToyWorld),
+ * taken as the start's.
  */
 export async function readLearningCurve<W>(
   storageUri: string,
@@ -83,10 +85,11 @@ export async function readLearningCurve<W>(
   iterations: number,
   read: PointReader<W>,
   afterRun?: EvalResult,
+  atStart?: EvalResult,
 ): Promise<LearningCurve<W>> {
   const store = openStore(storageUri);
   const points: Array<IterationPoint<W>> = [];
-  let start: Measured | undefined;
+  let start = measured(atStart?.benchmarks[TOY_WORLD_BENCHMARK]);
   for (let iteration = 1; iteration <= iterations; iteration++) {
     const manifest = await getJson<Manifest>(store, manifestKey(runId, iteration));
     if (!manifest) throw new Error(`${runId}: iteration ${iteration} has no manifest`);

@@ -9,10 +9,23 @@
  * prints one JSON line: `{"dir", "corpus", "index", "answers", "heldOut", "warmStart"}`.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { openStore } from '../../activities/clients/storage';
+import { getJsonl, putJsonl } from '../../activities/clients/storage/codec';
+import { seededRng } from '../../activities/lib/rng';
 import { buildIndex } from '../../activities/retrieval/build';
+import { INDEX_KEYS } from '../../activities/retrieval/manifest';
 import { loadRetriever } from '../../activities/retrieval/retriever';
 import { flag, jsonl, trainWorld } from './prepare';
 import { heldOutBenchmark, sspAnswers, sspCorpus, sspWarmStartExamples, sspWordTokenizer } from './ssp-world';
@@ -108,6 +121,25 @@ async function warmStart(corpus: string, o: SspWorldOptions) {
 /** The options a world's folder was written with (its seed and chain count name its facts). */
 export function sspWorldOptions(world: SspWorld): SspWorldOptions {
   return JSON.parse(readFileSync(path.join(world.dir, DONE), 'utf8')) as SspWorldOptions;
+}
+
+/**
+ * The search tool of the `random-search` control: the world's index with its passages shuffled among its
+ * entries (a seeded permutation), so every search ranks as BM25 ranks it and returns the passages of other,
+ * unrelated entries: the same for the same query, never the ones it asked for. Written once, beside the index.
+ */
+export async function randomSearchIndex(world: SspWorld): Promise<string> {
+  const out = path.join(world.dir, 'index-random-search');
+  if (existsSync(out)) return out;
+  const scratch = `${out}.partial`;
+  rmSync(scratch, { recursive: true, force: true });
+  cpSync(world.index, scratch, { recursive: true });
+  const store = openStore(scratch);
+  const passages = (await getJsonl<unknown>(store, INDEX_KEYS.passages)) ?? [];
+  const { seed } = sspWorldOptions(world);
+  await putJsonl(store, INDEX_KEYS.passages, seededRng(seed, 'ssp-world', 'random-search').shuffle(passages));
+  renameSync(scratch, out);
+  return out;
 }
 
 export interface SspWarmStartOptions {

@@ -33,6 +33,12 @@ export interface WorldRun<W> {
   read: PointReader<W>;
   /** A server the world's runs need (SSP's rule-based grader), started for each run and closed after it. */
   server?: () => Promise<{ url: string; close(): Promise<void> }>;
+  /**
+   * The world's own controls (SSP's random search), as config edits. Such a control changes the tool the
+   * evaluation uses too, so its run evaluates nothing in-run: its start and its last version are evaluated
+   * after the run with the config the control did not edit.
+   */
+  controls?: Partial<Record<Control, (config: Record<string, unknown>) => Record<string, unknown>>>;
 }
 
 export const spiceWorldRun = (world: ToyWorld): WorldRun<SpicePoint> => ({
@@ -50,7 +56,9 @@ export const maeWorldRun = (world: MaeWorld): WorldRun<MaePoint> => ({
 });
 
 /** SSP's world: the verifier and judge calls answered by the world's grader (ssp-grader.ts). */
-export const sspWorldRun = (world: SspWorld & { model: string }): WorldRun<SspPoint> => ({
+export const sspWorldRun = (
+  world: SspWorld & { model: string; randomSearchIndex: string },
+): WorldRun<SspPoint> => ({
   dir: world.dir,
   model: world.model,
   config: (seed, graderUrl) => {
@@ -59,6 +67,12 @@ export const sspWorldRun = (world: SspWorld & { model: string }): WorldRun<SspPo
   },
   read: sspPoint,
   server: () => startSspGrader(sspWorldOptions(world)),
+  controls: {
+    'random-search': (config) => ({
+      ...config,
+      retrieval: { ...(config['retrieval'] as object), index: world.randomSearchIndex },
+    }),
+  },
 });
 
 export const spellWorldRun = (world: SpellWorld): WorldRun<SpellPoint> => ({
@@ -125,26 +139,40 @@ function runWorld<W>(
         pools: run.baseConfig['pools'],
       };
       const overridden = options.overrides ? options.overrides(base) : base;
-      const edited = options.control ? withControl(overridden, options.control, judgeUrl) : overridden;
+      const worldControl = options.control && options.world.controls?.[options.control];
+      const edited = worldControl
+        ? worldControl(overridden)
+        : options.control
+          ? withControl(overridden, options.control, judgeUrl)
+          : overridden;
       const oneStepOff =
         ((edited['pipeline'] as { maxStaleness?: number } | undefined)?.maxStaleness ?? 0) >= 1;
-      const evaluation: { every?: number } = {
+      const evaluation: { every?: number; atStart?: boolean } = {
         ...(edited['evaluation'] as object),
-        ...(oneStepOff ? { every: 0 } : {}),
+        ...(oneStepOff || worldControl ? { every: 0 } : {}),
+        ...(worldControl ? { atStart: false } : {}),
       };
       const config = { ...edited, evaluation, weightSync: { engine: 'kernel' } };
       const outcome = await run.execute(config);
-      // The last committed version, evaluated after the run with the run's own settings (`selfplay eval`).
-      const afterRun =
-        evaluation.every === 0
-          ? (await runEvaluation(run.client, { runId: run.runId, config })).result
-          : undefined;
+      // Evaluated after the run (`selfplay eval`): with the run's own settings, or the uncontrolled ones.
+      const evaluationConfig = worldControl ? { ...overridden, weightSync: { engine: 'kernel' } } : config;
+      const evaluate = async (iteration?: number) =>
+        (
+          await runEvaluation(run.client, {
+            runId: run.runId,
+            config: evaluationConfig,
+            ...(iteration === undefined ? {} : { iteration }),
+          })
+        ).result;
+      const atStart = worldControl ? await evaluate(0) : undefined;
+      const afterRun = evaluation.every === 0 ? await evaluate() : undefined;
       return readLearningCurve(
         run.storageUri,
         run.runId,
         outcome.lastCommitted,
         options.world.read,
         afterRun,
+        atStart,
       );
     },
   );
@@ -164,6 +192,7 @@ export const CONTROLS = [
   'challenger-only',
   'random-judge',
   'frozen-verifier',
+  'random-search',
 ] as const;
 export type Control = (typeof CONTROLS)[number];
 
@@ -196,7 +225,12 @@ export function withControl(
     const spell = (config['spell'] ?? {}) as Record<string, unknown>;
     return { ...config, spell: { ...spell, frozenRoles: ['verifier'] } };
   }
-  const edits: Record<Exclude<Control, 'random-judge' | 'frozen-verifier'>, Record<string, unknown>> = {
+  if (control === 'random-search')
+    throw new Error("the random-search control is a search world's own (WorldRun.controls): SSP's world");
+  const edits: Record<
+    Exclude<Control, 'random-judge' | 'frozen-verifier' | 'random-search'>,
+    Record<string, unknown>
+  > = {
     lr0: { optimizer: { ...(training['optimizer'] as object), learningRate: 0 } },
     flipped: { negateAdvantages: true },
     'reasoner-only': { ablateRoles: ['challenger'] },
