@@ -26,9 +26,10 @@ export const sspPoint: PointReader<SspPoint> = async ({ store, runId, iteration,
     stageRecords<SspGated>(store, runId, iteration, 'gate'),
     stageRecords<SspSolved>(store, runId, iteration, 'solve'),
   ]);
-  const verifiedUnits = new Set(solved.filter((s) => s.verification?.passed).map((s) => s.unit));
+  // Units are numbered within their shard; the answer's index in the plan names it across shards.
+  const verified = new Set(solved.filter((s) => s.verification?.passed).map((s) => s.docIndex));
   const hops = gated
-    .filter((g) => verifiedUnits.has(g.unit))
+    .filter((g) => verified.has(g.docIndex))
     .map((g) => parseQuestion(g.question ?? '')?.hops);
   return {
     ruleValid: extra['ruleValid'] ?? 0,
