@@ -26,14 +26,16 @@ import {
 } from '../test/support/toy-world-run';
 
 /**
- * `npm run bench -- learning [--recipe spice|mae|spell] [--warm-start-seeds 0,1,2] [--iterations K] [--control C]
+ * `npm run bench -- learning [--recipe spice|mae|spell|ssp] [--warm-start-seeds 0,1,2] [--iterations K] [--control C]
  * [--max-staleness K] [--streaming] [--warm-start-steps N] [--warm-start-threads N] [--set key=value ...]`:
  * for each warm-start seed, the recipe's toy world with its warm start of that seed (cached after its first
  * run), then one run of K iterations (run seed = warm-start seed) on a local stack (a Temporal dev server,
  * storage in a temporary directory, the kernel, a worker process). `--control` is one of lr0, flipped (must
  * not learn), for SPICE reasoner-only, challenger-only (ablations: one role's rows trained), for MAE
  * random-judge (every Judge call answered by a scripted grader that ignores the answer: must not learn), for
- * SPELL frozen-verifier (no verifier rows trained: its agreement with the rule must stay flat).
+ * SPELL frozen-verifier (no verifier rows trained: its agreement with the rule must stay flat), for SSP
+ * random-search (the search tool returns unrelated passages in training; the start and the last version are
+ * evaluated after the run with the real one: must not learn).
  * `--max-staleness 1` runs one-step-off (its last version evaluated after the run,
  * test/support/toy-world-run.ts); `--streaming` with it starts each iteration once the previous one's requests
  * are sent (`pipeline.streaming`). `--warm-start-threads` runs the warm start on that many PyTorch threads
@@ -46,6 +48,8 @@ import {
  * the true verdicts, on all the pairs it scored and on those about held-out facts, the rungs of the
  * Proposer's questions and the Solver's accuracy on its trained answers; for SPELL valid questions, the
  * verifier's agreement with the rule check, the responder's pass rate and the groups each role trained), the
+ * gain with its error; for SSP the proposer's rule-valid and RAG-verified questions, the two-hop share of
+ * the verified ones, the searches of both roles and the solver's pass rate on the verified questions), the
  * gain with its error, then
  * `heldout_start_spread <points>` (the largest minus the smallest start accuracy over the warm-start seeds)
  * and last `heldout_accuracy_gain <points>` (the mean gain over seeds).

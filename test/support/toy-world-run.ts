@@ -183,7 +183,9 @@ function runWorld<W>(
  * ablations train one role's rows only (`training.ablateRoles`), to see where a gain comes from (SPICE's
  * roles); MAE's random judge answers every Judge call with a score that ignores the answer, so a gain that
  * survives it did not come from the Judge's signal; SPELL's frozen verifier trains no verifier rows
- * (`spell.frozenRoles`), so its agreement with the rule must stay where the warm start left it.
+ * (`spell.frozenRoles`), so its agreement with the rule must stay where the warm start left it; SSP's random
+ * search (`WorldRun.controls`) returns passages unrelated to the query in training, so a gain that survives it
+ * did not come from learning to search.
  */
 export const CONTROLS = [
   'lr0',
