@@ -124,9 +124,10 @@ export function sspWorldOptions(world: SspWorld): SspWorldOptions {
 }
 
 /**
- * The search tool of the `random-search` control: the world's index with its passages shuffled among its
- * entries (a seeded permutation), so every search ranks as BM25 ranks it and returns the passages of other,
- * unrelated entries: the same for the same query, never the ones it asked for. Written once, beside the index.
+ * The search tool of the `random-search` control: the world's index with its passages moved among its entries
+ * (one seeded cycle, so no entry keeps its own), so every search ranks as BM25 ranks it and returns the
+ * passages of other, random entries: the same for the same query, never the one it ranked first. Written once,
+ * beside the index.
  */
 export async function randomSearchIndex(world: SspWorld): Promise<string> {
   const out = path.join(world.dir, 'index-random-search');
@@ -137,7 +138,11 @@ export async function randomSearchIndex(world: SspWorld): Promise<string> {
   const store = openStore(scratch);
   const passages = (await getJsonl<unknown>(store, INDEX_KEYS.passages)) ?? [];
   const { seed } = sspWorldOptions(world);
-  await putJsonl(store, INDEX_KEYS.passages, seededRng(seed, 'ssp-world', 'random-search').shuffle(passages));
+  // One cycle through a seeded order: every entry gets the next one's passage, never its own.
+  const order = seededRng(seed, 'ssp-world', 'random-search').shuffle(passages.map((_, i) => i));
+  const shuffled = new Array<unknown>(passages.length);
+  order.forEach((at, k) => (shuffled[at] = passages[order[(k + 1) % order.length] as number]));
+  await putJsonl(store, INDEX_KEYS.passages, shuffled);
   renameSync(scratch, out);
   return out;
 }
