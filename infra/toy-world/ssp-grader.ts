@@ -5,7 +5,7 @@
  * those very functions), and its answers go through SSP's own parsers (`extractRagAnswer`, `parseVerdict`).
  *
  * Why a grader and not the policy: both calls are the policy's by default, and the warm start teaches neither
- * (a 0.4 M-parameter model taught them would judge its own answers, and a judge that learns alongside the solver
+ * (a 0.2 M-parameter model taught them would judge its own answers, and a judge that learns alongside the solver
  * is what a learning run must not measure). Verification is routed here as well as the judge, rather than taught
  * in the warm start, because it is a rejection filter SSP never trains on: a rule that reads the question's
  * chain from the materials is the honest and cheap stand-in for a strong frozen reader.

@@ -2,13 +2,13 @@
  * The SSP run the toy world's SSP variant is made for (ssp-world.ts): the paper's recipe, rewards, rule filter,
  * RAG verification with 4 noise blocks and replay pool, sized for a CPU. What differs from the preset and why:
  * - B = `SSP_WORLD_RUN.batchSize` answers of D per iteration and n = `groupSize` solver trajectories each, so an
- *   iteration takes a minute or two on one core;
+ *   iteration takes about 20 s on the shared 2-core machine;
  * - the search as the warm start searched (`SSP_WORLD_SEARCH`: top 3, 500-token passages, ≤ 10 turns and 4,096
  *   tokens a trajectory), on the world's BM25 index;
  * - the RAG verifier and the judge are the world's rule-based grader (ssp-grader.ts), a frozen endpoint per role
  *   (`inference.roles`): the warm start teaches neither call, and the policy judging its own answers is not
  *   what a learning run should measure;
- * - a learning rate for a model of about 0.4 M parameters trained from scratch, not 1e-6, and no KL to a
+ * - a learning rate for a model of about 0.2 M parameters trained from scratch, not 1e-6, and no KL to a
  *   reference (the other toy worlds' settings);
  * - held-out accuracy by agentic evaluation (`evaluation.rollout: "search"`): the solver's search rollout on
  *   questions about held-out chains, whose entities no answer of D, example or warm-start trajectory names,
@@ -19,7 +19,7 @@ import { SSP_GRADER_MODEL } from './ssp-grader';
 import { SSP_WORLD_SEARCH } from './ssp-world';
 
 /** The run's size: answers per iteration, solver trajectories per question, held-out items evaluated. */
-export const SSP_WORLD_RUN = { iterations: 20, batchSize: 16, shardSize: 4, groupSize: 5, heldOutItems: 96 };
+export const SSP_WORLD_RUN = { iterations: 10, batchSize: 16, shardSize: 4, groupSize: 5, heldOutItems: 96 };
 
 export function sspWorldRunConfig(
   world: { answers: string; index: string; heldOut: string },
