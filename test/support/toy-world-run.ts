@@ -35,8 +35,8 @@ export interface WorldRun<W> {
   server?: () => Promise<{ url: string; close(): Promise<void> }>;
   /**
    * The world's own controls (SSP's random search), as config edits. Such a control changes the tool the
-   * evaluation uses too, so its run evaluates nothing in-run: its start and its last version are evaluated
-   * after the run with the config the control did not edit.
+   * evaluation uses too, so its run evaluates nothing in-run: its start (before the run) and its last version
+   * (after it) are evaluated with the config the control did not edit.
    */
   controls?: Partial<Record<Control, (config: Record<string, unknown>) => Record<string, unknown>>>;
 }
@@ -153,19 +153,19 @@ function runWorld<W>(
         ...(worldControl ? { atStart: false } : {}),
       };
       const config = { ...edited, evaluation, weightSync: { engine: 'kernel' } };
-      const outcome = await run.execute(config);
-      // Evaluated after the run (`selfplay eval`): with the run's own settings, or the uncontrolled ones.
-      const evaluationConfig = worldControl ? { ...overridden, weightSync: { engine: 'kernel' } } : config;
-      const evaluate = async (iteration?: number) =>
+      // `selfplay eval` with the run's own settings, or for a world's control the uncontrolled ones.
+      const evaluate = async (weightSync: string, iteration?: number) =>
         (
           await runEvaluation(run.client, {
             runId: run.runId,
-            config: evaluationConfig,
+            config: { ...(worldControl ? overridden : config), weightSync: { engine: weightSync } },
             ...(iteration === undefined ? {} : { iteration }),
           })
         ).result;
-      const atStart = worldControl ? await evaluate(0) : undefined;
-      const afterRun = evaluation.every === 0 ? await evaluate() : undefined;
+      // The base weights have no snapshot to sync: they are evaluated before the run, as the kernel serves them.
+      const atStart = worldControl ? await evaluate('none', 0) : undefined;
+      const outcome = await run.execute(config);
+      const afterRun = evaluation.every === 0 ? await evaluate('kernel') : undefined;
       return readLearningCurve(
         run.storageUri,
         run.runId,
