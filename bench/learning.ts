@@ -9,6 +9,8 @@ import { applySet } from '../cli/args';
 import { prepareToyWorld } from '../infra/toy-world/prepare';
 import type { SpellPoint } from '../infra/toy-world/spell-learning';
 import { prepareSpellWorld } from '../infra/toy-world/spell-prepare';
+import type { SspPoint } from '../infra/toy-world/ssp-learning';
+import { prepareSspWorld, randomSearchIndex, warmStartSspWorld } from '../infra/toy-world/ssp-prepare';
 import { RUNGS, type Rung } from '../infra/toy-world/world';
 import { startTemporalDevServer } from '../test/support/temporal-server';
 import {
@@ -17,20 +19,23 @@ import {
   runToyWorld,
   spellWorldRun,
   spiceWorldRun,
+  sspWorldRun,
   type Control,
   type ToyRunOptions,
   type WorldRun,
 } from '../test/support/toy-world-run';
 
 /**
- * `npm run bench -- learning [--recipe spice|mae|spell] [--warm-start-seeds 0,1,2] [--iterations K] [--control C]
+ * `npm run bench -- learning [--recipe spice|mae|spell|ssp] [--warm-start-seeds 0,1,2] [--iterations K] [--control C]
  * [--max-staleness K] [--streaming] [--warm-start-steps N] [--warm-start-threads N] [--set key=value ...]`:
  * for each warm-start seed, the recipe's toy world with its warm start of that seed (cached after its first
  * run), then one run of K iterations (run seed = warm-start seed) on a local stack (a Temporal dev server,
  * storage in a temporary directory, the kernel, a worker process). `--control` is one of lr0, flipped (must
  * not learn), for SPICE reasoner-only, challenger-only (ablations: one role's rows trained), for MAE
  * random-judge (every Judge call answered by a scripted grader that ignores the answer: must not learn), for
- * SPELL frozen-verifier (no verifier rows trained: its agreement with the rule must stay flat).
+ * SPELL frozen-verifier (no verifier rows trained: its agreement with the rule must stay flat), for SSP
+ * random-search (the search tool returns unrelated passages in training; the start and the last version are
+ * evaluated after the run with the real one: must not learn).
  * `--max-staleness 1` runs one-step-off (its last version evaluated after the run,
  * test/support/toy-world-run.ts); `--streaming` with it starts each iteration once the previous one's requests
  * are sent (`pipeline.streaming`). `--warm-start-threads` runs the warm start on that many PyTorch threads
@@ -43,6 +48,8 @@ import {
  * the true verdicts, on all the pairs it scored and on those about held-out facts, the rungs of the
  * Proposer's questions and the Solver's accuracy on its trained answers; for SPELL valid questions, the
  * verifier's agreement with the rule check, the responder's pass rate and the groups each role trained), the
+ * gain with its error; for SSP the proposer's rule-valid and RAG-verified questions, the two-hop share of
+ * the verified ones, the searches of both roles and the solver's pass rate on the verified questions), the
  * gain with its error, then
  * `heldout_start_spread <points>` (the largest minus the smallest start accuracy over the warm-start seeds)
  * and last `heldout_accuracy_gain <points>` (the mean gain over seeds).
@@ -126,7 +133,7 @@ export async function main(args: string[]): Promise<void> {
   console.log(`heldout_accuracy_gain ${mean.toFixed(2)}`);
 }
 
-const RECIPES = ['spice', 'mae', 'spell'] as const;
+const RECIPES = ['spice', 'mae', 'spell', 'ssp'] as const;
 type Recipe = (typeof RECIPES)[number];
 type RunOptions = Omit<ToyRunOptions<unknown>, 'world'>;
 
@@ -150,6 +157,24 @@ async function prepareWorld(
   if (recipe === 'spell') {
     const world = await prepareSpellWorld(warmStart);
     return { ...world, run: worldRunner(seed, spellWorldRun(world), spellFigures, spellSummary) };
+  }
+  if (recipe === 'ssp') {
+    const world = await prepareSspWorld();
+    const { warmStartSteps, ...rest } = warmStart;
+    const trained = await warmStartSspWorld(world, {
+      ...rest,
+      ...(warmStartSteps ? { steps: warmStartSteps } : {}),
+    });
+    const run = sspWorldRun({
+      ...world,
+      model: trained.model,
+      randomSearchIndex: await randomSearchIndex(world),
+    });
+    return {
+      dir: world.dir,
+      warmStart: trained.warmStart,
+      run: worldRunner(seed, run, sspFigures, sspSummary),
+    };
   }
   const world = await prepareToyWorld(warmStart);
   return { ...world, run: worldRunner(seed, spiceWorldRun(world), spiceFigures, runSummary) };
@@ -176,6 +201,7 @@ const RECIPE_CONTROLS: Partial<Record<Control, Recipe>> = {
   'challenger-only': 'spice',
   'random-judge': 'mae',
   'frozen-verifier': 'spell',
+  'random-search': 'ssp',
 };
 
 const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
@@ -197,6 +223,11 @@ const spellFigures = (p: IterationPoint<SpellPoint>): string =>
   `valid questions ${pct(p.validTaskRate)}, verifier-rule agreement ${pct(p.verifierRuleAgreement)}, ` +
   `responder pass rate ${pct(p.responderPassRate)}, groups: ${p.solvableQuestions} solvable, ` +
   `${p.responderGroups} responder, ${p.verifierGroups} verifier`;
+
+const sspFigures = (p: IterationPoint<SspPoint>): string =>
+  `proposer: rule-valid ${p.ruleValid}, RAG-verified ${p.ragVerified} (two-hop ${pct(p.twoHopShare)}), ` +
+  `${p.proposerSearches.toFixed(2)} searches; solver pass rate ${pct(p.solverPassRate)}, ` +
+  `${p.solverSearches.toFixed(2)} searches`;
 
 function printCurve<W>(
   curve: LearningCurve<W>,
@@ -241,6 +272,18 @@ function runSummary(points: ReadonlyArray<IterationPoint<SpicePoint>>): string {
   return (
     `rung shares, iterations 1-2 → ${half}-${points.length}: ${shares.join(', ')}; pass rate per iteration ` +
     `${Math.min(...passRates).toFixed(1)} to ${Math.max(...passRates).toFixed(1)}%, mean ${mean(passRates).toFixed(1)}%`
+  );
+}
+
+/** The proposer's verified questions over the run: the first two iterations against the last two. */
+function sspSummary(points: ReadonlyArray<IterationPoint<SspPoint>>): string {
+  const mean = (ps: ReadonlyArray<IterationPoint<SspPoint>>, of: (p: SspPoint) => number): number =>
+    ps.reduce((a, p) => a + of(p), 0) / Math.max(1, ps.length);
+  const [first, last] = [points.slice(0, 2), points.slice(-2)];
+  return (
+    `RAG-verified questions per iteration, iterations 1-2 → last two: ` +
+    `${mean(first, (p) => p.ragVerified).toFixed(1)} → ${mean(last, (p) => p.ragVerified).toFixed(1)}, ` +
+    `their two-hop share ${pct(mean(first, (p) => p.twoHopShare))} → ${pct(mean(last, (p) => p.twoHopShare))}`
   );
 }
 

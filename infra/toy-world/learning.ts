@@ -6,7 +6,7 @@
  * learning tests, their controls and `npm run bench -- learning`.
  */
 import { getJson, getJsonl } from '../../activities/clients/storage/codec';
-import { batchKey, manifestKey } from '../../activities/clients/storage/keys';
+import { batchKey, manifestKey, shardKey } from '../../activities/clients/storage/keys';
 import type { TrainingRow } from '../../activities/clients/trainer-contract';
 import { openStore, type ObjectStore } from '../../activities/clients/storage';
 import type { BenchmarkResult, EvalResult } from '../../contracts/evaluation';
@@ -75,7 +75,9 @@ export interface LearningCurve<W = SpicePoint> {
 
 /**
  * `afterRun`: an evaluation of the last committed version made after the run (a one-step-off run evaluates
- * nothing in-run, see runToyWorld), taken as its last iteration's held-out accuracy.
+ * nothing in-run, see runToyWorld), taken as its last iteration's held-out accuracy; `atStart`: one of
+ * version 0 made after the run (a world's control that changes the evaluation's tool, see runToyWorld),
+ * taken as the start's.
  */
 export async function readLearningCurve<W>(
   storageUri: string,
@@ -83,10 +85,11 @@ export async function readLearningCurve<W>(
   iterations: number,
   read: PointReader<W>,
   afterRun?: EvalResult,
+  atStart?: EvalResult,
 ): Promise<LearningCurve<W>> {
   const store = openStore(storageUri);
   const points: Array<IterationPoint<W>> = [];
-  let start: Measured | undefined;
+  let start = measured(atStart?.benchmarks[TOY_WORLD_BENCHMARK]);
   for (let iteration = 1; iteration <= iterations; iteration++) {
     const manifest = await getJson<Manifest>(store, manifestKey(runId, iteration));
     if (!manifest) throw new Error(`${runId}: iteration ${iteration} has no manifest`);
@@ -114,6 +117,21 @@ export async function readLearningCurve<W>(
     gainPoints: 100 * (last.accuracy - start.accuracy),
     gainError: 100 * Math.hypot(last.standardError, start.standardError),
   };
+}
+
+/** A stage's records of every shard of the iteration, in shard order. */
+export async function stageRecords<T>(
+  store: ObjectStore,
+  runId: string,
+  iteration: number,
+  stage: string,
+): Promise<T[]> {
+  const out: T[] = [];
+  for (let shard = 0; ; shard++) {
+    const records = await getJsonl<T>(store, shardKey(runId, iteration, stage, shard));
+    if (records === undefined) return out;
+    out.push(...records);
+  }
 }
 
 /** SPICE's world: the Reasoner's pass rates, overall and by rung, and the rungs of the Challenger's valid tasks. */

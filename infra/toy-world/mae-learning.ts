@@ -3,9 +3,6 @@
  * rungs the Proposer wrote, and how often the Solver was right, each scored against the world's arithmetic,
  * which the run itself never consults.
  */
-import { getJsonl } from '../../activities/clients/storage/codec';
-import { shardKey } from '../../activities/clients/storage/keys';
-import type { ObjectStore } from '../../activities/clients/storage';
 import type { JudgeScore } from '../../activities/judges/score';
 import { answerForJudge, extractQuestion } from '../../activities/recipes/mae/parse';
 import {
@@ -16,7 +13,7 @@ import {
   type MaeJudged,
   type MaeSolved,
 } from '../../activities/recipes/mae/records';
-import type { PointReader } from './learning';
+import { stageRecords, type PointReader } from './learning';
 import { answerOf, isRightAnswer } from './mae-world';
 import { isHeldOutFact, rungOf, type Rung } from './world';
 
@@ -99,21 +96,6 @@ export const maePoint: PointReader<MaePoint> = async ({ store, runId, iteration,
     judgeRows: rows.filter((r) => r.role === JUDGE).length,
   };
 };
-
-/** A stage's records of every shard of the iteration, in shard order. */
-async function stageRecords<T>(
-  store: ObjectStore,
-  runId: string,
-  iteration: number,
-  stage: string,
-): Promise<T[]> {
-  const out: T[] = [];
-  for (let shard = 0; ; shard++) {
-    const records = await getJsonl<T>(store, shardKey(runId, iteration, stage, shard));
-    if (records === undefined) return out;
-    out.push(...records);
-  }
-}
 
 function questionOf(completion: string): string | undefined {
   const extracted = extractQuestion(completion);

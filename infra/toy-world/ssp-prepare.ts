@@ -9,10 +9,23 @@
  * prints one JSON line: `{"dir", "corpus", "index", "answers", "heldOut", "warmStart"}`.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { openStore } from '../../activities/clients/storage';
+import { getJsonl, putJsonl } from '../../activities/clients/storage/codec';
+import { seededRng } from '../../activities/lib/rng';
 import { buildIndex } from '../../activities/retrieval/build';
+import { INDEX_KEYS } from '../../activities/retrieval/manifest';
 import { loadRetriever } from '../../activities/retrieval/retriever';
 import { flag, jsonl, trainWorld } from './prepare';
 import { heldOutBenchmark, sspAnswers, sspCorpus, sspWarmStartExamples, sspWordTokenizer } from './ssp-world';
@@ -105,6 +118,35 @@ async function warmStart(corpus: string, o: SspWorldOptions) {
   }
 }
 
+/** The options a world's folder was written with (its seed and chain count name its facts). */
+export function sspWorldOptions(world: SspWorld): SspWorldOptions {
+  return JSON.parse(readFileSync(path.join(world.dir, DONE), 'utf8')) as SspWorldOptions;
+}
+
+/**
+ * The search tool of the `random-search` control: the world's index with its passages moved among its entries
+ * (one seeded cycle, so no entry keeps its own), so every search ranks as BM25 ranks it and returns the
+ * passages of other, random entries: the same for the same query, never the one it ranked first. Written once,
+ * beside the index.
+ */
+export async function randomSearchIndex(world: SspWorld): Promise<string> {
+  const out = path.join(world.dir, 'index-random-search');
+  if (existsSync(out)) return out;
+  const scratch = `${out}.partial`;
+  rmSync(scratch, { recursive: true, force: true });
+  cpSync(world.index, scratch, { recursive: true });
+  const store = openStore(scratch);
+  const passages = (await getJsonl<unknown>(store, INDEX_KEYS.passages)) ?? [];
+  const { seed } = sspWorldOptions(world);
+  // One cycle through a seeded order: every entry gets the next one's passage, never its own.
+  const order = seededRng(seed, 'ssp-world', 'random-search').shuffle(passages.map((_, i) => i));
+  const shuffled = new Array<unknown>(passages.length);
+  order.forEach((at, k) => (shuffled[at] = passages[order[(k + 1) % order.length] as number]));
+  await putJsonl(store, INDEX_KEYS.passages, shuffled);
+  renameSync(scratch, out);
+  return out;
+}
+
 export interface SspWarmStartOptions {
   steps: number;
   /** The warm start's own seed (initial weights, batch order, tokenizer sample); the world's files do not depend on it. */
@@ -139,7 +181,7 @@ export async function warmStartSspWorld(
   options: Partial<SspWarmStartOptions> = {},
 ): Promise<{ dir: string; model: string; warmStart: Record<string, unknown> }> {
   const o = { ...SSP_WARM_START_DEFAULTS, ...options };
-  const { seed, chains } = JSON.parse(readFileSync(path.join(world.dir, DONE), 'utf8')) as SspWorldOptions;
+  const { seed, chains } = sspWorldOptions(world);
   const wordTokenizer = sspWordTokenizer(seed, chains);
   return trainWorld({
     dir: path.join(world.dir, 'warm-starts'),

@@ -9,7 +9,6 @@
  * prints one JSON line per measure (training questions, held-out questions, proposals) and a summary.
  */
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { InferenceEndpoint } from '../../activities/clients/inference';
 import { extractFinalAnswer, modelText } from '../../activities/recipes/ssp/parse';
 import { proposerMessages, solverMessages } from '../../activities/recipes/ssp/prompts';
@@ -20,7 +19,13 @@ import type { Retriever, Trajectory } from '../../activities/tools/types';
 import type { ChatMessage } from '../../activities/clients/trainer-contract';
 import { startKernel } from '../../test/support/kernel-process';
 import { flag } from './prepare';
-import { prepareSspWorld, SSP_WARM_START_DEFAULTS, warmStartSspWorld, type SspWorld } from './ssp-prepare';
+import {
+  prepareSspWorld,
+  SSP_WARM_START_DEFAULTS,
+  sspWorldOptions,
+  warmStartSspWorld,
+  type SspWorld,
+} from './ssp-prepare';
 import {
   chains,
   exampleQuestions,
@@ -164,10 +169,7 @@ if (require.main === module) {
   const number = (name: string, fallback: number): number => Number(flag(args, name) ?? fallback);
   void (async () => {
     const world = await prepareSspWorld();
-    const options = JSON.parse(readFileSync(`${world.dir}/world.json`, 'utf8')) as {
-      seed: number;
-      chains: number;
-    };
+    const options = sspWorldOptions(world);
     const threads = flag(args, '--threads');
     const trained = await warmStartSspWorld(world, {
       warmStartSeed: number('--warm-start-seed', SSP_WARM_START_DEFAULTS.warmStartSeed),

@@ -220,6 +220,20 @@ export function isValidProposal(
   return asked?.hops === hops && chain !== undefined && taskOf(chain, hops).answer === answer;
 }
 
+/**
+ * The answer `text` (passages, or RAG materials) gives to a question of the world: its town's founder, and for
+ * two hops the founder's birthplace, each read from a sentence of the world in `text`; undefined when the
+ * question is not one of the world's or `text` does not hold its chain.
+ */
+export function answerFromText(question: string, text: string): string | undefined {
+  const asked = parseQuestion(question);
+  if (asked === undefined) return undefined;
+  const founder = readAfter(text, foundedBy(asked.town, '').slice(0, -1));
+  return asked.hops === 1 || founder === undefined
+    ? founder
+    : readAfter(text, bornIn(founder, '').slice(0, -1));
+}
+
 const training = (seed: number, count: number): Chain[] => chains(seed, count).filter((c) => !c.heldOut);
 
 /** The proposer's example questions (shown in every proposer prompt, so the prompt stays one template). */

@@ -14,6 +14,10 @@ import { TOY_WORLD_POLICY, toyWorldRunConfig } from '../../infra/toy-world/run-c
 import { spellPoint, type SpellPoint } from '../../infra/toy-world/spell-learning';
 import type { SpellWorld } from '../../infra/toy-world/spell-prepare';
 import { spellWorldRunConfig } from '../../infra/toy-world/spell-run-config';
+import { startSspGrader } from '../../infra/toy-world/ssp-grader';
+import { sspPoint, type SspPoint } from '../../infra/toy-world/ssp-learning';
+import { sspWorldOptions, type SspWorld } from '../../infra/toy-world/ssp-prepare';
+import { sspWorldRunConfig } from '../../infra/toy-world/ssp-run-config';
 import { withKernelRun } from './kernel-run';
 import { startScriptedLlm } from './scripted-llm/server';
 
@@ -24,8 +28,17 @@ import { startScriptedLlm } from './scripted-llm/server';
 export interface WorldRun<W> {
   dir: string;
   model: string;
-  config: (seed: number) => Record<string, unknown>;
+  /** The run config for a seed; `serverUrl` is the world's own server's, for a world that has one. */
+  config: (seed: number, serverUrl?: string) => Record<string, unknown>;
   read: PointReader<W>;
+  /** A server the world's runs need (SSP's rule-based grader), started for each run and closed after it. */
+  server?: () => Promise<{ url: string; close(): Promise<void> }>;
+  /**
+   * The world's own controls (SSP's random search), as config edits. Such a control changes the tool the
+   * evaluation uses too, so its run evaluates nothing in-run: its start (before the run) and its last version
+   * (after it) are evaluated with the config the control did not edit.
+   */
+  controls?: Partial<Record<Control, (config: Record<string, unknown>) => Record<string, unknown>>>;
 }
 
 export const spiceWorldRun = (world: ToyWorld): WorldRun<SpicePoint> => ({
@@ -40,6 +53,26 @@ export const maeWorldRun = (world: MaeWorld): WorldRun<MaePoint> => ({
   model: world.model,
   config: (seed) => maeWorldRunConfig(world, seed),
   read: maePoint,
+});
+
+/** SSP's world: the verifier and judge calls answered by the world's grader (ssp-grader.ts). */
+export const sspWorldRun = (
+  world: SspWorld & { model: string; randomSearchIndex: string },
+): WorldRun<SspPoint> => ({
+  dir: world.dir,
+  model: world.model,
+  config: (seed, graderUrl) => {
+    if (graderUrl === undefined) throw new Error("SSP's world runs with its grader: start it (server)");
+    return sspWorldRunConfig(world, graderUrl, seed);
+  },
+  read: sspPoint,
+  server: () => startSspGrader(sspWorldOptions(world)),
+  controls: {
+    'random-search': (config) => ({
+      ...config,
+      retrieval: { ...(config['retrieval'] as object), index: world.randomSearchIndex },
+    }),
+  },
 });
 
 export const spellWorldRun = (world: SpellWorld): WorldRun<SpellPoint> => ({
@@ -77,14 +110,20 @@ export interface ToyRunOptions<W> {
 export async function runToyWorld<W>(options: ToyRunOptions<W>): Promise<LearningCurve<W>> {
   const judge =
     options.control === 'random-judge' ? await startScriptedLlm({ invalidTaskRate: 0 }) : undefined;
+  const server = await options.world.server?.();
   try {
-    return await runWorld(options, judge?.url);
+    return await runWorld(options, judge?.url, server?.url);
   } finally {
+    await server?.close();
     await judge?.close();
   }
 }
 
-function runWorld<W>(options: ToyRunOptions<W>, judgeUrl: string | undefined): Promise<LearningCurve<W>> {
+function runWorld<W>(
+  options: ToyRunOptions<W>,
+  judgeUrl: string | undefined,
+  serverUrl: string | undefined,
+): Promise<LearningCurve<W>> {
   return withKernelRun(
     {
       model: options.world.model,
@@ -96,30 +135,44 @@ function runWorld<W>(options: ToyRunOptions<W>, judgeUrl: string | undefined): P
     },
     async (run) => {
       const base: Record<string, unknown> = {
-        ...options.world.config(options.seed ?? 0),
+        ...options.world.config(options.seed ?? 0, serverUrl),
         pools: run.baseConfig['pools'],
       };
       const overridden = options.overrides ? options.overrides(base) : base;
-      const edited = options.control ? withControl(overridden, options.control, judgeUrl) : overridden;
+      const worldControl = options.control && options.world.controls?.[options.control];
+      const edited = worldControl
+        ? worldControl(overridden)
+        : options.control
+          ? withControl(overridden, options.control, judgeUrl)
+          : overridden;
       const oneStepOff =
         ((edited['pipeline'] as { maxStaleness?: number } | undefined)?.maxStaleness ?? 0) >= 1;
-      const evaluation: { every?: number } = {
+      const evaluation: { every?: number; atStart?: boolean } = {
         ...(edited['evaluation'] as object),
-        ...(oneStepOff ? { every: 0 } : {}),
+        ...(oneStepOff || worldControl ? { every: 0 } : {}),
+        ...(worldControl ? { atStart: false } : {}),
       };
       const config = { ...edited, evaluation, weightSync: { engine: 'kernel' } };
+      // `selfplay eval` with the run's own settings, or for a world's control the uncontrolled ones.
+      const evaluate = async (weightSync: string, iteration?: number) =>
+        (
+          await runEvaluation(run.client, {
+            runId: run.runId,
+            config: { ...(worldControl ? overridden : config), weightSync: { engine: weightSync } },
+            ...(iteration === undefined ? {} : { iteration }),
+          })
+        ).result;
+      // The base weights have no snapshot to sync: they are evaluated before the run, as the kernel serves them.
+      const atStart = worldControl ? await evaluate('none', 0) : undefined;
       const outcome = await run.execute(config);
-      // The last committed version, evaluated after the run with the run's own settings (`selfplay eval`).
-      const afterRun =
-        evaluation.every === 0
-          ? (await runEvaluation(run.client, { runId: run.runId, config })).result
-          : undefined;
+      const afterRun = evaluation.every === 0 ? await evaluate('kernel') : undefined;
       return readLearningCurve(
         run.storageUri,
         run.runId,
         outcome.lastCommitted,
         options.world.read,
         afterRun,
+        atStart,
       );
     },
   );
@@ -130,7 +183,9 @@ function runWorld<W>(options: ToyRunOptions<W>, judgeUrl: string | undefined): P
  * ablations train one role's rows only (`training.ablateRoles`), to see where a gain comes from (SPICE's
  * roles); MAE's random judge answers every Judge call with a score that ignores the answer, so a gain that
  * survives it did not come from the Judge's signal; SPELL's frozen verifier trains no verifier rows
- * (`spell.frozenRoles`), so its agreement with the rule must stay where the warm start left it.
+ * (`spell.frozenRoles`), so its agreement with the rule must stay where the warm start left it; SSP's random
+ * search (`WorldRun.controls`) returns passages unrelated to the query in training, so a gain that survives it
+ * did not come from learning to search.
  */
 export const CONTROLS = [
   'lr0',
@@ -139,6 +194,7 @@ export const CONTROLS = [
   'challenger-only',
   'random-judge',
   'frozen-verifier',
+  'random-search',
 ] as const;
 export type Control = (typeof CONTROLS)[number];
 
@@ -171,7 +227,12 @@ export function withControl(
     const spell = (config['spell'] ?? {}) as Record<string, unknown>;
     return { ...config, spell: { ...spell, frozenRoles: ['verifier'] } };
   }
-  const edits: Record<Exclude<Control, 'random-judge' | 'frozen-verifier'>, Record<string, unknown>> = {
+  if (control === 'random-search')
+    throw new Error("the random-search control is a search world's own (WorldRun.controls): SSP's world");
+  const edits: Record<
+    Exclude<Control, 'random-judge' | 'frozen-verifier' | 'random-search'>,
+    Record<string, unknown>
+  > = {
     lr0: { optimizer: { ...(training['optimizer'] as object), learningRate: 0 } },
     flipped: { negateAdvantages: true },
     'reasoner-only': { ablateRoles: ['challenger'] },

@@ -30,7 +30,7 @@ import {
   taskOf,
   type SearchExample,
 } from '../../infra/toy-world/ssp-world';
-import { prepareSspWorld } from '../../infra/toy-world/ssp-prepare';
+import { prepareSspWorld, randomSearchIndex } from '../../infra/toy-world/ssp-prepare';
 import { writeJsonl } from '../support/search-corpus';
 
 /**
@@ -233,5 +233,30 @@ describe('prepareSspWorld', () => {
     expect(await prepareSspWorld(options)).toEqual(world);
     expect(statSync(path.join(world.index, INDEX_KEYS.manifest)).mtimeMs).toBe(built);
     expect((await prepareSspWorld({ ...options, seed: 1 })).dir).not.toBe(world.dir);
+  });
+
+  test("the random-search control's index answers every search with passages of other entries", async () => {
+    const world = await prepareSspWorld({
+      dir: path.join(dir, 'random'),
+      chains: 64,
+      heldOutItems: 16,
+      warmStartItems: 8,
+    });
+    const random = await loadRetriever(await randomSearchIndex(world), { apiKey: 'EMPTY' });
+    const real = await loadRetriever(world.index, { apiKey: 'EMPTY' });
+    const towns = chains(0, 64).map((c) => c.town);
+    for (const town of towns) {
+      const [hit] = await random.search(town, { topK: 3, maxTokens: 500 });
+      expect(hit).toBeDefined();
+      expect(hit?.text).not.toContain(town);
+      // The same query gets the same unrelated passages: the tool is consistent, only useless.
+      expect(await random.search(town, { topK: 3, maxTokens: 500 })).toEqual(
+        await random.search(town, { topK: 3, maxTokens: 500 }),
+      );
+    }
+    const [realHit] = await real.search(towns[0] ?? '', { topK: 3, maxTokens: 500 });
+    expect(realHit?.text).toContain(towns[0]);
+    // Written once: a second call returns the same folder.
+    expect(await randomSearchIndex(world)).toBe(path.join(world.dir, 'index-random-search'));
   });
 });

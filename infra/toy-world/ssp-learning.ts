@@ -1,0 +1,42 @@
+/**
+ * SSP's toy world, per iteration (a `PointReader` for `readLearningCurve`): how many of the proposer's
+ * questions passed RAG verification and how many of those ask two hops, how often the solver answered them,
+ * and how much both roles searched. The held-out accuracy (agentic evaluation) is the run's own figure.
+ */
+import type { SspGated, SspSolved } from '../../activities/recipes/ssp/records';
+import { meanPassRate, stageRecords, type PointReader } from './learning';
+import { parseQuestion } from './ssp-world';
+
+export interface SspPoint {
+  /** The proposer's questions that passed the rule filter, and those that also passed RAG verification. */
+  ruleValid: number;
+  ragVerified: number;
+  /** Share of the verified questions that ask two hops (the world's two-hop template). */
+  twoHopShare: number;
+  /** The solver's mean success on the verified questions (its G answers each, from the histogram). */
+  solverPassRate: number;
+  /** Mean searches per proposer trajectory and per solver trajectory. */
+  proposerSearches: number;
+  solverSearches: number;
+}
+
+export const sspPoint: PointReader<SspPoint> = async ({ store, runId, iteration, manifest }) => {
+  const { passRateHistogram, extra = {} } = manifest.metrics.recipe;
+  const [gated, solved] = await Promise.all([
+    stageRecords<SspGated>(store, runId, iteration, 'gate'),
+    stageRecords<SspSolved>(store, runId, iteration, 'solve'),
+  ]);
+  // Units are numbered within their shard; the answer's index in the plan names it across shards.
+  const verified = new Set(solved.filter((s) => s.verification?.passed).map((s) => s.docIndex));
+  const hops = gated
+    .filter((g) => verified.has(g.docIndex))
+    .map((g) => parseQuestion(g.question ?? '')?.hops);
+  return {
+    ruleValid: extra['ruleValid'] ?? 0,
+    ragVerified: extra['ragVerified'] ?? 0,
+    twoHopShare: hops.length ? hops.filter((h) => h === 2).length / hops.length : 0,
+    solverPassRate: meanPassRate(passRateHistogram),
+    proposerSearches: extra['meanProposerSearches'] ?? 0,
+    solverSearches: extra['meanSolverSearches'] ?? 0,
+  };
+};
