@@ -9,12 +9,15 @@ import { applySet } from '../cli/args';
 import { prepareToyWorld } from '../infra/toy-world/prepare';
 import type { SpellPoint } from '../infra/toy-world/spell-learning';
 import { prepareSpellWorld } from '../infra/toy-world/spell-prepare';
+import type { ScopePoint } from '../infra/toy-world/scope-learning';
+import { prepareScopeWorld, warmStartScopeWorld } from '../infra/toy-world/scope-prepare';
 import { RUNGS, type Rung } from '../infra/toy-world/world';
 import { startTemporalDevServer } from '../test/support/temporal-server';
 import {
   CONTROLS,
   maeWorldRun,
   runToyWorld,
+  scopeWorldRun,
   spellWorldRun,
   spiceWorldRun,
   type Control,
@@ -23,14 +26,15 @@ import {
 } from '../test/support/toy-world-run';
 
 /**
- * `npm run bench -- learning [--recipe spice|mae|spell] [--warm-start-seeds 0,1,2] [--iterations K] [--control C]
+ * `npm run bench -- learning [--recipe spice|mae|spell|scope] [--warm-start-seeds 0,1,2] [--iterations K] [--control C]
  * [--max-staleness K] [--streaming] [--warm-start-steps N] [--warm-start-threads N] [--set key=value ...]`:
  * for each warm-start seed, the recipe's toy world with its warm start of that seed (cached after its first
  * run), then one run of K iterations (run seed = warm-start seed) on a local stack (a Temporal dev server,
  * storage in a temporary directory, the kernel, a worker process). `--control` is one of lr0, flipped (must
  * not learn), for SPICE reasoner-only, challenger-only (ablations: one role's rows trained), for MAE
  * random-judge (every Judge call answered by a scripted grader that ignores the answer: must not learn), for
- * SPELL frozen-verifier (no verifier rows trained: its agreement with the rule must stay flat).
+ * SPELL frozen-verifier (no verifier rows trained: its agreement with the rule must stay flat), for SCOPE
+ * random-grader (the world's rule-based judge grading every rubric at random: must not learn).
  * `--max-staleness 1` runs one-step-off (its last version evaluated after the run,
  * test/support/toy-world-run.ts); `--streaming` with it starts each iteration once the previous one's requests
  * are sent (`pipeline.streaming`). `--warm-start-threads` runs the warm start on that many PyTorch threads
@@ -42,7 +46,9 @@ import {
  * rate, the rungs of the Challenger's tasks and the pass rate per rung; for MAE the Judge's agreement with
  * the true verdicts, on all the pairs it scored and on those about held-out facts, the rungs of the
  * Proposer's questions and the Solver's accuracy on its trained answers; for SPELL valid questions, the
- * verifier's agreement with the rule check, the responder's pass rate and the groups each role trained), the
+ * verifier's agreement with the rule check, the responder's pass rate and the groups each role trained; for
+ * SCOPE, whose held-out figure is the Solver's rubric score, not an accuracy, the Challenger's candidates by
+ * status and its mean rubric score on its valid tasks, and the Solver's), the
  * gain with its error, then
  * `heldout_start_spread <points>` (the largest minus the smallest start accuracy over the warm-start seeds)
  * and last `heldout_accuracy_gain <points>` (the mean gain over seeds).
@@ -126,7 +132,7 @@ export async function main(args: string[]): Promise<void> {
   console.log(`heldout_accuracy_gain ${mean.toFixed(2)}`);
 }
 
-const RECIPES = ['spice', 'mae', 'spell'] as const;
+const RECIPES = ['spice', 'mae', 'spell', 'scope'] as const;
 type Recipe = (typeof RECIPES)[number];
 type RunOptions = Omit<ToyRunOptions<unknown>, 'world'>;
 
@@ -146,6 +152,20 @@ async function prepareWorld(
   if (recipe === 'mae') {
     const world = await prepareMaeWorld(warmStart);
     return { ...world, run: worldRunner(seed, maeWorldRun(world), maeFigures) };
+  }
+  if (recipe === 'scope') {
+    const world = await prepareScopeWorld();
+    const trained = await warmStartScopeWorld(world, {
+      warmStartSeed: seed,
+      ...(warmStart.warmStartSteps ? { steps: warmStart.warmStartSteps } : {}),
+      ...(warmStart.threads ? { threads: warmStart.threads } : {}),
+    });
+    const run = scopeWorldRun({ ...world, model: trained.model });
+    return {
+      dir: world.dir,
+      warmStart: trained.warmStart,
+      run: worldRunner(seed, run, scopeFigures, scopeSummary),
+    };
   }
   if (recipe === 'spell') {
     const world = await prepareSpellWorld(warmStart);
@@ -176,6 +196,7 @@ const RECIPE_CONTROLS: Partial<Record<Control, Recipe>> = {
   'challenger-only': 'spice',
   'random-judge': 'mae',
   'frozen-verifier': 'spell',
+  'random-grader': 'scope',
 };
 
 const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
@@ -197,6 +218,19 @@ const spellFigures = (p: IterationPoint<SpellPoint>): string =>
   `valid questions ${pct(p.validTaskRate)}, verifier-rule agreement ${pct(p.verifierRuleAgreement)}, ` +
   `responder pass rate ${pct(p.responderPassRate)}, groups: ${p.solvableQuestions} solvable, ` +
   `${p.responderGroups} responder, ${p.verifierGroups} verifier`;
+
+const scopeFigures = (p: IterationPoint<ScopePoint>): string =>
+  `valid tasks ${p.validTasks} [${Object.entries(p.statusShares)
+    .map(([status, share]) => `${status} ${pct(share)}`)
+    .join(', ')}], challenger rubric score ${pct(p.challengerRubricScore)}, ` +
+  `solver rubric score ${pct(p.solverRubricScore)}`;
+
+/** The Challenger's mean rubric score on its tasks (f_diff pays most at 0.5): the first two iterations against the last two. */
+function scopeSummary(points: ReadonlyArray<IterationPoint<ScopePoint>>): string {
+  const mean = (ps: ReadonlyArray<IterationPoint<ScopePoint>>): number =>
+    ps.reduce((a, p) => a + p.challengerRubricScore, 0) / Math.max(1, ps.length);
+  return `challenger rubric score, iterations 1-2 → last two: ${pct(mean(points.slice(0, 2)))} → ${pct(mean(points.slice(-2)))}`;
+}
 
 function printCurve<W>(
   curve: LearningCurve<W>,

@@ -101,7 +101,7 @@ export const maePoint: PointReader<MaePoint> = async ({ store, runId, iteration,
 };
 
 /** A stage's records of every shard of the iteration, in shard order. */
-async function stageRecords<T>(
+export async function stageRecords<T>(
   store: ObjectStore,
   runId: string,
   iteration: number,

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { scopeGrader, type ScopeGraderMode, type ScopeGraderWorld } from '../../infra/toy-world/scope-grader';
 import { userText, type CallBehaviour } from './scripted-llm/completion';
 import { startScriptedLlm, type ScriptedLlm } from './scripted-llm/server';
@@ -13,4 +14,13 @@ export function startScopeGrader(world: ScopeGraderWorld, mode: ScopeGraderMode)
     grader.calls.map((call) => [call, { answer: (ctx) => grader.answer(call, userText(ctx), ctx.seed) }]),
   );
   return startScriptedLlm({ behaviours });
+}
+
+/** The grader of a world whose documents are the JSONL corpus `corpus` (`{"text"}` per line). */
+export function startScopeGraderOf(corpus: string, mode: ScopeGraderMode): Promise<ScriptedLlm> {
+  const documents = readFileSync(corpus, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as { text: string });
+  return startScopeGrader({ documents }, mode);
 }

@@ -15,6 +15,12 @@ import { spellPoint, type SpellPoint } from '../../infra/toy-world/spell-learnin
 import type { SpellWorld } from '../../infra/toy-world/spell-prepare';
 import { spellWorldRunConfig } from '../../infra/toy-world/spell-run-config';
 import { withKernelRun } from './kernel-run';
+import type { HeldOutScore } from '../../infra/toy-world/learning';
+import { scopeHeldOutScore, scopePoint, type ScopePoint } from '../../infra/toy-world/scope-learning';
+import type { ScopeWorld } from '../../infra/toy-world/scope-prepare';
+import { SCOPE_POLICIES, scopeWorldRunConfig } from '../../infra/toy-world/scope-run-config';
+import { startScopeGraderOf } from './scope-grader-server';
+import type { ScriptedLlm } from './scripted-llm/server';
 import { startScriptedLlm } from './scripted-llm/server';
 
 /**
@@ -24,8 +30,21 @@ import { startScriptedLlm } from './scripted-llm/server';
 export interface WorldRun<W> {
   dir: string;
   model: string;
-  config: (seed: number) => Record<string, unknown>;
+  /** The run config for a seed; a world of several policies or its own judge reads where they are served. */
+  config: (seed: number, served: ServedEndpoints) => Record<string, unknown>;
   read: PointReader<W>;
+  /** The policies, a kernel each (default: the one `TOY_WORLD_POLICY`). */
+  policies?: readonly string[];
+  /** The world's own judge endpoint for a run (SCOPE's grader; a random one under a control), if it has one. */
+  judge?: (control: Control | undefined) => Promise<ScriptedLlm>;
+  /** How an evaluation's held-out figure is read (default: the benchmark's accuracy). */
+  score?: HeldOutScore;
+}
+
+/** The kernels' URLs by policy, and the world's judge's URL when it has one. */
+export interface ServedEndpoints {
+  kernels: Record<string, string>;
+  judgeUrl?: string;
 }
 
 export const spiceWorldRun = (world: ToyWorld): WorldRun<SpicePoint> => ({
@@ -40,6 +59,19 @@ export const maeWorldRun = (world: MaeWorld): WorldRun<MaePoint> => ({
   model: world.model,
   config: (seed) => maeWorldRunConfig(world, seed),
   read: maePoint,
+});
+
+export const scopeWorldRun = (world: ScopeWorld & { model: string }): WorldRun<ScopePoint> => ({
+  dir: world.dir,
+  model: world.model,
+  policies: Object.values(SCOPE_POLICIES),
+  config: (seed, served) => {
+    if (served.judgeUrl === undefined) throw new Error("SCOPE's toy world runs with its grader as the judge");
+    return scopeWorldRunConfig(world, seed, { kernels: served.kernels, judgeUrl: served.judgeUrl });
+  },
+  read: scopePoint,
+  judge: (control) => startScopeGraderOf(world.corpus, control === 'random-grader' ? 'random' : 'rule'),
+  score: scopeHeldOutScore(world.corpus, world.heldOut),
 });
 
 export const spellWorldRun = (world: SpellWorld): WorldRun<SpellPoint> => ({
@@ -75,8 +107,12 @@ export interface ToyRunOptions<W> {
 }
 
 export async function runToyWorld<W>(options: ToyRunOptions<W>): Promise<LearningCurve<W>> {
-  const judge =
-    options.control === 'random-judge' ? await startScriptedLlm({ invalidTaskRate: 0 }) : undefined;
+  const { world, control } = options;
+  const judge = world.judge
+    ? await world.judge(control)
+    : control === 'random-judge'
+      ? await startScriptedLlm({ invalidTaskRate: 0 })
+      : undefined;
   try {
     return await runWorld(options, judge?.url);
   } finally {
@@ -89,14 +125,16 @@ function runWorld<W>(options: ToyRunOptions<W>, judgeUrl: string | undefined): P
     {
       model: options.world.model,
       name: options.name,
-      policies: () => [TOY_WORLD_POLICY],
+      policies: () => [...(options.world.policies ?? [TOY_WORLD_POLICY])],
       inputRoots: [options.world.dir, ...(options.inputRoots ?? [])],
       ...(options.storageUri ? { storageUri: options.storageUri } : {}),
       ...(options.workerEnv ? { workerEnv: options.workerEnv } : {}),
     },
     async (run) => {
+      const kernels = Object.fromEntries(Object.entries(run.kernels).map(([p, k]) => [p, k.url]));
+      const served = { kernels, ...(judgeUrl === undefined ? {} : { judgeUrl }) };
       const base: Record<string, unknown> = {
-        ...options.world.config(options.seed ?? 0),
+        ...options.world.config(options.seed ?? 0, served),
         pools: run.baseConfig['pools'],
       };
       const overridden = options.overrides ? options.overrides(base) : base;
@@ -120,6 +158,7 @@ function runWorld<W>(options: ToyRunOptions<W>, judgeUrl: string | undefined): P
         outcome.lastCommitted,
         options.world.read,
         afterRun,
+        options.world.score,
       );
     },
   );
@@ -130,7 +169,9 @@ function runWorld<W>(options: ToyRunOptions<W>, judgeUrl: string | undefined): P
  * ablations train one role's rows only (`training.ablateRoles`), to see where a gain comes from (SPICE's
  * roles); MAE's random judge answers every Judge call with a score that ignores the answer, so a gain that
  * survives it did not come from the Judge's signal; SPELL's frozen verifier trains no verifier rows
- * (`spell.frozenRoles`), so its agreement with the rule must stay where the warm start left it.
+ * (`spell.frozenRoles`), so its agreement with the rule must stay where the warm start left it; SCOPE's
+ * random grader grades every rubric at random (its gates and rubrics stay the rule's), so no answer earns its
+ * grades.
  */
 export const CONTROLS = [
   'lr0',
@@ -139,6 +180,7 @@ export const CONTROLS = [
   'challenger-only',
   'random-judge',
   'frozen-verifier',
+  'random-grader',
 ] as const;
 export type Control = (typeof CONTROLS)[number];
 
@@ -167,11 +209,16 @@ export function withControl(
       mae: { ...mae, trainRoles: { proposer: true, solver: true, judge: false } },
     };
   }
+  // The world's own judge already grades at random (`WorldRun.judge`): the config is the gain run's.
+  if (control === 'random-grader') return config;
   if (control === 'frozen-verifier') {
     const spell = (config['spell'] ?? {}) as Record<string, unknown>;
     return { ...config, spell: { ...spell, frozenRoles: ['verifier'] } };
   }
-  const edits: Record<Exclude<Control, 'random-judge' | 'frozen-verifier'>, Record<string, unknown>> = {
+  const edits: Record<
+    Exclude<Control, 'random-judge' | 'frozen-verifier' | 'random-grader'>,
+    Record<string, unknown>
+  > = {
     lr0: { optimizer: { ...(training['optimizer'] as object), learningRate: 0 } },
     flipped: { negateAdvantages: true },
     'reasoner-only': { ablateRoles: ['challenger'] },
