@@ -8,13 +8,10 @@
  *
  * prints one JSON line: `{"dir", "corpus", "index", "sources", "heldOut", "warmStart"}`.
  */
-import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { buildIndex } from '../../activities/retrieval/build';
-import { loadRetriever } from '../../activities/retrieval/retriever';
 import { flag, jsonl, trainWorld } from './prepare';
+import { prepareSearchWorld, type SearchWorldFiles } from './search-world-folder';
 import { sspCorpus } from './ssp-world';
 import {
   scopeHeldOutBenchmark,
@@ -44,62 +41,20 @@ export const SCOPE_WORLD_DEFAULTS: ScopeWorldOptions = {
   warmStartItems: 4000,
 };
 
-export interface ScopeWorld {
-  dir: string;
-  /** Every chain's documents (`{"id","title","text"}`): what the index holds and the grader reads facts from. */
-  corpus: string;
-  index: string;
+export interface ScopeWorld extends SearchWorldFiles {
   /** The training chains' town documents, the run's `corpus.uri`. */
   sources: string;
-  /** `{"id","question","answer"}` about held-out chains. */
-  heldOut: string;
-  warmStart: string;
 }
-
-const DONE = 'world.json';
 
 export async function prepareScopeWorld(options: Partial<ScopeWorldOptions> = {}): Promise<ScopeWorld> {
   const o = { ...SCOPE_WORLD_DEFAULTS, ...options };
-  const corpus = jsonl(sspCorpus(o.seed, o.chains));
-  const files: Record<string, string> = {
-    'corpus.jsonl': corpus,
-    'sources.jsonl': jsonl(scopeSourceCorpus(o.seed, o.chains)),
-    'heldout.jsonl': jsonl(scopeHeldOutBenchmark(o.seed, o.chains, o.heldOutItems)),
-    'warm-start.jsonl': jsonl(await warmStartExamples(corpus, o)),
-  };
-  const hash = createHash('sha256');
-  for (const [name, text] of Object.entries(files)) hash.update(name).update('\0').update(text);
-  const dir = path.join(o.dir, hash.digest('hex').slice(0, 16));
-  const world: ScopeWorld = {
-    dir,
-    corpus: path.join(dir, 'corpus.jsonl'),
-    index: path.join(dir, 'index'),
-    sources: path.join(dir, 'sources.jsonl'),
-    heldOut: path.join(dir, 'heldout.jsonl'),
-    warmStart: path.join(dir, 'warm-start.jsonl'),
-  };
-  if (!existsSync(path.join(dir, DONE))) {
-    rmSync(dir, { recursive: true, force: true });
-    mkdirSync(dir, { recursive: true });
-    for (const [name, text] of Object.entries(files)) writeFileSync(path.join(dir, name), text);
-    await buildIndex({ corpus: world.corpus, out: world.index, kind: 'bm25' });
-    writeFileSync(path.join(dir, DONE), JSON.stringify({ ...o, dir: undefined }) + '\n');
-  }
-  return world;
-}
-
-/** The examples, searched on a scratch index of `corpus` (BM25 is deterministic: the world's answers alike). */
-async function warmStartExamples(corpus: string, o: ScopeWorldOptions) {
-  const scratch = mkdtempSync(path.join(os.tmpdir(), 'scope-world-'));
-  try {
-    writeFileSync(path.join(scratch, 'corpus.jsonl'), corpus);
-    const index = path.join(scratch, 'index');
-    await buildIndex({ corpus: path.join(scratch, 'corpus.jsonl'), out: index, kind: 'bm25' });
-    const retriever = await loadRetriever(index, { apiKey: 'EMPTY' });
-    return await scopeWarmStartExamples(o.seed, o.chains, o.warmStartItems, retriever);
-  } finally {
-    rmSync(scratch, { recursive: true, force: true });
-  }
+  const world = await prepareSearchWorld(o, {
+    corpus: jsonl(sspCorpus(o.seed, o.chains)),
+    heldOut: jsonl(scopeHeldOutBenchmark(o.seed, o.chains, o.heldOutItems)),
+    examples: (retriever) => scopeWarmStartExamples(o.seed, o.chains, o.warmStartItems, retriever),
+    others: { 'sources.jsonl': jsonl(scopeSourceCorpus(o.seed, o.chains)) },
+  });
+  return { ...world, sources: path.join(world.dir, 'sources.jsonl') };
 }
 
 export interface ScopeWarmStartOptions {

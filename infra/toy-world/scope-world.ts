@@ -34,7 +34,9 @@ import type { Retriever, SearchLoopSpec } from '../../activities/tools/types';
 import {
   chains,
   documentsOf,
+  heldOutBenchmark,
   linkOf,
+  parseQuestion,
   progress,
   SSP_WORLD_SEARCH,
   teacherCaller,
@@ -98,22 +100,20 @@ export function scopeSourceCorpus(seed: number, count: number): WorldDocument[] 
 }
 
 /**
- * The held-out benchmark (`{"id", "question", "answer"}`, agentic evaluation): `items` tasks about held-out
- * chains, one and two facts alternately. `answer` is the full answer's names; the world's figure is the
- * rubric score the grader gives the Solver's answer, not this string's match.
+ * The held-out benchmark (`{"id", "question", "answer"}`, agentic evaluation): `items` tasks about the chains
+ * SSP's benchmark asks about, in its order, one and two facts alternately. `answer` is the full answer's
+ * names; the world's figure is the rubric score the grader gives the Solver's answer, not this string's match.
  */
 export function scopeHeldOutBenchmark(
   seed: number,
   count: number,
   items: number,
 ): Array<{ id: string; question: string; answer: string }> {
-  const held = chains(seed, count).filter((c) => c.heldOut);
-  if (items > 2 * held.length)
-    throw new RangeError(`${count} chains hold ${2 * held.length} held-out tasks, not ${items}`);
-  const order = seededRng(seed, 'scope-world', 'held-out').shuffle(held);
-  return Array.from({ length: items }, (_, i) => {
-    const task = scopeTaskOf(order[Math.floor(i / 2)] as Chain, FACT_COUNTS[i % 2] as Facts);
-    return { id: `heldout-${i}`, question: task.question, answer: task.answer.join(', ') };
+  const world = chains(seed, count);
+  return heldOutBenchmark(seed, count, items).map((item, i) => {
+    const chain = world.find((c) => c.town === parseQuestion(item.question)?.town) as Chain;
+    const task = scopeTaskOf(chain, FACT_COUNTS[i % 2] as Facts);
+    return { id: item.id, question: task.question, answer: task.answer.join(', ') };
   });
 }
 
