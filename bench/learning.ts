@@ -48,7 +48,7 @@ import {
  * Proposer's questions and the Solver's accuracy on its trained answers; for SPELL valid questions, the
  * verifier's agreement with the rule check, the responder's pass rate and the groups each role trained; for
  * SCOPE, whose held-out figure is the Solver's rubric score, not an accuracy, the Challenger's candidates by
- * status and its mean rubric score on its valid tasks, and the Solver's), the
+ * status and its mean rubric score on its valid tasks), the
  * gain with its error, then
  * `heldout_start_spread <points>` (the largest minus the smallest start accuracy over the warm-start seeds)
  * and last `heldout_accuracy_gain <points>` (the mean gain over seeds).
@@ -222,8 +222,7 @@ const spellFigures = (p: IterationPoint<SpellPoint>): string =>
 const scopeFigures = (p: IterationPoint<ScopePoint>): string =>
   `valid tasks ${p.validTasks} [${Object.entries(p.statusShares)
     .map(([status, share]) => `${status} ${pct(share)}`)
-    .join(', ')}], challenger rubric score ${pct(p.challengerRubricScore)}, ` +
-  `solver rubric score ${pct(p.solverRubricScore)}`;
+    .join(', ')}], challenger rubric score ${pct(p.challengerRubricScore)}`;
 
 /** The Challenger's mean rubric score on its tasks (f_diff pays most at 0.5): the first two iterations against the last two. */
 function scopeSummary(points: ReadonlyArray<IterationPoint<ScopePoint>>): string {

@@ -101,7 +101,7 @@ export const maePoint: PointReader<MaePoint> = async ({ store, runId, iteration,
 };
 
 /** A stage's records of every shard of the iteration, in shard order. */
-export async function stageRecords<T>(
+async function stageRecords<T>(
   store: ObjectStore,
   runId: string,
   iteration: number,

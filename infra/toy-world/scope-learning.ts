@@ -6,55 +6,53 @@
 import { readFileSync } from 'node:fs';
 import { SCOPE_CALLS } from '../../activities/clients/llm-protocol';
 import { getJsonl } from '../../activities/clients/storage/codec';
+import { shardKey } from '../../activities/clients/storage/keys';
 import type { ObjectStore } from '../../activities/clients/storage';
 import type { ChatMessage } from '../../activities/clients/trainer-contract';
 import type { ItemVerdicts } from '../../activities/evaluation/evaluate';
 import { parseBinaryScore } from '../../activities/judges/binary';
 import { extractAnswer, parseRubrics } from '../../activities/recipes/scope/parse';
 import { graderMessages, rubricMessages } from '../../activities/recipes/scope/prompts';
-import type { ScopeGated, ScopeJudged } from '../../activities/recipes/scope/records';
-import { gradeOf, meanGrade } from '../../activities/recipes/scope/rewards';
+import type { GradedRollout, ScopeGated, ScopeJudged } from '../../activities/recipes/scope/records';
+import { meanGrade } from '../../activities/recipes/scope/rewards';
 import type { BenchmarkResult } from '../../contracts/evaluation';
 import type { Measured, PointReader } from './learning';
-import { stageRecords } from './mae-learning';
 import { scopeGrader } from './scope-grader';
 import { parseScopeQuestion } from './scope-world';
 import { linkOf } from './ssp-world';
 
 export interface ScopePoint {
-  /** The Challenger's mean rubric score on its valid tasks: ḡ per task, averaged (f_diff peaks at 0.5). */
+  /** The Challenger's mean rubric score on its valid tasks: ḡ per task, averaged (f_diff pays most at 0.5). */
   challengerRubricScore: number;
-  /** Valid tasks of the iteration (both gates passed, rubrics written). */
+  /** Valid tasks of the iteration (both gates passed, rubrics written) that the Solver answered. */
   validTasks: number;
   /** Shares of the Challenger's candidates by status (valid, no_task, gate_relevance, ...). */
   statusShares: Record<string, number>;
-  /** The Solver's mean rubric score over all its graded rollouts of the iteration. */
-  solverRubricScore: number;
 }
 
 const mean = (xs: readonly number[]): number => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
 
 export const scopePoint: PointReader<ScopePoint> = async ({ store, runId, iteration }) => {
-  const [gated, judged] = await Promise.all([
-    stageRecords<ScopeGated>(store, runId, iteration, 'gate'),
-    stageRecords<ScopeJudged>(store, runId, iteration, 'judge'),
-  ]);
-  const statuses = gated.flatMap((g) => g.candidates.map((c) => c.status));
-  const judgedByUnit = new Map(judged.map((j) => [j.unit, j]));
-  const tasks = gated.flatMap((g) =>
-    g.candidates.flatMap((c, k) => {
-      const rollouts = judgedByUnit.get(g.unit)?.candidates[k]?.rollouts ?? [];
-      return c.status === 'valid' && rollouts.length > 0 ? [rollouts] : [];
-    }),
-  );
+  const statuses: string[] = [];
+  const tasks: GradedRollout[][] = [];
+  // A record's unit is its place in its shard: the gate's and the judge's records pair up shard by shard.
+  for (let shard = 0; ; shard++) {
+    const [gated, judged] = await Promise.all([
+      getJsonl<ScopeGated>(store, shardKey(runId, iteration, 'gate', shard)),
+      getJsonl<ScopeJudged>(store, shardKey(runId, iteration, 'judge', shard)),
+    ]);
+    if (gated === undefined) break;
+    const judgedByUnit = new Map((judged ?? []).map((j) => [j.unit, j]));
+    for (const g of gated)
+      g.candidates.forEach((c, k) => {
+        statuses.push(c.status);
+        const rollouts = judgedByUnit.get(g.unit)?.candidates[k]?.rollouts ?? [];
+        if (c.status === 'valid' && rollouts.length > 0) tasks.push(rollouts);
+      });
+  }
   const statusShares: Record<string, number> = {};
   for (const s of statuses) statusShares[s] = (statusShares[s] ?? 0) + 1 / statuses.length;
-  return {
-    challengerRubricScore: mean(tasks.map(meanGrade)),
-    validTasks: tasks.length,
-    statusShares,
-    solverRubricScore: mean(tasks.flat().map(gradeOf)),
-  };
+  return { challengerRubricScore: mean(tasks.map(meanGrade)), validTasks: tasks.length, statusShares };
 };
 
 const text = (messages: ChatMessage[]): string => messages.map((m) => m.content).join('\n');
