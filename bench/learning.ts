@@ -11,12 +11,15 @@ import type { SpellPoint } from '../infra/toy-world/spell-learning';
 import { prepareSpellWorld } from '../infra/toy-world/spell-prepare';
 import type { SspPoint } from '../infra/toy-world/ssp-learning';
 import { prepareSspWorld, randomSearchIndex, warmStartSspWorld } from '../infra/toy-world/ssp-prepare';
+import type { ScopePoint } from '../infra/toy-world/scope-learning';
+import { prepareScopeWorld, warmStartScopeWorld } from '../infra/toy-world/scope-prepare';
 import { RUNGS, type Rung } from '../infra/toy-world/world';
 import { startTemporalDevServer } from '../test/support/temporal-server';
 import {
   CONTROLS,
   maeWorldRun,
   runToyWorld,
+  scopeWorldRun,
   spellWorldRun,
   spiceWorldRun,
   sspWorldRun,
@@ -26,7 +29,7 @@ import {
 } from '../test/support/toy-world-run';
 
 /**
- * `npm run bench -- learning [--recipe spice|mae|spell|ssp] [--warm-start-seeds 0,1,2] [--iterations K] [--control C]
+ * `npm run bench -- learning [--recipe spice|mae|spell|ssp|scope] [--warm-start-seeds 0,1,2] [--iterations K] [--control C]
  * [--max-staleness K] [--streaming] [--warm-start-steps N] [--warm-start-threads N] [--set key=value ...]`:
  * for each warm-start seed, the recipe's toy world with its warm start of that seed (cached after its first
  * run), then one run of K iterations (run seed = warm-start seed) on a local stack (a Temporal dev server,
@@ -35,7 +38,8 @@ import {
  * random-judge (every Judge call answered by a scripted grader that ignores the answer: must not learn), for
  * SPELL frozen-verifier (no verifier rows trained: its agreement with the rule must stay flat), for SSP
  * random-search (the search tool returns unrelated passages in training; the start and the last version are
- * evaluated after the run with the real one: must not learn).
+ * evaluated after the run with the real one: must not learn), for SCOPE random-grader (the world's rule-based
+ * judge grading every rubric at random: must not learn).
  * `--max-staleness 1` runs one-step-off (its last version evaluated after the run,
  * test/support/toy-world-run.ts); `--streaming` with it starts each iteration once the previous one's requests
  * are sent (`pipeline.streaming`). `--warm-start-threads` runs the warm start on that many PyTorch threads
@@ -47,9 +51,11 @@ import {
  * rate, the rungs of the Challenger's tasks and the pass rate per rung; for MAE the Judge's agreement with
  * the true verdicts, on all the pairs it scored and on those about held-out facts, the rungs of the
  * Proposer's questions and the Solver's accuracy on its trained answers; for SPELL valid questions, the
- * verifier's agreement with the rule check, the responder's pass rate and the groups each role trained), the
- * gain with its error; for SSP the proposer's rule-valid and RAG-verified questions, the two-hop share of
- * the verified ones, the searches of both roles and the solver's pass rate on the verified questions), the
+ * verifier's agreement with the rule check, the responder's pass rate and the groups each role trained; for
+ * SSP the proposer's rule-valid and RAG-verified questions, the two-hop share of the verified ones, the
+ * searches of both roles and the solver's pass rate on the verified questions; for SCOPE, whose held-out
+ * figure is the Solver's rubric score, not an accuracy, the Challenger's candidates by status and its mean
+ * rubric score on its valid tasks), the
  * gain with its error, then
  * `heldout_start_spread <points>` (the largest minus the smallest start accuracy over the warm-start seeds)
  * and last `heldout_accuracy_gain <points>` (the mean gain over seeds).
@@ -133,7 +139,7 @@ export async function main(args: string[]): Promise<void> {
   console.log(`heldout_accuracy_gain ${mean.toFixed(2)}`);
 }
 
-const RECIPES = ['spice', 'mae', 'spell', 'ssp'] as const;
+const RECIPES = ['spice', 'mae', 'spell', 'ssp', 'scope'] as const;
 type Recipe = (typeof RECIPES)[number];
 type RunOptions = Omit<ToyRunOptions<unknown>, 'world'>;
 
@@ -153,6 +159,20 @@ async function prepareWorld(
   if (recipe === 'mae') {
     const world = await prepareMaeWorld(warmStart);
     return { ...world, run: worldRunner(seed, maeWorldRun(world), maeFigures) };
+  }
+  if (recipe === 'scope') {
+    const world = await prepareScopeWorld();
+    const trained = await warmStartScopeWorld(world, {
+      warmStartSeed: seed,
+      ...(warmStart.warmStartSteps ? { steps: warmStart.warmStartSteps } : {}),
+      ...(warmStart.threads ? { threads: warmStart.threads } : {}),
+    });
+    const run = scopeWorldRun({ ...world, model: trained.model });
+    return {
+      dir: world.dir,
+      warmStart: trained.warmStart,
+      run: worldRunner(seed, run, scopeFigures, scopeSummary),
+    };
   }
   if (recipe === 'spell') {
     const world = await prepareSpellWorld(warmStart);
@@ -202,6 +222,7 @@ const RECIPE_CONTROLS: Partial<Record<Control, Recipe>> = {
   'random-judge': 'mae',
   'frozen-verifier': 'spell',
   'random-search': 'ssp',
+  'random-grader': 'scope',
 };
 
 const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
@@ -228,6 +249,17 @@ const sspFigures = (p: IterationPoint<SspPoint>): string =>
   `proposer: rule-valid ${p.ruleValid}, RAG-verified ${p.ragVerified} (two-hop ${pct(p.twoHopShare)}), ` +
   `${p.proposerSearches.toFixed(2)} searches; solver pass rate ${pct(p.solverPassRate)}, ` +
   `${p.solverSearches.toFixed(2)} searches`;
+const scopeFigures = (p: IterationPoint<ScopePoint>): string =>
+  `valid tasks ${p.validTasks} [${Object.entries(p.statusShares)
+    .map(([status, share]) => `${status} ${pct(share)}`)
+    .join(', ')}], challenger rubric score ${pct(p.challengerRubricScore)}`;
+
+/** The Challenger's mean rubric score on its tasks (f_diff pays most at 0.5): the first two iterations against the last two. */
+function scopeSummary(points: ReadonlyArray<IterationPoint<ScopePoint>>): string {
+  const mean = (ps: ReadonlyArray<IterationPoint<ScopePoint>>): number =>
+    ps.reduce((a, p) => a + p.challengerRubricScore, 0) / Math.max(1, ps.length);
+  return `challenger rubric score, iterations 1-2 → last two: ${pct(mean(points.slice(0, 2)))} → ${pct(mean(points.slice(-2)))}`;
+}
 
 function printCurve<W>(
   curve: LearningCurve<W>,

@@ -11,7 +11,7 @@ import type { TrainingRow } from '../../activities/clients/trainer-contract';
 import { openStore, type ObjectStore } from '../../activities/clients/storage';
 import type { BenchmarkResult, EvalResult } from '../../contracts/evaluation';
 import type { Manifest } from '../../contracts/selfplay';
-import { TOY_WORLD_BENCHMARK, TOY_WORLD_POLICY } from './run-config';
+import { TOY_WORLD_BENCHMARK } from './run-config';
 import { rungOf, type Rung } from './world';
 
 /** A held-out accuracy with the standard error of the evaluation that measured it. */
@@ -77,7 +77,8 @@ export interface LearningCurve<W = SpicePoint> {
  * `afterRun`: an evaluation of the last committed version made after the run (a one-step-off run evaluates
  * nothing in-run, see runToyWorld), taken as its last iteration's held-out accuracy; `atStart`: one of
  * version 0 made after the run (a world's control that changes the evaluation's tool, see runToyWorld),
- * taken as the start's.
+ * taken as the start's. `score` reads each evaluation's held-out figure (the benchmark's accuracy unless a
+ * world grades its answers otherwise).
  */
 export async function readLearningCurve<W>(
   storageUri: string,
@@ -86,24 +87,33 @@ export async function readLearningCurve<W>(
   read: PointReader<W>,
   afterRun?: EvalResult,
   atStart?: EvalResult,
+  score: HeldOutScore = accuracyOf,
 ): Promise<LearningCurve<W>> {
   const store = openStore(storageUri);
   const points: Array<IterationPoint<W>> = [];
-  let start = measured(atStart?.benchmarks[TOY_WORLD_BENCHMARK]);
+  const heldOutOf = async (result: BenchmarkResult | undefined): Promise<Measured | undefined> =>
+    result && score(store, result);
+  let start = await heldOutOf(atStart?.benchmarks[TOY_WORLD_BENCHMARK]);
   for (let iteration = 1; iteration <= iterations; iteration++) {
     const manifest = await getJson<Manifest>(store, manifestKey(runId, iteration));
     if (!manifest) throw new Error(`${runId}: iteration ${iteration} has no manifest`);
     const { recipe, eval: evaluated, evalAtStart, train } = manifest.metrics;
-    start ??= measured(evalAtStart?.benchmarks[TOY_WORLD_BENCHMARK]);
-    const rows = (await getJsonl<TrainingRow>(store, batchKey(runId, iteration, TOY_WORLD_POLICY))) ?? [];
+    start ??= await heldOutOf(evalAtStart?.benchmarks[TOY_WORLD_BENCHMARK]);
+    // Every policy's rows (SCOPE's world trains two), and every policy's per-role metrics.
+    const policies = Object.keys(manifest.policies);
+    const rows = (
+      await Promise.all(policies.map((p) => getJsonl<TrainingRow>(store, batchKey(runId, iteration, p))))
+    ).flatMap((r) => r ?? []);
     const final = iteration === iterations ? afterRun : undefined;
-    const heldOut = measured((evaluated ?? final)?.benchmarks[TOY_WORLD_BENCHMARK]);
+    const heldOut = await heldOutOf((evaluated ?? final)?.benchmarks[TOY_WORLD_BENCHMARK]);
     points.push({
       iteration,
       ...(heldOut ? { heldOut } : {}),
       validTaskRate: recipe.validTaskRate,
       meanRewardByRole: recipe.meanRewardByRole,
-      trained: roleTraining(train[TOY_WORLD_POLICY] ?? {}),
+      trained: roleTraining(
+        Object.assign({}, ...policies.map((p) => train[p] ?? {})) as Record<string, number>,
+      ),
       ...(await read({ store, runId, iteration, manifest, rows })),
     });
   }
@@ -145,9 +155,16 @@ export const spicePoint: PointReader<SpicePoint> = ({ manifest, rows }) => {
   };
 };
 
-function measured(result: BenchmarkResult | undefined): Measured | undefined {
-  return result && { accuracy: result.accuracy, standardError: result.standardError ?? 0 };
-}
+/**
+ * A world's held-out figure of one evaluation: by default the benchmark's accuracy; SCOPE's world grades the
+ * stored answers by its rubrics instead (scope-learning.ts).
+ */
+export type HeldOutScore = (store: ObjectStore, result: BenchmarkResult) => Promise<Measured> | Measured;
+
+const accuracyOf: HeldOutScore = (_store, result) => ({
+  accuracy: result.accuracy,
+  standardError: result.standardError ?? 0,
+});
 
 /** The mean pass rate over the tasks of a histogram (`histogram[k]`: tasks with k of G right). */
 export function meanPassRate(histogram: readonly number[]): number {

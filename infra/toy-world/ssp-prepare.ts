@@ -8,26 +8,14 @@
  *
  * prints one JSON line: `{"dir", "corpus", "index", "answers", "heldOut", "warmStart"}`.
  */
-import { createHash } from 'node:crypto';
-import {
-  cpSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
-import os from 'node:os';
+import { cpSync, existsSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { openStore } from '../../activities/clients/storage';
 import { getJsonl, putJsonl } from '../../activities/clients/storage/codec';
 import { seededRng } from '../../activities/lib/rng';
-import { buildIndex } from '../../activities/retrieval/build';
 import { INDEX_KEYS } from '../../activities/retrieval/manifest';
-import { loadRetriever } from '../../activities/retrieval/retriever';
 import { flag, jsonl, trainWorld } from './prepare';
+import { prepareSearchWorld, WORLD_DONE, type SearchWorldFiles } from './search-world-folder';
 import { heldOutBenchmark, sspAnswers, sspCorpus, sspWarmStartExamples, sspWordTokenizer } from './ssp-world';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -52,75 +40,25 @@ export const SSP_WORLD_DEFAULTS: SspWorldOptions = {
   warmStartItems: 8000,
 };
 
-export interface SspWorld {
-  dir: string;
-  /** JSONL corpus (`{"id","title","text"}`), every chain's documents. */
-  corpus: string;
-  /** The BM25 index of the corpus, for `retrieval.index`. */
-  index: string;
+export interface SspWorld extends SearchWorldFiles {
   /** D, for `ssp.answers`. */
   answers: string;
-  /** `{"id","question","answer"}` about held-out chains, for `selfplay eval --rollout search`. */
-  heldOut: string;
-  /** `{"messages","completion","role","lossMaskSpans"}` per line. */
-  warmStart: string;
 }
-
-/** The file (written last) whose presence says a world's folder is complete. */
-const DONE = 'world.json';
 
 export async function prepareSspWorld(options: Partial<SspWorldOptions> = {}): Promise<SspWorld> {
   const o = { ...SSP_WORLD_DEFAULTS, ...options };
-  const corpus = jsonl(sspCorpus(o.seed, o.chains));
-  const files: Record<string, string> = {
-    'corpus.jsonl': corpus,
-    'answers.jsonl': jsonl(sspAnswers(o.seed, o.chains)),
-    'heldout.jsonl': jsonl(heldOutBenchmark(o.seed, o.chains, o.heldOutItems)),
-    'warm-start.jsonl': jsonl(await warmStart(corpus, o)),
-  };
-  const hash = createHash('sha256');
-  for (const [name, text] of Object.entries(files)) hash.update(name).update('\0').update(text);
-  const dir = path.join(o.dir, hash.digest('hex').slice(0, 16));
-  const world: SspWorld = {
-    dir,
-    corpus: path.join(dir, 'corpus.jsonl'),
-    index: path.join(dir, 'index'),
-    answers: path.join(dir, 'answers.jsonl'),
-    heldOut: path.join(dir, 'heldout.jsonl'),
-    warmStart: path.join(dir, 'warm-start.jsonl'),
-  };
-  if (!existsSync(path.join(dir, DONE))) {
-    // A folder an interrupted call left has no DONE file: it is written again from scratch.
-    rmSync(dir, { recursive: true, force: true });
-    mkdirSync(dir, { recursive: true });
-    for (const [name, text] of Object.entries(files)) writeFileSync(path.join(dir, name), text);
-    await buildIndex({ corpus: world.corpus, out: world.index, kind: 'bm25' });
-    writeFileSync(path.join(dir, DONE), JSON.stringify({ ...o, dir: undefined }) + '\n');
-  }
-  return world;
-}
-
-/**
- * The warm-start examples, searched on an index of `corpus` built in a scratch folder: they are part of what
- * names the world's folder, so they exist before it. BM25 is deterministic, so the world's own index answers
- * every query alike.
- */
-async function warmStart(corpus: string, o: SspWorldOptions) {
-  const scratch = mkdtempSync(path.join(os.tmpdir(), 'ssp-world-'));
-  try {
-    writeFileSync(path.join(scratch, 'corpus.jsonl'), corpus);
-    const index = path.join(scratch, 'index');
-    await buildIndex({ corpus: path.join(scratch, 'corpus.jsonl'), out: index, kind: 'bm25' });
-    const retriever = await loadRetriever(index, { apiKey: 'EMPTY' });
-    return await sspWarmStartExamples(o.seed, o.chains, o.warmStartItems, retriever);
-  } finally {
-    rmSync(scratch, { recursive: true, force: true });
-  }
+  const world = await prepareSearchWorld(o, {
+    corpus: jsonl(sspCorpus(o.seed, o.chains)),
+    heldOut: jsonl(heldOutBenchmark(o.seed, o.chains, o.heldOutItems)),
+    examples: (retriever) => sspWarmStartExamples(o.seed, o.chains, o.warmStartItems, retriever),
+    others: { 'answers.jsonl': jsonl(sspAnswers(o.seed, o.chains)) },
+  });
+  return { ...world, answers: path.join(world.dir, 'answers.jsonl') };
 }
 
 /** The options a world's folder was written with (its seed and chain count name its facts). */
 export function sspWorldOptions(world: SspWorld): SspWorldOptions {
-  return JSON.parse(readFileSync(path.join(world.dir, DONE), 'utf8')) as SspWorldOptions;
+  return JSON.parse(readFileSync(path.join(world.dir, WORLD_DONE), 'utf8')) as SspWorldOptions;
 }
 
 /**

@@ -277,14 +277,14 @@ export function heldOutBenchmark(
 }
 
 /** A teacher's next turn, from the trajectory so far (one assistant message that grows turn by turn). */
-type Policy = (completion: string) => string;
+export type Policy = (completion: string) => string;
 
 /**
  * A scripted model for the search loop: each request's continued assistant message is handed to `policy`,
  * whose turn comes back as a server would return it, the stop sequence that ended it left out (the loop puts
  * it back, `closeTurn`).
  */
-function teacherCaller(policy: Policy): LlmCaller {
+export function teacherCaller(policy: Policy): LlmCaller {
   return {
     chat: (request) => {
       const last = request.messages.at(-1);
@@ -305,7 +305,7 @@ const answerTag = (answer: string): string => `<answer> ${answer} </answer>`;
 const questionTag = (text: string): string => `<question> ${text} </question>`;
 
 /** The queries so far and the passages the last one returned. */
-function progress(completion: string): { queries: string[]; information: string } {
+export function progress(completion: string): { queries: string[]; information: string } {
   return {
     queries: tagContents(completion, 'search'),
     information: tagContents(completion, 'information').at(-1) ?? '',
@@ -317,7 +317,7 @@ const readAfter = (information: string, prefix: string): string | undefined =>
   new RegExp(`${prefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}([A-Z][a-z]+)\\.`).exec(information)?.[1];
 
 /** The entity linked to `entity` in the passages: a town's founder, or a person's birthplace. */
-const linkOf = (information: string, entity: string): string | undefined =>
+export const linkOf = (information: string, entity: string): string | undefined =>
   readAfter(information, `${entity} was founded by `) ?? readAfter(information, `${entity} was born in `);
 
 type Slip = { kind: 'wrong_query' | 'premature_answer'; step: number } | undefined;

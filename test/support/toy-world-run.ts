@@ -19,6 +19,11 @@ import { sspPoint, type SspPoint } from '../../infra/toy-world/ssp-learning';
 import { sspWorldOptions, type SspWorld } from '../../infra/toy-world/ssp-prepare';
 import { sspWorldRunConfig } from '../../infra/toy-world/ssp-run-config';
 import { withKernelRun } from './kernel-run';
+import type { HeldOutScore } from '../../infra/toy-world/learning';
+import { scopeHeldOutScore, scopePoint, type ScopePoint } from '../../infra/toy-world/scope-learning';
+import type { ScopeWorld } from '../../infra/toy-world/scope-prepare';
+import { SCOPE_POLICIES, scopeWorldRunConfig } from '../../infra/toy-world/scope-run-config';
+import { startScopeGraderOf } from './scope-grader-server';
 import { startScriptedLlm } from './scripted-llm/server';
 
 /**
@@ -28,17 +33,36 @@ import { startScriptedLlm } from './scripted-llm/server';
 export interface WorldRun<W> {
   dir: string;
   model: string;
-  /** The run config for a seed; `serverUrl` is the world's own server's, for a world that has one. */
-  config: (seed: number, serverUrl?: string) => Record<string, unknown>;
+  /** The run config for a seed; a world of several policies or its own judge reads where they are served. */
+  config: (seed: number, served: ServedEndpoints) => Record<string, unknown>;
   read: PointReader<W>;
-  /** A server the world's runs need (SSP's rule-based grader), started for each run and closed after it. */
-  server?: () => Promise<{ url: string; close(): Promise<void> }>;
+  /** The policies, a kernel each (default: the one `TOY_WORLD_POLICY`). */
+  policies?: readonly string[];
+  /**
+   * The world's own judge endpoint for a run, if it has one: SCOPE's grader (a random one under a control),
+   * SSP's grader of its RAG verification and answers.
+   */
+  judge?: (control: Control | undefined) => Promise<WorldJudge>;
+  /** How an evaluation's held-out figure is read (default: the benchmark's accuracy). */
+  score?: HeldOutScore;
   /**
    * The world's own controls (SSP's random search), as config edits. Such a control changes the tool the
    * evaluation uses too, so its run evaluates nothing in-run: its start (before the run) and its last version
    * (after it) are evaluated with the config the control did not edit.
    */
   controls?: Partial<Record<Control, (config: Record<string, unknown>) => Record<string, unknown>>>;
+}
+
+/** A world's judge server, closed after its run. */
+export interface WorldJudge {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** The kernels' URLs by policy, and the world's judge's URL when it has one. */
+export interface ServedEndpoints {
+  kernels: Record<string, string>;
+  judgeUrl?: string;
 }
 
 export const spiceWorldRun = (world: ToyWorld): WorldRun<SpicePoint> => ({
@@ -61,18 +85,31 @@ export const sspWorldRun = (
 ): WorldRun<SspPoint> => ({
   dir: world.dir,
   model: world.model,
-  config: (seed, graderUrl) => {
-    if (graderUrl === undefined) throw new Error("SSP's world runs with its grader: start it (server)");
-    return sspWorldRunConfig(world, graderUrl, seed);
+  config: (seed, served) => {
+    if (served.judgeUrl === undefined) throw new Error("SSP's world runs with its grader as the judge");
+    return sspWorldRunConfig(world, served.judgeUrl, seed);
   },
   read: sspPoint,
-  server: () => startSspGrader(sspWorldOptions(world)),
+  judge: () => startSspGrader(sspWorldOptions(world)),
   controls: {
     'random-search': (config) => ({
       ...config,
       retrieval: { ...(config['retrieval'] as object), index: world.randomSearchIndex },
     }),
   },
+});
+
+export const scopeWorldRun = (world: ScopeWorld & { model: string }): WorldRun<ScopePoint> => ({
+  dir: world.dir,
+  model: world.model,
+  policies: Object.values(SCOPE_POLICIES),
+  config: (seed, served) => {
+    if (served.judgeUrl === undefined) throw new Error("SCOPE's toy world runs with its grader as the judge");
+    return scopeWorldRunConfig(world, seed, { kernels: served.kernels, judgeUrl: served.judgeUrl });
+  },
+  read: scopePoint,
+  judge: (control) => startScopeGraderOf(world.corpus, control === 'random-grader' ? 'random' : 'rule'),
+  score: scopeHeldOutScore(world.corpus, world.heldOut),
 });
 
 export const spellWorldRun = (world: SpellWorld): WorldRun<SpellPoint> => ({
@@ -108,34 +145,34 @@ export interface ToyRunOptions<W> {
 }
 
 export async function runToyWorld<W>(options: ToyRunOptions<W>): Promise<LearningCurve<W>> {
-  const judge =
-    options.control === 'random-judge' ? await startScriptedLlm({ invalidTaskRate: 0 }) : undefined;
-  const server = await options.world.server?.();
+  const { world, control } = options;
+  const judge = world.judge
+    ? await world.judge(control)
+    : control === 'random-judge'
+      ? await startScriptedLlm({ invalidTaskRate: 0 })
+      : undefined;
   try {
-    return await runWorld(options, judge?.url, server?.url);
+    return await runWorld(options, judge?.url);
   } finally {
-    await server?.close();
     await judge?.close();
   }
 }
 
-function runWorld<W>(
-  options: ToyRunOptions<W>,
-  judgeUrl: string | undefined,
-  serverUrl: string | undefined,
-): Promise<LearningCurve<W>> {
+function runWorld<W>(options: ToyRunOptions<W>, judgeUrl: string | undefined): Promise<LearningCurve<W>> {
   return withKernelRun(
     {
       model: options.world.model,
       name: options.name,
-      policies: () => [TOY_WORLD_POLICY],
+      policies: () => [...(options.world.policies ?? [TOY_WORLD_POLICY])],
       inputRoots: [options.world.dir, ...(options.inputRoots ?? [])],
       ...(options.storageUri ? { storageUri: options.storageUri } : {}),
       ...(options.workerEnv ? { workerEnv: options.workerEnv } : {}),
     },
     async (run) => {
+      const kernels = Object.fromEntries(Object.entries(run.kernels).map(([p, k]) => [p, k.url]));
+      const served = { kernels, ...(judgeUrl === undefined ? {} : { judgeUrl }) };
       const base: Record<string, unknown> = {
-        ...options.world.config(options.seed ?? 0, serverUrl),
+        ...options.world.config(options.seed ?? 0, served),
         pools: run.baseConfig['pools'],
       };
       const overridden = options.overrides ? options.overrides(base) : base;
@@ -173,6 +210,7 @@ function runWorld<W>(
         options.world.read,
         afterRun,
         atStart,
+        options.world.score,
       );
     },
   );
@@ -185,7 +223,8 @@ function runWorld<W>(
  * survives it did not come from the Judge's signal; SPELL's frozen verifier trains no verifier rows
  * (`spell.frozenRoles`), so its agreement with the rule must stay where the warm start left it; SSP's random
  * search (`WorldRun.controls`) returns passages unrelated to the query in training, so a gain that survives it
- * did not come from learning to search.
+ * did not come from learning to search; SCOPE's random grader grades every rubric at random (its gates and
+ * rubrics stay the rule's), so no answer earns its grades.
  */
 export const CONTROLS = [
   'lr0',
@@ -195,6 +234,7 @@ export const CONTROLS = [
   'random-judge',
   'frozen-verifier',
   'random-search',
+  'random-grader',
 ] as const;
 export type Control = (typeof CONTROLS)[number];
 
@@ -223,6 +263,8 @@ export function withControl(
       mae: { ...mae, trainRoles: { proposer: true, solver: true, judge: false } },
     };
   }
+  // The world's own judge already grades at random (`WorldRun.judge`): the config is the gain run's.
+  if (control === 'random-grader') return config;
   if (control === 'frozen-verifier') {
     const spell = (config['spell'] ?? {}) as Record<string, unknown>;
     return { ...config, spell: { ...spell, frozenRoles: ['verifier'] } };
@@ -230,7 +272,7 @@ export function withControl(
   if (control === 'random-search')
     throw new Error("the random-search control is a search world's own (WorldRun.controls): SSP's world");
   const edits: Record<
-    Exclude<Control, 'random-judge' | 'frozen-verifier' | 'random-search'>,
+    Exclude<Control, 'random-judge' | 'frozen-verifier' | 'random-search' | 'random-grader'>,
     Record<string, unknown>
   > = {
     lr0: { optimizer: { ...(training['optimizer'] as object), learningRate: 0 } },

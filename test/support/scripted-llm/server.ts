@@ -56,6 +56,8 @@ export interface ScriptedLlmOptions extends ConfigPatch {
   beforeSamplerLoad?: (version: number) => Promise<void>;
   /** Awaited when a chat request of `call` has arrived, before it is answered: holds a sample in flight. */
   beforeChat?: (call: string) => Promise<void>;
+  /** Behaviours that replace the script's for their call kinds (e.g. a toy world's rule-based judge). */
+  behaviours?: Readonly<Record<string, CallBehaviour>>;
 }
 
 export interface ScriptedStats {
@@ -139,8 +141,10 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
     weightDigest: initialDigest,
     beforeSamplerLoad,
     beforeChat,
+    behaviours: replaced = {},
     ...patch
   } = options;
+  const behaviours: Readonly<Record<string, CallBehaviour>> = { ...BEHAVIOURS, ...replaced };
   const initial = configPatchSchema.parse(patch);
   let config = applyPatch(DEFAULT_CONFIG, initial);
   let failNext = initial.failNext?.count ?? 0;
@@ -270,9 +274,9 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
     const call = req.headers[CALL_HEADER];
     if (typeof call !== 'string' || call === '')
       return bad(400, `missing header ${CALL_HEADER}`, 'unknown_call');
-    const behaviour = BEHAVIOURS[call];
+    const behaviour = behaviours[call];
     if (!behaviour) {
-      const known = Object.keys(BEHAVIOURS).join(', ');
+      const known = Object.keys(behaviours).join(', ');
       return bad(
         400,
         `unknown call "${call}" in header ${CALL_HEADER}; known calls: ${known}`,

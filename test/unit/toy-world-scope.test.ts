@@ -1,0 +1,179 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { SCOPE_CALLS } from '../../activities/clients/llm-protocol';
+import { putJsonl } from '../../activities/clients/storage/codec';
+import { openStore } from '../../activities/clients/storage';
+import { parseBinaryScore } from '../../activities/judges/binary';
+import { extractAnswer, parseRubrics, parseTask } from '../../activities/recipes/scope/parse';
+import {
+  challengerMessages,
+  graderMessages,
+  identifiabilityMessages,
+  relevanceMessages,
+  rubricMessages,
+  solverMessages,
+} from '../../activities/recipes/scope/prompts';
+import { buildIndex } from '../../activities/retrieval/build';
+import { forgetRetrievers, loadRetriever } from '../../activities/retrieval/retriever';
+import { tagContents } from '../../activities/scoring/tags';
+import type { ChatMessage } from '../../activities/clients/trainer-contract';
+import type { BenchmarkResult } from '../../contracts/evaluation';
+import { scopeGrader } from '../../infra/toy-world/scope-grader';
+import { scopeHeldOutScore } from '../../infra/toy-world/scope-learning';
+import {
+  parseScopeQuestion,
+  SCOPE_SOLVER_MAX_SEARCHES,
+  scopeHeldOutBenchmark,
+  scopeSourceCorpus,
+  scopeWarmStartExamples,
+} from '../../infra/toy-world/scope-world';
+import { chains, documentsOf, sspCorpus, type SearchExample } from '../../infra/toy-world/ssp-world';
+import { writeJsonl } from '../support/search-corpus';
+
+/**
+ * SCOPE's toy world (infra/toy-world/scope-world.ts): examples rendered by SCOPE's prompts through the search
+ * loop on the real index, no held-out entity in anything trained on, the rule-based grader passing what the
+ * teachers write when they do not slip, and the held-out rubric score read back from stored evaluation items.
+ */
+const SEED = 0;
+const CHAINS = 128;
+const WORLD = chains(SEED, CHAINS);
+const DOCUMENTS = sspCorpus(SEED, CHAINS);
+
+let dir: string;
+let corpus: string;
+let examples: SearchExample[];
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'scope-world-'));
+  corpus = await writeJsonl(path.join(dir, 'corpus.jsonl'), DOCUMENTS);
+  await buildIndex({ corpus, out: path.join(dir, 'bm25'), kind: 'bm25' });
+  examples = await scopeWarmStartExamples(
+    SEED,
+    CHAINS,
+    200,
+    await loadRetriever(path.join(dir, 'bm25'), { apiKey: 'EMPTY' }),
+  );
+});
+afterAll(async () => {
+  forgetRetrievers();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const text = (messages: ChatMessage[]): string => messages.map((m) => m.content).join('\n');
+const words = (t: string): Set<string> => new Set(t.match(/[A-Za-z]+/g) ?? []);
+const grader = scopeGrader({ documents: DOCUMENTS }, 'rule');
+const verdict = (call: string, messages: ChatMessage[]): number =>
+  parseBinaryScore(grader.answer(call, text(messages), 0)).value;
+const of = (role: string) => examples.filter((e) => e.role === role);
+
+describe("SCOPE's toy world", () => {
+  test('no held-out entity is named by a source document or a warm-start example; the benchmark asks only them', () => {
+    const held = WORLD.filter((c) => c.heldOut);
+    const heldNames = new Set(held.flatMap((c) => [c.town, c.founder, c.birthplace]));
+    const trained = [
+      ...scopeSourceCorpus(SEED, CHAINS).map((d) => d.text),
+      ...examples.map((e) => `${text(e.messages)}\n${e.completion}`),
+    ];
+    const named = new Set(trained.flatMap((t) => [...words(t)]));
+    expect([...heldNames].filter((n) => named.has(n))).toEqual([]);
+    expect(WORLD.filter((c) => !c.heldOut && named.has(c.town)).length).toBeGreaterThan(CHAINS / 2);
+    for (const item of scopeHeldOutBenchmark(SEED, CHAINS, 2 * held.length)) {
+      const town = parseScopeQuestion(item.question)?.town;
+      expect(held.some((c) => c.town === town)).toBe(true);
+    }
+  });
+
+  test("every example is SCOPE's own prompt and the loop's observations, and both roles slip sometimes", () => {
+    const solvers = of('solver');
+    const challengers = of('challenger');
+    expect(solvers).toHaveLength(200);
+    expect(challengers).toHaveLength(200);
+    for (const e of solvers) {
+      const question = /Question: (.*)$/.exec(text(e.messages))?.[1] ?? '';
+      expect(e.messages).toEqual(solverMessages(question, SCOPE_SOLVER_MAX_SEARCHES, 'search_tags'));
+    }
+    for (const e of challengers) {
+      const source = /<source_document>\n([\s\S]*?)\n<\/source_document>/.exec(text(e.messages))?.[1] ?? '';
+      const budget = Number(/exactly \*\*(\d)\*\*/.exec(text(e.messages))?.[1]);
+      expect(e.messages).toEqual(challengerMessages(source, 'long_form_qa', budget, 'search_tags'));
+    }
+    for (const e of examples) {
+      const blocks = [...e.completion.matchAll(/\n<information>\n[\s\S]*?<\/information>\n\n/g)];
+      expect(e.lossMaskSpans).toEqual(blocks.map((b) => [b.index, (b.index ?? 0) + b[0].length]));
+    }
+    // What the grader makes of them: most, not all, tasks pass both gates; most, not all, answers score 1.
+    const passed = challengers.filter((e) => {
+      const task = parseTask(e.completion) ?? '';
+      const source = /<source_document>\n([\s\S]*?)\n<\/source_document>/.exec(text(e.messages))?.[1] ?? '';
+      return (
+        verdict(SCOPE_CALLS.gateIdentifiability, identifiabilityMessages(task)) === 1 &&
+        verdict(SCOPE_CALLS.gateRelevance, relevanceMessages(source, task)) === 1
+      );
+    }).length;
+    expect(passed / challengers.length).toBeGreaterThan(0.8);
+    expect(passed).toBeLessThan(challengers.length);
+    // Most Challengers search their whole budget; the premature tasks do not.
+    const budgeted = challengers.filter(
+      (e) =>
+        tagContents(e.completion, 'search').length ===
+        Number(/exactly \*\*(\d)\*\*/.exec(text(e.messages))?.[1]),
+    ).length;
+    expect(budgeted).toBeGreaterThan(challengers.length / 2);
+    expect(budgeted).toBeLessThan(challengers.length);
+    const scores = solvers.map((e) =>
+      solverRubricScore(/Question: (.*)$/.exec(text(e.messages))?.[1] ?? '', e.completion),
+    );
+    const perfect = scores.filter((s) => s === 1).length;
+    expect(perfect / scores.length).toBeGreaterThan(0.5);
+    expect(perfect).toBeLessThan(scores.length);
+  });
+
+  test('the held-out rubric score: each stored sample graded against its item’s rubrics, then averaged', async () => {
+    const bench = scopeHeldOutBenchmark(SEED, CHAINS, 2);
+    const [one, two] = bench as [(typeof bench)[0], (typeof bench)[0]];
+    const heldOut = await writeJsonl(path.join(dir, 'heldout.jsonl'), bench);
+    const store = openStore(path.join(dir, 'store'));
+    const sample = (answer: string) => ({ completion: `<answer> ${answer} </answer>`, correct: false });
+    const [founder, birthplace] = two.answer.split(', ');
+    await putJsonl(store, 'results.jsonl', [
+      {
+        unit: 0,
+        id: one.id,
+        kind: 'text',
+        gold: one.answer,
+        samples: [sample(one.answer), sample('nobody')],
+      },
+      {
+        unit: 1,
+        id: two.id,
+        kind: 'text',
+        gold: two.answer,
+        samples: [sample(`${founder}`), sample(`${founder}, ${birthplace}`)],
+      },
+    ]);
+    const score = scopeHeldOutScore(corpus, heldOut);
+    const measured = await score(store, { accuracy: 0, resultsKey: 'results.jsonl' } as BenchmarkResult);
+    // Item 1: 1 and 0; item 2: 1/2 (the founder only) and 1.
+    expect(measured.accuracy).toBeCloseTo((0.5 + 0.75) / 2, 9);
+    expect(measured.standardError).toBeGreaterThan(0);
+  });
+});
+
+/** The rule grader's rubric score of a Solver answer to a world task, its rubrics from the chain's documents. */
+function solverRubricScore(question: string, completion: string): number {
+  const asked = parseScopeQuestion(question);
+  const chain = WORLD.find((c) => c.town === asked?.town);
+  if (!asked || !chain) throw new Error(`not a task of the world: ${question}`);
+  const [townDoc, personDoc] = documentsOf(chain);
+  const context = asked.facts === 1 ? [townDoc.text] : [townDoc.text, personDoc.text];
+  const rubrics = parseRubrics(
+    grader.answer(SCOPE_CALLS.rubrics, text(rubricMessages('long_form_qa', question, context)), 0),
+    { min: 1, max: 5 },
+  );
+  expect(rubrics).toHaveLength(asked.facts);
+  const answer = extractAnswer(completion) ?? '';
+  const grades = rubrics.map((r) => verdict(SCOPE_CALLS.grade, graderMessages(question, answer, r)));
+  return grades.reduce((a, b) => a + b, 0) / grades.length;
+}
