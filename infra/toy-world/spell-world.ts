@@ -42,11 +42,14 @@ export const SPELL_WORLD_TASK = 'financial_math';
 const NAMES = 90;
 
 /**
- * A depot is held out when its number is (`Depot 12`, `Depot 17`, ...: a fifth of them): no corpus document,
- * warm-start or validation example names one, and every held-out cluster names only them.
+ * A depot is held out when the sum of its digits is 2 more than a multiple of 5 (`Depot 20`, `Depot 16`,
+ * `Depot 25`, ...: a fifth of them): no corpus document, warm-start or validation example names one, and every
+ * held-out cluster names only them. Every digit still stands in both places of a trained name: v4 held out
+ * the names ending in 2 or 7, which the responder had never written last, and it copied "Depot 57" as
+ * "Depot 50" or "Depot 58" (held-out accuracy 2-24 % at the start; measured).
  */
 export function isHeldOutName(name: number): boolean {
-  return name % 5 === 2;
+  return (Math.floor(name / 10) + (name % 10)) % 5 === 2;
 }
 
 /** Fact sheets per cluster: the one the question names and another, whose count it could be confused with. */
