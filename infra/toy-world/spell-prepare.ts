@@ -33,9 +33,10 @@ export const SPELL_WORLD_DEFAULTS: SpellWorldOptions = {
 };
 
 /**
- * The warm start trains until the greedy validation answers reach these: the responder right on 85 % of
- * unseen clusters, the questioner's question and answer right on half, the verifier's decision right on 80 %
- * (the sampled ones, which the run uses, sit near the teachers' slip rates).
+ * What the greedy validation answers should reach: the responder right on 85 % of unseen clusters, the
+ * questioner's question and answer right on half, the verifier's decision right on 80 % (the sampled ones,
+ * which the run uses, sit near the teachers' slip rates). With one cycle (`SPELL_WARM_START_MAX_CYCLES`) the
+ * warm start reports them met or missed and trains no further.
  */
 export const SPELL_WARM_START_TARGETS = { responder: 0.85, questioner: 0.5, verifier: 0.8 };
 
