@@ -4,7 +4,7 @@
  * from the preset and why:
  * - B = 16 clusters, G = 8, N = 16 responder groups and one round, so an iteration takes seconds;
  * - financial math only (the world's clusters state counts; SPELL's numeric rule check);
- * - the questioner sees the three sheets of a cluster (m = 3) and no history (L = 0): a cluster has no
+ * - the questioner sees the two sheets of a cluster (m = 2) and no history (L = 0): a cluster has no
  *   further documents to widen the context with, and the with-history template was never warm-started;
  * - verifier groups at half the responder groups (not 1/8): about five per step, so the verifier's RL moves
  *   its agreement within a CI-sized run;

@@ -1,17 +1,19 @@
 /**
- * SPELL's toy world: lookups over a cluster of fact sheets, played with SPELL's own prompts and parsers. A
- * cluster is three one-line sheets, each a depot and the crates it holds ("Depot 47 holds 52 crates."). The
- * questioner reads the cluster and writes a question about one depot with its answer (`{"question":"How many
- * crates does Depot 47 hold?","answer":52}`); the responder answers it with the sheets in context, quoting
- * the sheet it read ("Depot 47 holds 52 crates. Therefore, the answer is 52."); the verifier, the same
- * model, compares the responder's answer with the reference digit by digit ("Explanation: 5 5 = 2 2 =.
- * Decision: [[YES]]").
+ * SPELL's toy world (v4): lookups over a cluster of fact sheets, played with SPELL's own prompts and parsers.
+ * A cluster is two one-line sheets, each a depot's stock code: its number with the crates it holds written
+ * right after it ("Depot 4752 crates." for Depot 47's 52 crates). The questioner reads the cluster and writes
+ * a question about one depot with its answer (`{"question":"How many crates does Depot 47 hold?","answer":52}`);
+ * the responder answers it with the sheets in context, quoting the sheet it read ("Depot 4752 crates.
+ * Therefore, the answer is 52."); the verifier, the same model, compares the responder's answer with the
+ * reference digit by digit ("Explanation: 5 5 = 2 2 =. Decision: [[YES]]").
  *
  * Why this world: the numbers are only in the sheets, so the grounding probe (the responder without them)
  * cannot answer and every question needs its cluster; and what the responder does is a copy keyed by a name
- * (find the sheet of the question's depot, copy its number), which a two-layer model learns by induction,
- * where the previous world's arithmetic across two sheets was beyond it (spell-learn: 14-26 % greedy after a
- * full warm start). The responder's teacher slips (another sheet's number, or off by one:
+ * (find the sheet of the question's depot, copy its number), which a two-layer model learns by induction:
+ * the count's first digit follows the depot's last digit, and every digit of a cluster's sheets differs from
+ * the others, so "the token after the one I just wrote" finds it. v3 wrote "Depot 47 holds 52 crates.", three
+ * sheets: " holds " preceded every count, and its responder copied the name but a count at random (18 %
+ * greedy after 6,500 warm-start steps; docs/learning.md). The responder's teacher slips (another sheet's number, or off by one:
  * `RESPONDER_SLIPS`), so its greedy answers are right and its samples often not; the verifier's teacher
  * flips its decision (`VERIFIER_SLIP_RATE`), so both roles have headroom for RL.
  *
@@ -40,15 +42,18 @@ export const SPELL_WORLD_TASK = 'financial_math';
 const NAMES = 90;
 
 /**
- * A depot is held out when its number is (`Depot 12`, `Depot 17`, ...: a fifth of them): no corpus document,
- * warm-start or validation example names one, and every held-out cluster names only them.
+ * A depot is held out when the sum of its digits is 2 more than a multiple of 5 (`Depot 20`, `Depot 16`,
+ * `Depot 25`, ...: a fifth of them): no corpus document, warm-start or validation example names one, and every
+ * held-out cluster names only them. Every digit still stands in both places of a trained name: v4 held out
+ * the names ending in 2 or 7, which the responder had never written last, and it copied "Depot 57" as
+ * "Depot 50" or "Depot 58" (held-out accuracy 2-24 % at the start; measured).
  */
 export function isHeldOutName(name: number): boolean {
-  return name % 5 === 2;
+  return (Math.floor(name / 10) + (name % 10)) % 5 === 2;
 }
 
-/** Fact sheets per cluster: the one the question names and two others, each a number it could be confused with. */
-export const SHEETS = 3;
+/** Fact sheets per cluster: the one the question names and another, whose count it could be confused with. */
+export const SHEETS = 2;
 
 /**
  * The responder's teacher slips this often: on `wrongSheet` of its answers it copies another sheet's number,
@@ -72,21 +77,25 @@ export interface SpellCluster {
   answer: number;
 }
 
-const sheetText = (name: string, count: number): string => `Depot ${name} holds ${count} crates.`;
+/** A depot's stock code: its number, then its count with nothing between (digits are tokens of their own). */
+const sheetText = (name: string, count: number): string => `Depot ${name}${count} crates.`;
 const questionAbout = (name: string): string => `How many crates does Depot ${name} hold?`;
 
-/** A cluster of `SHEETS` depots, their numbers 10-99 all different; the question asks about one of them. */
+const distinctDigits = (numbers: number[]): boolean => {
+  const digits = numbers.join('');
+  return new Set(digits).size === digits.length;
+};
+
+/**
+ * A cluster of `SHEETS` depots (numbers 10-99) and counts (10-99) whose digits are all different, so each
+ * digit of a sheet is followed by one token only; the question asks about one of them.
+ */
 function clusterOf(id: string, rng: Rng, heldOut: boolean): SpellCluster {
-  const depots: number[] = [];
-  const counts: number[] = [];
-  while (depots.length < SHEETS) {
-    const [depot, count] = [10 + rng.int(NAMES), 10 + rng.int(90)];
-    if (isHeldOutName(depot) !== heldOut) continue;
-    if (depots.includes(depot) || counts.includes(count) || depots.includes(count) || counts.includes(depot))
-      continue;
-    depots.push(depot);
-    counts.push(count);
-  }
+  const draw = (): number[] => Array.from({ length: SHEETS }, () => 10 + rng.int(NAMES));
+  let [depots, counts] = [draw(), draw()];
+  // Drawn whole and drawn again, not sheet by sheet: a first sheet can leave no digits a second could use.
+  while (!depots.every((d) => isHeldOutName(d) === heldOut) || !distinctDigits([...depots, ...counts]))
+    [depots, counts] = [draw(), draw()];
   const names = depots.map(String);
   const asked = rng.int(SHEETS);
   return {
@@ -141,10 +150,10 @@ export const questionerCompletion = (c: SpellCluster, sheet = c.asked): string =
 
 /**
  * What a responder writes when it answers `answer` about depot `name`: the sheet it read, quoted, then SPELL's
- * closing sentence. The quote is what a two-layer model can copy: its "47 holds " stands in one sheet
- * followed by the number, so the number is the next token of an earlier occurrence (an induction copy),
+ * closing sentence. The quote is what a two-layer model can copy: the depot's last digit stands once in the
+ * sheets, followed by the count, so the count is the next token of an earlier occurrence (an induction copy),
  * where the closing sentence alone had to find the sheet from a dozen tokens away (29 % greedy, a sheet at
- * random, after 3,000 warm-start steps; measured).
+ * random, after 3,000 warm-start steps; measured on v2).
  */
 export const responderCompletion = (name: string, answer: number): string =>
   `${sheetText(name, answer)} Therefore, the answer is ${answer}.`;

@@ -23,7 +23,7 @@ import {
  */
 describe("SPELL's toy world", () => {
   const examples = spellWarmStartExamples(0, 2000);
-  const SHEET = /Depot (\d+) holds (\d+) crates\./g;
+  const SHEET = /Depot (\d\d)(\d\d) crates\./g;
   const sheets = (text: string): Array<[string, number]> =>
     [...text.matchAll(SHEET)].map((m) => [m[1] as string, Number(m[2])]);
   const askedName = (prompt: string): string => /does Depot (\d+) hold\?/.exec(prompt)?.[1] ?? '';
@@ -42,15 +42,35 @@ describe("SPELL's toy world", () => {
       ...examples.flatMap((e) => [...e.messages.map((m) => m.content), e.completion]),
       ...spellValidationExamples(0).flatMap((v) => v.messages.map((m) => m.content)),
     ].join('\n');
-    const trainedNames = new Set([...trainedText.matchAll(/Depot (\d+)/g)].map((m) => m[1] as string));
-    expect(trainedNames.size).toBe(72);
-    expect(heldOutNames.size).toBe(18);
+    const trainedNames = new Set([...trainedText.matchAll(/Depot (\d\d)/g)].map((m) => m[1] as string));
+    // 72 and 18 names less those of a repeated digit (11, 22, ...), which a cluster's distinct digits rule out.
+    expect(trainedNames.size).toBe(65);
+    expect(heldOutNames.size).toBe(16);
     for (const name of heldOutNames) expect(trainedNames.has(name)).toBe(false);
+    // Each digit stands in both places of some trained name: a held-out name is a new pair, not a new digit.
+    for (const place of [0, 1])
+      expect(new Set([...trainedNames].map((name) => name.charAt(place))).size).toBe(place === 0 ? 9 : 10);
     // Every document is distinct: the corpus loader drops one whose text it has seen.
     expect(new Set(corpus.map((d) => d.text)).size).toBe(corpus.length);
   });
 
-  test("the corpus's clusters are SPELL's: three sheets each, serving financial math", () => {
+  test("a count follows its depot's last digit, which no other place of the sheets holds", () => {
+    // The responder's copy is an induction: the token after the depot's last digit in the sheets. A digit that
+    // stood twice (v3's " holds " before every count) would leave it a choice between counts.
+    const clusters = [0, 1, 2].flatMap((i) => [
+      spellCluster(0, 'warm-start', i),
+      spellCluster(0, 'held-out', i, true),
+    ]);
+    for (const c of clusters) {
+      const digits = c.documents.join('\n').replace(/\D/g, '');
+      expect(new Set(digits).size).toBe(digits.length);
+      c.names.forEach((name, i) =>
+        expect(c.documents[i]).toContain(`${name.slice(-1)}${String(c.counts[i])}`),
+      );
+    }
+  });
+
+  test("the corpus's clusters are SPELL's: two sheets each, serving financial math", () => {
     const segments = spellCorpus(0, 10).map(({ id, text, ...metadata }) => ({
       id,
       docId: id,
