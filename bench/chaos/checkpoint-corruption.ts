@@ -4,6 +4,7 @@ import { delay } from '../../activities/lib/backoff';
 import type { LatestPointer } from '../../activities/stages/manifest';
 import { CORRUPT_BYTES, type CorruptionContext } from './corruption';
 import { awaitOperatorWait, retryAsOperator, type OperatorWaitRecord } from './operator';
+import type { SupervisedWorker } from './stack';
 
 /** How long the committed version may take to catch up with the trainer's (a commit after its update). */
 const COMMIT_CATCH_UP_MS = 30_000;
@@ -35,14 +36,12 @@ export async function corruptCheckpointAndRepair(
       await delay(250);
       continue;
     }
-    await reader.kill();
-    const committed = await committedAtTrainer(context, runId);
-    if (!committed) {
-      reader.start();
+    const version = await stopPoolAtCommit(reader, commitProbe(context, runId), context.deadline);
+    if (version === undefined) {
       await delay(1_000);
       continue;
     }
-    const key = `${checkpointPrefix(runId, runId, committed.version)}/state.json`;
+    const key = `${checkpointPrefix(runId, runId, version)}/state.json`;
     const original = await store.get(key);
     if (!original) throw new Error(`${kind}: the committed checkpoint ${key} is not in storage`);
     await store.put(key, CORRUPT_BYTES);
@@ -60,30 +59,54 @@ export async function corruptCheckpointAndRepair(
   }
 }
 
+/** Where the committed version and the trainer's are read. */
+export interface CommitProbe {
+  /** The run's committed policy version; undefined when it has no commit yet or no iteration left to run. */
+  committedVersion(): Promise<number | undefined>;
+  /** The version of the run's policy that the trainer holds. */
+  trainerVersion(): Promise<number>;
+}
+
+/** The current run's probe: its latest pointer in storage, its policy at the trainer. */
+function commitProbe(context: CorruptionContext & { trainerUrl: string }, runId: string): CommitProbe {
+  return {
+    async committedVersion() {
+      const latest = await getJson<LatestPointer>(context.store, latestKey(runId));
+      const version = latest?.versions[runId];
+      if (!latest || version === undefined || version === 0 || latest.iteration >= context.iterations)
+        return undefined;
+      return version;
+    },
+    async trainerVersion() {
+      const held = (await trainerCall(
+        context.trainerUrl,
+        'GET',
+        `/v1/policies/${encodeURIComponent(runId)}`,
+      )) as { policyVersion: number };
+      return held.policyVersion;
+    },
+  };
+}
+
 /**
- * The run's committed iteration and its policy's version once the trainer holds exactly that version (a commit
- * may still follow the update the stopped pool finished); undefined when the run is done or it does not
- * within COMMIT_CATCH_UP_MS. The run trains one policy, named after it (chaosRunConfig).
+ * Stops the trainer pool and returns the committed version once the trainer holds exactly that version (a commit
+ * may still follow the update the stopped pool finished); undefined, with the pool running again, when the run
+ * is done or it does not within COMMIT_CATCH_UP_MS.
  */
-async function committedAtTrainer(
-  context: CorruptionContext & { trainerUrl: string },
-  runId: string,
-): Promise<{ iteration: number; version: number } | undefined> {
-  const until = Date.now() + COMMIT_CATCH_UP_MS;
+export async function stopPoolAtCommit(
+  pool: Pick<SupervisedWorker, 'kill' | 'start'>,
+  probe: CommitProbe,
+  deadline: number,
+): Promise<number | undefined> {
+  await pool.kill();
+  const until = Math.min(deadline, Date.now() + COMMIT_CATCH_UP_MS);
   while (Date.now() < until) {
-    const latest = await getJson<LatestPointer>(context.store, latestKey(runId));
-    const version = latest?.versions[runId];
-    if (!latest || version === undefined || latest.iteration >= context.iterations) return undefined;
-    const held = (await trainerCall(
-      context.trainerUrl,
-      'GET',
-      `/v1/policies/${encodeURIComponent(runId)}`,
-    )) as {
-      policyVersion: number;
-    };
-    if (held.policyVersion === version && version > 0) return { iteration: latest.iteration, version };
+    const version = await probe.committedVersion();
+    if (version === undefined) break;
+    if ((await probe.trainerVersion()) === version) return version;
     await delay(250);
   }
+  pool.start();
   return undefined;
 }
 
