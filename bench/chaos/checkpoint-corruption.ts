@@ -6,9 +6,6 @@ import { CORRUPT_BYTES, type CorruptionContext } from './corruption';
 import { awaitOperatorWait, retryAsOperator, type OperatorWaitRecord } from './operator';
 import type { SupervisedWorker } from './stack';
 
-/** How long the committed version may take to catch up with the trainer's (a commit after its update). */
-const COMMIT_CATCH_UP_MS = 30_000;
-
 /**
  * `corrupt-checkpoint`: the committed checkpoint that the next restore reads, corrupted, and the restore made
  * certain. A restore happens only when the kernel has lost its weights (a restart: the recording trainer's
@@ -31,14 +28,11 @@ export async function corruptCheckpointAndRepair(
     if (Date.now() > context.deadline)
       throw new Error(`${kind}: no checkpoint to corrupt before the deadline`);
     const runId = context.currentRun();
-    const latest = runId ? await getJson<LatestPointer>(store, latestKey(runId)) : undefined;
-    if (!runId || !latest || latest.iteration >= context.iterations) {
+    const version = runId
+      ? await stopPoolAtCommit(reader, commitProbe(context, runId), context.deadline)
+      : undefined;
+    if (!runId || version === undefined) {
       await delay(250);
-      continue;
-    }
-    const version = await stopPoolAtCommit(reader, commitProbe(context, runId), context.deadline);
-    if (version === undefined) {
-      await delay(1_000);
       continue;
     }
     const key = `${checkpointPrefix(runId, runId, version)}/state.json`;
@@ -89,24 +83,30 @@ function commitProbe(context: CorruptionContext & { trainerUrl: string }, runId:
 }
 
 /**
- * Stops the trainer pool and returns the committed version once the trainer holds exactly that version (a commit
- * may still follow the update the stopped pool finished); undefined, with the pool running again, when the run
- * is done or it does not within COMMIT_CATCH_UP_MS.
+ * Stops the trainer pool with the trainer at the run's committed version (no update in flight, no step applied
+ * but not committed) and returns that version. It waits for the trainer to reach the commit with the pool
+ * RUNNING: a step the trainer has applied commits only when the pool finishes its update, and an update a kill
+ * interrupted finishes only in its retry, on a restarted pool. A kill that lands after an update applied its step
+ * (the look and the kill race the pool) leaves the trainer ahead: the pool is started again and the wait
+ * resumes. Undefined, with the pool running, when the run has no commit to corrupt or the deadline passes.
  */
 export async function stopPoolAtCommit(
   pool: Pick<SupervisedWorker, 'kill' | 'start'>,
   probe: CommitProbe,
   deadline: number,
 ): Promise<number | undefined> {
-  await pool.kill();
-  const until = Math.min(deadline, Date.now() + COMMIT_CATCH_UP_MS);
-  while (Date.now() < until) {
+  while (Date.now() < deadline) {
     const version = await probe.committedVersion();
-    if (version === undefined) break;
-    if ((await probe.trainerVersion()) === version) return version;
-    await delay(250);
+    if (version === undefined) return undefined;
+    if ((await probe.trainerVersion()) !== version) {
+      await delay(250);
+      continue;
+    }
+    await pool.kill();
+    if ((await probe.trainerVersion()) === version && (await probe.committedVersion()) === version)
+      return version;
+    pool.start();
   }
-  pool.start();
   return undefined;
 }
 
