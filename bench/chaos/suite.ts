@@ -110,7 +110,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     );
   }
   const deadline = Date.now() + options.deadlineMs;
-  const stack = await startChaosStack(seed);
+  const stack = await startChaosStack(seed, log);
   const connection = await Connection.connect({ address: stack.temporal.address });
   const client = new Client({ connection, dataConverter: dataConverterFromEnv() });
   const runs: Array<AuditedRun & { completed: boolean }> = [];
