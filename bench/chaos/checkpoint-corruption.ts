@@ -4,9 +4,7 @@ import { delay } from '../../activities/lib/backoff';
 import type { LatestPointer } from '../../activities/stages/manifest';
 import { CORRUPT_BYTES, type CorruptionContext } from './corruption';
 import { awaitOperatorWait, retryAsOperator, type OperatorWaitRecord } from './operator';
-
-/** How long the committed version may take to catch up with the trainer's (a commit after its update). */
-const COMMIT_CATCH_UP_MS = 30_000;
+import type { SupervisedWorker } from './stack';
 
 /**
  * `corrupt-checkpoint`: the committed checkpoint that the next restore reads, corrupted, and the restore made
@@ -30,19 +28,14 @@ export async function corruptCheckpointAndRepair(
     if (Date.now() > context.deadline)
       throw new Error(`${kind}: no checkpoint to corrupt before the deadline`);
     const runId = context.currentRun();
-    const latest = runId ? await getJson<LatestPointer>(store, latestKey(runId)) : undefined;
-    if (!runId || !latest || latest.iteration >= context.iterations) {
+    const version = runId
+      ? await stopPoolAtCommit(reader, commitProbe(context, runId), context.deadline)
+      : undefined;
+    if (!runId || version === undefined) {
       await delay(250);
       continue;
     }
-    await reader.kill();
-    const committed = await committedAtTrainer(context, runId);
-    if (!committed) {
-      reader.start();
-      await delay(1_000);
-      continue;
-    }
-    const key = `${checkpointPrefix(runId, runId, committed.version)}/state.json`;
+    const key = `${checkpointPrefix(runId, runId, version)}/state.json`;
     const original = await store.get(key);
     if (!original) throw new Error(`${kind}: the committed checkpoint ${key} is not in storage`);
     await store.put(key, CORRUPT_BYTES);
@@ -60,29 +53,59 @@ export async function corruptCheckpointAndRepair(
   }
 }
 
+/** Where the committed version and the trainer's are read. */
+export interface CommitProbe {
+  /** The run's committed policy version; undefined when it has no commit yet or no iteration left to run. */
+  committedVersion(): Promise<number | undefined>;
+  /** The version of the run's policy that the trainer holds. */
+  trainerVersion(): Promise<number>;
+}
+
+/** The current run's probe: its latest pointer in storage, its policy at the trainer. */
+function commitProbe(context: CorruptionContext & { trainerUrl: string }, runId: string): CommitProbe {
+  return {
+    async committedVersion() {
+      const latest = await getJson<LatestPointer>(context.store, latestKey(runId));
+      const version = latest?.versions[runId];
+      if (!latest || version === undefined || version === 0 || latest.iteration >= context.iterations)
+        return undefined;
+      return version;
+    },
+    async trainerVersion() {
+      const held = (await trainerCall(
+        context.trainerUrl,
+        'GET',
+        `/v1/policies/${encodeURIComponent(runId)}`,
+      )) as { policyVersion: number };
+      return held.policyVersion;
+    },
+  };
+}
+
 /**
- * The run's committed iteration and its policy's version once the trainer holds exactly that version (a commit
- * may still follow the update the stopped pool finished); undefined when the run is done or it does not
- * within COMMIT_CATCH_UP_MS. The run trains one policy, named after it (chaosRunConfig).
+ * Stops the trainer pool with the trainer at the run's committed version (no update in flight, no step applied
+ * but not committed) and returns that version. It waits for the trainer to reach the commit with the pool
+ * RUNNING: a step the trainer has applied commits only when the pool finishes its update, and an update a kill
+ * interrupted finishes only in its retry, on a restarted pool. A kill that lands after an update applied its step
+ * (the look and the kill race the pool) leaves the trainer ahead: the pool is started again and the wait
+ * resumes. Undefined, with the pool running, when the run has no commit to corrupt or the deadline passes.
  */
-async function committedAtTrainer(
-  context: CorruptionContext & { trainerUrl: string },
-  runId: string,
-): Promise<{ iteration: number; version: number } | undefined> {
-  const until = Date.now() + COMMIT_CATCH_UP_MS;
-  while (Date.now() < until) {
-    const latest = await getJson<LatestPointer>(context.store, latestKey(runId));
-    const version = latest?.versions[runId];
-    if (!latest || version === undefined || latest.iteration >= context.iterations) return undefined;
-    const held = (await trainerCall(
-      context.trainerUrl,
-      'GET',
-      `/v1/policies/${encodeURIComponent(runId)}`,
-    )) as {
-      policyVersion: number;
-    };
-    if (held.policyVersion === version && version > 0) return { iteration: latest.iteration, version };
-    await delay(250);
+export async function stopPoolAtCommit(
+  pool: Pick<SupervisedWorker, 'kill' | 'start'>,
+  probe: CommitProbe,
+  deadline: number,
+): Promise<number | undefined> {
+  while (Date.now() < deadline) {
+    const version = await probe.committedVersion();
+    if (version === undefined) return undefined;
+    if ((await probe.trainerVersion()) !== version) {
+      await delay(250);
+      continue;
+    }
+    await pool.kill();
+    if ((await probe.trainerVersion()) === version && (await probe.committedVersion()) === version)
+      return version;
+    pool.start();
   }
   return undefined;
 }

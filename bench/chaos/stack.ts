@@ -45,7 +45,9 @@ export class Restartable {
 /**
  * A worker process of some pools, kept running as a supervisor (systemd, Kubernetes) keeps it: one that
  * exits on its own (it cannot reach a killed Temporal server, say) is started again a second later and
- * counted in `restarts`. `kill` is a crash the suite injects; the suite starts it again itself.
+ * counted in `restarts`. `kill` is a crash the suite injects; the suite starts it again itself. Each start,
+ * kill and exit is logged with the pid, which a Temporal worker's identity (`host:pid/pool`) names: how a
+ * pool that stays down is traced.
  */
 export class SupervisedWorker {
   restarts = 0;
@@ -54,15 +56,18 @@ export class SupervisedWorker {
   constructor(
     private readonly env: Record<string, string>,
     readonly pools: string,
+    private readonly log: (line: string) => void,
   ) {}
 
   start(): void {
     this.wanted = true;
     const worker = spawnWorker(this.env, this.pools);
     this.current = worker;
-    void worker.exited.then(() => {
+    this.log(`worker (${this.pools}) pid ${worker.pid} started`);
+    void worker.exited.then((how) => {
       if (this.current !== worker || !this.wanted) return;
       this.restarts++;
+      this.log(`worker (${this.pools}) pid ${worker.pid} ${how} on its own; restarting it in 1 s`);
       setTimeout(() => {
         if (this.current === worker && this.wanted) this.start();
       }, 1_000);
@@ -71,7 +76,9 @@ export class SupervisedWorker {
 
   async kill(): Promise<void> {
     this.wanted = false;
-    await this.current?.stop('SIGKILL');
+    if (!this.current) return;
+    this.log(`worker (${this.pools}) pid ${this.current.pid} killed`);
+    await this.current.stop('SIGKILL');
   }
 }
 
@@ -113,7 +120,12 @@ const LLM_CONFIG = {
   faults: { http500: 0.03, timeout: 0.01, malformedJson: 0.02, missingBoxed: 0.02, garbageContent: 0.01 },
 };
 
-export async function startChaosStack(seed: number, trainerKind: ChaosTrainer): Promise<ChaosStack> {
+/** `log` gets the workers' starts, kills and exits (SupervisedWorker). */
+export async function startChaosStack(
+  seed: number,
+  trainerKind: ChaosTrainer,
+  log: (line: string) => void,
+): Promise<ChaosStack> {
   const dir = mkdtempSync(path.join(os.tmpdir(), `selfplay-chaos-${seed}-`));
   // One set of credentials for MinIO and every process that talks to it (children inherit the environment).
   process.env.AWS_ACCESS_KEY_ID ??= 'selfplay-chaos';
@@ -187,7 +199,7 @@ export async function startChaosStack(seed: number, trainerKind: ChaosTrainer): 
   };
   // One worker process per pool, so each pool can be killed on its own.
   const workers = Object.fromEntries(
-    POOLS.map((pool) => [pool, new SupervisedWorker(workerEnv, pool)]),
+    POOLS.map((pool) => [pool, new SupervisedWorker(workerEnv, pool, log)]),
   ) as Record<Pool, SupervisedWorker>;
   for (const worker of Object.values(workers)) worker.start();
 

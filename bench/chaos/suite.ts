@@ -122,7 +122,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     );
   }
   const deadline = Date.now() + options.deadlineMs;
-  const stack = await startChaosStack(seed, trainer);
+  const stack = await startChaosStack(seed, trainer, log);
   const connection = await Connection.connect({ address: stack.temporal.address });
   const client = new Client({ connection, dataConverter: dataConverterFromEnv() });
   const runs: Array<AuditedRun & { completed: boolean }> = [];

@@ -30,8 +30,11 @@ type Unrefable = { unref(): void };
 /** A server child process whose recent output is kept for error messages. */
 export class ServerProcess {
   private readonly child: ChildProcess;
-  /** Settles when the process has exited, however it ended (a supervisor restarts what died on its own). */
-  readonly exited: Promise<void>;
+  /**
+   * Settles when the process has exited, however it ended (a supervisor restarts what died on its own), with how
+   * it ended: `exited (code 1, signal null)`, or `failed to start: ...`.
+   */
+  readonly exited: Promise<string>;
   private output = '';
   private exitDescription: string | undefined;
 
@@ -50,11 +53,11 @@ export class ServerProcess {
     this.exited = new Promise((resolve) => {
       this.child.once('error', (err) => {
         this.exitDescription = `failed to start: ${err.message}`;
-        resolve();
+        resolve(this.exitDescription);
       });
       this.child.once('exit', (code, signal) => {
         this.exitDescription = `exited (code ${code}, signal ${signal})`;
-        resolve();
+        resolve(this.exitDescription);
       });
     });
     // A server a test forgot to stop must neither keep the runner alive nor outlive it.
@@ -63,6 +66,11 @@ export class ServerProcess {
     const killOnExit = (): void => void this.child.kill('SIGKILL');
     process.once('exit', killOnExit);
     void this.exited.then(() => process.off('exit', killOnExit));
+  }
+
+  /** The process id (undefined if it failed to start): what a Temporal worker's identity `host:pid/...` names. */
+  get pid(): number | undefined {
+    return this.child.pid;
   }
 
   /** Polls `probe` until it answers true; fails early when the server dies, with its last output. */

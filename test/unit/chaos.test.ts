@@ -1,5 +1,6 @@
 import { manifestKey, unitKey, unitPartKey } from '../../activities/clients/storage/keys';
 import { iterationsLost, stepsAppliedTwice, unitsRecomputed } from '../../bench/chaos/audit';
+import { stopPoolAtCommit, type CommitProbe } from '../../bench/chaos/checkpoint-corruption';
 import {
   FAULT_KINDS,
   KERNEL_FAULT_KINDS,
@@ -146,4 +147,45 @@ describe('chaos suite', () => {
     expect(iterationsLost([{ runId: 'r', upTo: 4 }], versions, steps)).toBe(3);
     expect(iterationsLost([{ runId: 'r', upTo: 1 }], versions, steps)).toBe(0);
   });
+
+  test('corrupt-checkpoint: a pool kill that lands after an update applied its step lets the pool commit it, then stops the pool at the commit', async () => {
+    // Seed 11's long run, 18:30: the kill caught run 6's update after the trainer applied step 8 and before
+    // the commit; waiting for the commit with the pool stopped (restarted for 1 s, too short to boot) held the
+    // suite until its deadline.
+    const world = new TrainerPoolWithUpdateInFlight(1_500);
+    const version = await stopPoolAtCommit(world, world.probe, Date.now() + 8_000);
+    expect(version).toBe(8);
+    expect(world.running).toBe(false);
+    expect(world.committed).toBe(8);
+  }, 15_000);
 });
+
+/**
+ * The run at committed version 7 with its iteration-8 update in flight on the trainer pool: the first kill lands
+ * after the trainer applied the step (version 8) and before the commit, which follows once the pool has run
+ * `commitAfterMs` again (a worker's boot, then the update's retry).
+ */
+class TrainerPoolWithUpdateInFlight {
+  committed = 7;
+  trainer = 7;
+  running = true;
+  private retry: NodeJS.Timeout | undefined;
+  readonly probe: CommitProbe = {
+    committedVersion: () => Promise.resolve(this.committed),
+    trainerVersion: () => Promise.resolve(this.trainer),
+  };
+  constructor(private readonly commitAfterMs: number) {}
+
+  kill(): Promise<void> {
+    if (this.running && this.trainer === this.committed && this.committed === 7) this.trainer = 8;
+    this.running = false;
+    clearTimeout(this.retry);
+    return Promise.resolve();
+  }
+
+  start(): void {
+    this.running = true;
+    this.retry = setTimeout(() => (this.committed = this.trainer), this.commitAfterMs);
+    this.retry.unref();
+  }
+}
