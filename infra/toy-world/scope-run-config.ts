@@ -18,6 +18,7 @@
  */
 import { SCOPE_SOLVER_MAX_SEARCHES, SCOPE_WORLD_SEARCH } from './scope-world';
 import { cpuSizedRun, heldOutEvaluation } from './run-config';
+import { SEARCH_WORLD_GRADER_MODEL } from './search-world-folder';
 
 export const SCOPE_POLICIES = { challenger: 'toy-challenger', solver: 'toy-solver' } as const;
 
@@ -72,7 +73,7 @@ export function scopeWorldRunConfig(
         challenger: endpoint(challenger),
         solver: endpoint(solver),
         eval: endpoint(solver),
-        judge: { baseUrl: endpoints.judgeUrl, model: 'scripted-policy', frozen: true },
+        judge: { baseUrl: endpoints.judgeUrl, model: SEARCH_WORLD_GRADER_MODEL, frozen: true },
       },
     },
     training: {

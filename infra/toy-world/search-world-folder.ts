@@ -13,6 +13,9 @@ import { loadRetriever } from '../../activities/retrieval/retriever';
 import type { Retriever } from '../../activities/tools/types';
 import { jsonl } from './prepare';
 
+/** The model name a search world's grader is served as (the scripted server's, which answers its calls). */
+export const SEARCH_WORLD_GRADER_MODEL = 'scripted-policy';
+
 /** The file (written last) whose presence says a world's folder is complete. */
 export const WORLD_DONE = 'world.json';
 

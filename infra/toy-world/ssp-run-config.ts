@@ -15,7 +15,7 @@
  *   `EVALUATION_SAMPLES` samples per item at the run's temperature.
  */
 import { EVALUATE_EVERY, EVALUATION_SAMPLES, TOY_WORLD_BENCHMARK, TOY_WORLD_POLICY } from './run-config';
-import { SSP_GRADER_MODEL } from './ssp-grader';
+import { SEARCH_WORLD_GRADER_MODEL } from './search-world-folder';
 import { SSP_WORLD_SEARCH } from './ssp-world';
 
 /** The run's size: answers per iteration, solver trajectories per question, held-out items evaluated. */
@@ -27,7 +27,7 @@ export function sspWorldRunConfig(
   seed = 0,
 ): Record<string, unknown> {
   const { topK, passageTokens, maxTurns, maxTokens } = SSP_WORLD_SEARCH;
-  const grader = { baseUrl: graderUrl, model: SSP_GRADER_MODEL, frozen: true };
+  const grader = { baseUrl: graderUrl, model: SEARCH_WORLD_GRADER_MODEL, frozen: true };
   return {
     recipe: 'ssp',
     iterations: SSP_WORLD_RUN.iterations,

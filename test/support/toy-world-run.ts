@@ -14,7 +14,6 @@ import { TOY_WORLD_POLICY, toyWorldRunConfig } from '../../infra/toy-world/run-c
 import { spellPoint, type SpellPoint } from '../../infra/toy-world/spell-learning';
 import type { SpellWorld } from '../../infra/toy-world/spell-prepare';
 import { spellWorldRunConfig } from '../../infra/toy-world/spell-run-config';
-import { startSspGrader } from '../../infra/toy-world/ssp-grader';
 import { sspPoint, type SspPoint } from '../../infra/toy-world/ssp-learning';
 import { sspWorldOptions, type SspWorld } from '../../infra/toy-world/ssp-prepare';
 import { sspWorldRunConfig } from '../../infra/toy-world/ssp-run-config';
@@ -23,7 +22,7 @@ import type { HeldOutScore } from '../../infra/toy-world/learning';
 import { scopeHeldOutScore, scopePoint, type ScopePoint } from '../../infra/toy-world/scope-learning';
 import type { ScopeWorld } from '../../infra/toy-world/scope-prepare';
 import { SCOPE_POLICIES, scopeWorldRunConfig } from '../../infra/toy-world/scope-run-config';
-import { startScopeGraderOf } from './scope-grader-server';
+import { startScopeGraderOf, startSspGrader } from './grader-servers';
 import { startScriptedLlm } from './scripted-llm/server';
 
 /**
@@ -215,6 +214,18 @@ function runWorld<W>(options: ToyRunOptions<W>, judgeUrl: string | undefined): P
     },
   );
 }
+
+/**
+ * A run config edit: `iterations` iterations, held-out evaluation at the start and after the last only. The
+ * evaluations are most of a toy-world run's cost, and a learning test reads only the first and the last.
+ */
+export const evaluatedAtEnd =
+  (iterations: number) =>
+  (config: Record<string, unknown>): Record<string, unknown> => ({
+    ...config,
+    iterations,
+    evaluation: { ...(config['evaluation'] as object), every: iterations },
+  });
 
 /**
  * The controls and ablations of the learning runs: learning rate 0 and flipped advantages must not learn; the

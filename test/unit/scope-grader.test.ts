@@ -11,7 +11,7 @@ import type { ChatMessage } from '../../activities/clients/trainer-contract';
 import { scopeGrader } from '../../infra/toy-world/scope-grader';
 import { chains, documentsOf, sspCorpus, type Chain } from '../../infra/toy-world/ssp-world';
 import { scriptedEndpoint } from '../support/scripted-llm/endpoint';
-import { startScopeGrader } from '../support/scope-grader-server';
+import { startScopeGrader } from '../support/grader-servers';
 
 /**
  * SCOPE's rule-based judge for the search world (infra/toy-world/scope-grader.ts), fed the recipe's own judge

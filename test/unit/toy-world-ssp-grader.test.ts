@@ -4,24 +4,27 @@ import { judgeCorrectness } from '../../activities/recipes/ssp/correctness';
 import { ragVerifierMessages } from '../../activities/recipes/ssp/prompts';
 import { verifyQuestion } from '../../activities/recipes/ssp/verification';
 import { SSP_DEFAULTS } from '../../config/presets/ssp';
-import { SSP_GRADER_MODEL, startSspGrader, type SspGrader } from '../../infra/toy-world/ssp-grader';
+import { SEARCH_WORLD_GRADER_MODEL } from '../../infra/toy-world/search-world-folder';
 import { chains, documentsOf, taskOf, type Chain } from '../../infra/toy-world/ssp-world';
+import { startSspGrader } from '../support/grader-servers';
+import type { ScriptedLlm } from '../support/scripted-llm/server';
 
 /**
- * SSP's toy world's grader (infra/toy-world/ssp-grader.ts), reached through the recipe's own calls over HTTP:
+ * SSP's toy world's grader (infra/toy-world/ssp-grader.ts), reached through the recipe's own calls over HTTP
+ * (the scripted server serving its calls, as a run does):
  * the judge's verdict and RAG verification are what the recipe parses of the grader's replies.
  */
 describe("SSP's toy-world grader", () => {
   const world = { seed: 0, chains: 64 };
   const [chain, other] = chains(world.seed, world.chains) as [Chain, Chain];
-  let grader: SspGrader;
+  let grader: ScriptedLlm;
   let llm: InferenceEndpoint;
 
   beforeAll(async () => {
     grader = await startSspGrader(world);
     llm = new InferenceEndpoint({
       baseUrl: grader.url,
-      model: SSP_GRADER_MODEL,
+      model: SEARCH_WORLD_GRADER_MODEL,
       apiKey: 'EMPTY',
       maxConcurrentCompletions: 4,
       supportsN: false,
@@ -78,20 +81,18 @@ describe("SSP's toy-world grader", () => {
     await expect(verify(text(other), 1)).resolves.toMatchObject({ passed: false, answer: 'unknown' });
   });
 
-  test("a prompt that is not one of SSP's helper prompts is refused, naming what the grader answers", async () => {
-    const before = grader.stats().unknown;
+  test("a judge call whose prompt is not SSP's judge prompt is refused, naming the call", async () => {
     await expect(
       llm.chat({
-        role: 'solver',
-        call: SSP_CALLS.solver,
+        role: 'judge',
+        call: SSP_CALLS.judge,
         messages: [{ role: 'user', content: 'hi' }],
         n: 1,
         seed: 0,
-        temperature: 1,
+        temperature: 0,
         topP: 1,
         maxTokens: 8,
       }),
-    ).rejects.toThrow(/RAG-verifier and judge prompts/);
-    expect(grader.stats().unknown).toBe(before + 1);
+    ).rejects.toThrow(/400.*recipe's own prompt of the call "ssp\.judge"/);
   });
 });
