@@ -2,7 +2,7 @@ import type { LearningCurve } from '../../infra/toy-world/learning';
 import type { MaePoint } from '../../infra/toy-world/mae-learning';
 import { prepareMaeWorld, type MaeWorld } from '../../infra/toy-world/mae-prepare';
 import { expectRolesTrained } from '../support/role-training';
-import { maeWorldRun, runToyWorld, type Control } from '../support/toy-world-run';
+import { evaluatedAtEnd, maeWorldRun, runToyWorld, type Control } from '../support/toy-world-run';
 
 /**
  * MAE learns in a world without data (infra/toy-world/mae-world.ts, docs/learning.md): the warm-started model
@@ -38,15 +38,6 @@ const MAX_CONTROL_GAIN_POINTS = 1;
 const MIN_JUDGE_AGREEMENT = 0.55;
 const ROLES = ['proposer', 'solver'];
 
-/** Evaluated at the start and after the last iteration only: the evaluations are most of a run's cost. */
-const sized =
-  (iterations: number) =>
-  (config: Record<string, unknown>): Record<string, unknown> => ({
-    ...config,
-    iterations,
-    evaluation: { ...(config['evaluation'] as object), every: iterations },
-  });
-
 const gain = (curve: LearningCurve<MaePoint>): number => curve.gainPoints;
 
 describe("MAE's toy world", () => {
@@ -61,7 +52,7 @@ describe("MAE's toy world", () => {
       const mae = await runToyWorld({
         world: maeWorldRun(world),
         name: 'mae-learn',
-        overrides: sized(ITERATIONS),
+        overrides: evaluatedAtEnd(ITERATIONS),
       });
       expect(mae.points).toHaveLength(ITERATIONS);
       // No Judge rows while P is empty (the first iteration), and in every later one.
@@ -85,7 +76,7 @@ describe("MAE's toy world", () => {
       const curve = await runToyWorld({
         world: maeWorldRun(world),
         name: `mae-${control}`,
-        overrides: sized(CONTROL_ITERATIONS[control]),
+        overrides: evaluatedAtEnd(CONTROL_ITERATIONS[control]),
         control,
       });
       expect(curve.points).toHaveLength(CONTROL_ITERATIONS[control]);
