@@ -108,7 +108,12 @@ export interface Recipe<
   plan(ctx: PlanContext<State>): Promise<Array<Omit<U, 'unit' | 'docIndex'>>>;
   /** Writes one document's tasks (may call the policy many times, e.g. until a valid task exists). */
   propose(ctx: RecipeContext, unit: U): Promise<P>;
-  /** Checks a shard's proposals together (duplicates across documents need the whole shard). */
+  /**
+   * Checks a shard's proposals together (duplicates across documents need the whole shard). CPU work: its
+   * stage runs on the orchestrator pool, syncs no servers and has no per-unit skip, so a recipe's model calls
+   * go in propose, solve or judge (SCOPE's judge gates run in propose, SSP's RAG verification in solve),
+   * where a prompt over the context skips its unit instead of failing the shard.
+   */
   gate(ctx: RecipeContext, plan: U[], proposals: P[]): Promise<G[]>;
   /** G rollouts per task that passed the gate. */
   solve(ctx: RecipeContext, gated: G): Promise<S>;

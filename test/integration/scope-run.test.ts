@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { getJson, getJsonl } from '../../activities/clients/storage/codec';
@@ -88,16 +88,20 @@ describe('SCOPE run on the real stack', () => {
       ...overrides,
     });
 
-  test('three iterations: rows per role, the frozen judge gates, writes rubrics and grades on its own endpoint', async () => {
-    const runId = uniqueId('scope');
-    const config = scopeConfig(runId);
-    const outcome = await stack.withWorkers(() =>
+  /** Runs a SCOPE run to its end on this stack's workers. */
+  const runScope = (runId: string, config: ReturnType<typeof scopeConfig>) =>
+    stack.withWorkers(() =>
       stack.client.workflow.execute(selfPlayRun, {
         workflowId: runId,
         taskQueue: `${stack.queuePrefix}-orchestrator`,
         args: [config],
       }),
     );
+
+  test('three iterations: rows per role, the frozen judge gates, writes rubrics and grades on its own endpoint', async () => {
+    const runId = uniqueId('scope');
+    const config = scopeConfig(runId);
+    const outcome = await runScope(runId, config);
     expect(outcome.lastCommitted).toBe(3);
 
     let gated = 0;
@@ -276,13 +280,7 @@ describe('SCOPE run on the real stack', () => {
       maxRounds: 3,
     };
     const config = scopeConfig(runId, { iterations: 4, seed: 5, scope: { schedule } });
-    const outcome = await stack.withWorkers(() =>
-      stack.client.workflow.execute(selfPlayRun, {
-        workflowId: runId,
-        taskQueue: `${stack.queuePrefix}-orchestrator`,
-        args: [config],
-      }),
-    );
+    const outcome = await runScope(runId, config);
     expect(outcome.lastCommitted).toBe(4);
     const manifests = await Promise.all(
       [1, 2, 3, 4].map(async (k) => (await getJson<Manifest>(stack.store, manifestKey(runId, k)))!),
@@ -363,5 +361,56 @@ describe('SCOPE run on the real stack', () => {
       expect(m.policies[`${runId}-c`]?.version).toBe(m.schedule!.round);
     }
     expect(kept).toBeGreaterThan(0);
+  });
+
+  test("a document whose judge gate prompt exceeds the judge's context is skipped in propose, and the iteration commits", async () => {
+    // Three short wiki documents and one made of all sixteen (about 900 tokens): the relevance gate's prompt
+    // holds the source document, so only the long one's is over the 700 tokens that call is given.
+    const wiki = (await readFile(CORPUS, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { id: string; text: string });
+    const long = { id: 'all-of-wiki', title: 'All of wiki', text: wiki.map((d) => d.text).join('\n\n') };
+    const dir = await mkdtemp(path.join(tmpdir(), 'scope-it-context-'));
+    const corpus = path.join(dir, 'corpus.jsonl');
+    await writeFile(corpus, [...wiki.slice(0, 3), long].map((d) => JSON.stringify(d)).join('\n') + '\n');
+    await buildIndex({ corpus, out: path.join(dir, 'index'), kind: 'bm25' });
+
+    const runId = uniqueId('scope-context');
+    // Every Challenger rollout writes a task, so every document asks the judge's gates.
+    stack.llm.configure({ invalidTaskRate: 0 });
+    judge.configure({ calls: { [SCOPE_CALLS.gateRelevance]: { contextTokens: 700 } } });
+    try {
+      const config = scopeConfig(runId, {
+        iterations: 1,
+        corpus: { uri: corpus },
+        retrieval: { index: path.join(dir, 'index') },
+      });
+      const outcome = await runScope(runId, config);
+      expect(outcome.lastCommitted).toBe(1);
+      expect(outcome.recent.at(-1)?.summary.skippedContextLength).toBe(1);
+    } finally {
+      stack.llm.configure({ invalidTaskRate: 0.3 });
+      judge.configure({ calls: { [SCOPE_CALLS.gateRelevance]: { contextTokens: Number.MAX_SAFE_INTEGER } } });
+      await rm(dir, { recursive: true, force: true });
+    }
+    const manifest = await getJson<Manifest>(stack.store, manifestKey(runId, 1));
+    expect(manifest!.metrics.recipe.extra.skippedContextLength).toBe(1);
+    const [plan, propose] = await Promise.all([
+      read<ScopeUnit>(runId, 1, 'plan'),
+      read<ScopeProposal & { skipped?: string; stage?: string; reason?: string }>(runId, 1, 'propose'),
+    ]);
+    const skipped = propose.filter((p) => p.skipped !== undefined);
+    expect(skipped).toEqual([
+      expect.objectContaining({
+        skipped: 'context_length',
+        stage: 'propose',
+        reason: expect.stringMatching(/maximum context length is 700 tokens/) as unknown,
+      }),
+    ]);
+    expect(plan.find((u) => u.unit === skipped[0]!.unit)?.docId).toBe(long.id);
+    // The other three documents train the Challenger, G rows each; the long one has none.
+    const challenger = (await getJsonl<TrainingRow>(stack.store, batchKey(runId, 1, `${runId}-c`)))!;
+    expect(challenger).toHaveLength((B - 1) * G);
   });
 });

@@ -47,6 +47,8 @@ export type TokenIdMode = (typeof TOKEN_ID_MODES)[number];
 export interface CallSettings {
   latencyMs?: number;
   faults?: Partial<FaultRates>;
+  /** This call's context, in place of `contextTokens`: a test can refuse one prompt of a unit and not its others. */
+  contextTokens?: number;
 }
 
 export interface ScriptedLlmConfig extends BehaviourSettings {
@@ -74,7 +76,8 @@ export interface ScriptedLlmConfig extends BehaviourSettings {
   tokenIds: TokenIdMode;
   /**
    * The model's context in tokens (as the server counts a prompt: `approxTokens`): a longer prompt is refused
-   * with vLLM's 400 `This model's maximum context length is …`. Unset: no limit.
+   * with vLLM's 400 `This model's maximum context length is …`. Unset: no limit. `calls[kind].contextTokens`
+   * overrides it per kind.
    */
   contextTokens?: number;
 }
@@ -126,7 +129,11 @@ export const configPatchSchema = z.strictObject({
   calls: z
     .record(
       z.string().min(1),
-      z.strictObject({ latencyMs: z.number().min(0).optional(), faults: faultRates.partial().optional() }),
+      z.strictObject({
+        latencyMs: z.number().min(0).optional(),
+        faults: faultRates.partial().optional(),
+        contextTokens: z.number().int().min(1).optional(),
+      }),
     )
     .optional(),
   tokenIds: z.enum(TOKEN_ID_MODES).optional(),
@@ -185,6 +192,10 @@ export function applyPatch(config: ScriptedLlmConfig, patch: ParsedPatch): Scrip
 
 export function latencyFor(config: ScriptedLlmConfig, call: string): number {
   return config.calls[call]?.latencyMs ?? config.latencyMs;
+}
+
+export function contextTokensFor(config: ScriptedLlmConfig, call: string): number | undefined {
+  return config.calls[call]?.contextTokens ?? config.contextTokens;
 }
 
 export function faultRatesFor(config: ScriptedLlmConfig, call: string): FaultRates {

@@ -17,6 +17,7 @@ import {
   FAULT_KINDS,
   faultRatesFor,
   completionLatency,
+  contextTokensFor,
   latencyFor,
   type ConfigPatch,
   type FaultKind,
@@ -287,12 +288,13 @@ export async function startScriptedLlm(options: ScriptedLlmOptions = {}): Promis
     await beforeChat?.(call);
     countsFor(call).requests++;
     const promptTokens = request.messages.reduce((sum, m) => sum + approxTokens(m.content), 0);
-    if (config.contextTokens !== undefined && promptTokens > config.contextTokens) {
+    const contextTokens = contextTokensFor(config, call);
+    if (contextTokens !== undefined && promptTokens > contextTokens) {
       // vLLM's refusal, word for word but the numbers.
       return openAiError(
         res,
         400,
-        `This model's maximum context length is ${config.contextTokens} tokens. However, your request has ` +
+        `This model's maximum context length is ${contextTokens} tokens. However, your request has ` +
           `${promptTokens} input tokens. Please reduce the length of the input messages.`,
         'BadRequestError',
       );

@@ -195,6 +195,16 @@ describe('scripted LLM: OpenAI compatibility', () => {
     expect(notJson.status).toBe(400);
     expect(llm.stats()).toMatchObject({ badRequests: cases.length + 1, requests: 0 });
   });
+
+  test("a prompt over the context gets vLLM's 400; a call kind's own contextTokens refuses only that call", async () => {
+    await start({ contextTokens: 1_000, calls: { [SPICE_CALLS.mcq]: { contextTokens: 50 } } });
+    const prompt = 'word '.repeat(80); // 100 tokens as the server counts them
+    const refused = await post(llm, SPICE_CALLS.mcq, ask(prompt));
+    expect(refused.status).toBe(400);
+    expect(refused.json().error?.message).toMatch(/^This model's maximum context length is 50 tokens/);
+    expect((await post(llm, SPICE_CALLS.reason, ask(prompt))).status).toBe(200);
+    expect((await post(llm, SPICE_CALLS.reason, ask(prompt.repeat(11)))).status).toBe(400);
+  });
 });
 
 describe('scripted LLM: behaviours', () => {
