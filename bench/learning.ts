@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { IterationPoint, LearningCurve, SpicePoint } from '../infra/toy-world/learning';
+import type { IterationPoint, LearningCurve, Measured, SpicePoint } from '../infra/toy-world/learning';
 import type { MaePoint } from '../infra/toy-world/mae-learning';
 import { prepareMaeWorld } from '../infra/toy-world/mae-prepare';
 import { applySet } from '../cli/args';
@@ -261,6 +261,13 @@ function scopeSummary(points: ReadonlyArray<IterationPoint<ScopePoint>>): string
   return `challenger rubric score, iterations 1-2 → last two: ${pct(mean(points.slice(0, 2)))} → ${pct(mean(points.slice(-2)))}`;
 }
 
+/** An accuracy with its error, and per kind of item where the world tells kinds apart. */
+function measured({ accuracy, standardError, byKind }: Measured): string {
+  const kinds = Object.entries(byKind ?? {}).sort(([a], [b]) => a.localeCompare(b));
+  const breakdown = kinds.length ? ` (${kinds.map(([kind, a]) => `${kind} ${pct(a)}`).join(', ')})` : '';
+  return `${pct(accuracy)} ± ${pct(standardError)}${breakdown}`;
+}
+
 function printCurve<W>(
   curve: LearningCurve<W>,
   seed: number,
@@ -268,13 +275,9 @@ function printCurve<W>(
   figures: (point: IterationPoint<W>) => string,
 ): void {
   const { start } = curve;
-  console.log(
-    `seed ${seed}: held-out accuracy at start ${pct(start.accuracy)} ± ${pct(start.standardError)}`,
-  );
+  console.log(`seed ${seed}: held-out accuracy at start ${measured(start)}`);
   for (const p of curve.points) {
-    const heldOut = p.heldOut
-      ? `held-out ${pct(p.heldOut.accuracy)} ± ${pct(p.heldOut.standardError)}, `
-      : '';
+    const heldOut = p.heldOut ? `held-out ${measured(p.heldOut)}, ` : '';
     const trained = Object.entries(p.trained)
       .map(([role, t]) => `${role} ${t.steps} steps ${t.tokens} tokens |g| ${t.gradNorm.toFixed(3)}`)
       .join('; ');

@@ -5,9 +5,11 @@
  * world the Reasoner's pass rates and the rungs of the Challenger's valid tasks, `spicePoint`). Shared by the
  * learning tests, their controls and `npm run bench -- learning`.
  */
+import { readFileSync } from 'node:fs';
 import { getJson, getJsonl } from '../../activities/clients/storage/codec';
 import { batchKey, manifestKey, shardKey } from '../../activities/clients/storage/keys';
 import type { TrainingRow } from '../../activities/clients/trainer-contract';
+import type { ItemVerdicts } from '../../activities/evaluation/evaluate';
 import { openStore, type ObjectStore } from '../../activities/clients/storage';
 import type { BenchmarkResult, EvalResult } from '../../contracts/evaluation';
 import type { Manifest } from '../../contracts/selfplay';
@@ -18,6 +20,8 @@ import { rungOf, type Rung } from './world';
 export interface Measured {
   accuracy: number;
   standardError: number;
+  /** The accuracy per kind of held-out item, where a world tells kinds apart (SSP's: one hop or two). */
+  byKind?: Record<string, number>;
 }
 
 /** What one role's rows did in an iteration's step (the kernel's per-role metrics). */
@@ -160,6 +164,32 @@ export const spicePoint: PointReader<SpicePoint> = ({ manifest, rows }) => {
  * stored answers by its rubrics instead (scope-learning.ts).
  */
 export type HeldOutScore = (store: ObjectStore, result: BenchmarkResult) => Promise<Measured> | Measured;
+
+/** The objects of a world's JSONL file, one per non-empty line. */
+export function readJsonlFile<T>(file: string): T[] {
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as T);
+}
+
+/** The held-out file's questions by item id (a world's `heldout.jsonl`, `{"id", "question"}` per line). */
+export function heldOutQuestions(file: string): Map<string, string> {
+  return new Map(
+    readJsonlFile<{ id: string; question: string }>(file).map((item) => [item.id, item.question]),
+  );
+}
+
+/** The per-item verdicts an evaluation stored (its samples' completions and correctness). */
+export async function storedItems(store: ObjectStore, result: BenchmarkResult): Promise<ItemVerdicts[]> {
+  const key = result.resultsKey;
+  const items = key ? await getJsonl<ItemVerdicts>(store, key) : undefined;
+  if (!items?.length) throw new Error(`the held-out evaluation stored no items (results key ${key})`);
+  return items;
+}
+
+export const mean = (xs: readonly number[]): number =>
+  xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0;
 
 const accuracyOf: HeldOutScore = (_store, result) => ({
   accuracy: result.accuracy,

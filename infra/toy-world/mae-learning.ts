@@ -13,7 +13,7 @@ import {
   type MaeJudged,
   type MaeSolved,
 } from '../../activities/recipes/mae/records';
-import { stageRecords, type PointReader } from './learning';
+import { mean, stageRecords, type PointReader } from './learning';
 import { answerOf, isRightAnswer } from './mae-world';
 import { isHeldOutFact, rungOf, type Rung } from './world';
 
@@ -114,8 +114,6 @@ const agreement = (verdicts: ReadonlyArray<{ agrees: boolean }>): Agreement => (
   rate: mean(verdicts.map((v) => Number(v.agrees))),
   pairs: verdicts.length,
 });
-
-const mean = (xs: readonly number[]): number => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
 
 function shares(rungs: readonly Rung[]): Partial<Record<Rung, number>> {
   const out: Partial<Record<Rung, number>> = {};

@@ -3,20 +3,25 @@
  * scores, not rewards, since the Solver's reward also pays its format and search count, which it can raise
  * without answering better (§2: R_S = L·g + 0.5·F + 0.1·S).
  */
-import { readFileSync } from 'node:fs';
 import { SCOPE_CALLS } from '../../activities/clients/llm-protocol';
 import { getJsonl } from '../../activities/clients/storage/codec';
 import { shardKey } from '../../activities/clients/storage/keys';
 import type { ObjectStore } from '../../activities/clients/storage';
 import type { ChatMessage } from '../../activities/clients/trainer-contract';
-import type { ItemVerdicts } from '../../activities/evaluation/evaluate';
 import { parseBinaryScore } from '../../activities/judges/binary';
 import { extractAnswer, parseRubrics } from '../../activities/recipes/scope/parse';
 import { graderMessages, rubricMessages } from '../../activities/recipes/scope/prompts';
 import type { GradedRollout, ScopeGated, ScopeJudged } from '../../activities/recipes/scope/records';
 import { meanGrade } from '../../activities/recipes/scope/rewards';
 import type { BenchmarkResult } from '../../contracts/evaluation';
-import type { Measured, PointReader } from './learning';
+import {
+  heldOutQuestions,
+  mean,
+  readJsonlFile,
+  storedItems,
+  type Measured,
+  type PointReader,
+} from './learning';
 import { scopeGrader } from './scope-grader';
 import { parseScopeQuestion } from './scope-world';
 import { linkOf } from './ssp-world';
@@ -29,8 +34,6 @@ export interface ScopePoint {
   /** Shares of the Challenger's candidates by status (valid, no_task, gate_relevance, ...). */
   statusShares: Record<string, number>;
 }
-
-const mean = (xs: readonly number[]): number => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
 
 export const scopePoint: PointReader<ScopePoint> = async ({ store, runId, iteration }) => {
   const statuses: string[] = [];
@@ -67,18 +70,9 @@ export function scopeHeldOutScore(
   corpus: string,
   heldOut: string,
 ): (store: ObjectStore, result: BenchmarkResult) => Promise<Measured> {
-  const lines = (file: string) =>
-    readFileSync(file, 'utf8')
-      .split('\n')
-      .filter((l) => l.trim() !== '');
-  const documents = lines(corpus).map((l) => JSON.parse(l) as { title: string; text: string });
+  const documents = readJsonlFile<{ title: string; text: string }>(corpus);
   const byTitle = new Map(documents.map((d) => [d.title, d.text]));
-  const questions = new Map(
-    lines(heldOut).map((l) => {
-      const item = JSON.parse(l) as { id: string; question: string };
-      return [item.id, item.question];
-    }),
-  );
+  const questions = heldOutQuestions(heldOut);
   const grader = scopeGrader({ documents }, 'rule');
   /** The documents a full answer reads: the town's, and for two facts its founder's (the rubric context). */
   const context = (question: string): string[] => {
@@ -90,9 +84,7 @@ export function scopeHeldOutScore(
     return founder === undefined ? [town] : [town, founder];
   };
   return async (store, result) => {
-    const key = result.resultsKey;
-    const items = key ? await getJsonl<ItemVerdicts>(store, key) : undefined;
-    if (!items?.length) throw new Error(`the held-out evaluation stored no items (results key ${key})`);
+    const items = await storedItems(store, result);
     const scores = items.map((item) => {
       const question = questions.get(item.id);
       if (question === undefined) throw new Error(`held-out item ${item.id} is not in ${heldOut}`);

@@ -1,10 +1,19 @@
 /**
  * SSP's toy world, per iteration (a `PointReader` for `readLearningCurve`): how many of the proposer's
  * questions passed RAG verification and how many of those ask two hops, how often the solver answered them,
- * and how much both roles searched. The held-out accuracy (agentic evaluation) is the run's own figure.
+ * and how much both roles searched. The held-out accuracy (agentic evaluation) is the run's own figure, broken
+ * down by the questions' hops (`sspHeldOutScore`).
  */
 import type { SspGated, SspSolved } from '../../activities/recipes/ssp/records';
-import { meanPassRate, stageRecords, type PointReader } from './learning';
+import {
+  heldOutQuestions,
+  mean,
+  meanPassRate,
+  stageRecords,
+  storedItems,
+  type HeldOutScore,
+  type PointReader,
+} from './learning';
 import { parseQuestion } from './ssp-world';
 
 export interface SspPoint {
@@ -40,3 +49,25 @@ export const sspPoint: PointReader<SspPoint> = async ({ store, runId, iteration,
     solverSearches: extra['meanSolverSearches'] ?? 0,
   };
 };
+
+/**
+ * SSP's held-out figure: the evaluation's own accuracy, and its accuracy per hop count of the question
+ * (`1-hop`, `2-hop`) from the stored items, since a two-hop question needs the second search a one-hop one
+ * does not: a gain in searching shows there first. `heldOut` is the world's held-out file.
+ */
+export function sspHeldOutScore(heldOut: string): HeldOutScore {
+  const questions = heldOutQuestions(heldOut);
+  return async (store, result) => {
+    const byHops: Record<string, number[]> = {};
+    for (const item of await storedItems(store, result)) {
+      const hops = parseQuestion(questions.get(item.id) ?? '')?.hops;
+      if (hops === undefined) throw new Error(`held-out item ${item.id} is not a question of ${heldOut}`);
+      (byHops[`${hops}-hop`] ??= []).push(mean(item.samples.map((s) => (s.correct ? 1 : 0))));
+    }
+    return {
+      accuracy: result.accuracy,
+      standardError: result.standardError ?? 0,
+      byKind: Object.fromEntries(Object.entries(byHops).map(([kind, scores]) => [kind, mean(scores)])),
+    };
+  };
+}

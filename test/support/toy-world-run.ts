@@ -14,7 +14,7 @@ import { TOY_WORLD_POLICY, toyWorldRunConfig } from '../../infra/toy-world/run-c
 import { spellPoint, type SpellPoint } from '../../infra/toy-world/spell-learning';
 import type { SpellWorld } from '../../infra/toy-world/spell-prepare';
 import { spellWorldRunConfig } from '../../infra/toy-world/spell-run-config';
-import { sspPoint, type SspPoint } from '../../infra/toy-world/ssp-learning';
+import { sspHeldOutScore, sspPoint, type SspPoint } from '../../infra/toy-world/ssp-learning';
 import { sspWorldOptions, type SspWorld } from '../../infra/toy-world/ssp-prepare';
 import { sspWorldRunConfig } from '../../infra/toy-world/ssp-run-config';
 import { withKernelRun } from './kernel-run';
@@ -89,6 +89,7 @@ export const sspWorldRun = (
     return sspWorldRunConfig(world, served.judgeUrl, seed);
   },
   read: sspPoint,
+  score: sspHeldOutScore(world.heldOut),
   judge: () => startSspGrader(sspWorldOptions(world)),
   controls: {
     'random-search': (config) => ({

@@ -3,6 +3,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { SSP_DEFAULTS } from '../../config/presets/ssp';
+import { putJsonl } from '../../activities/clients/storage/codec';
+import { openStore } from '../../activities/clients/storage';
+import type { BenchmarkResult } from '../../contracts/evaluation';
 import { forgetCorpora } from '../../activities/corpus/corpus';
 import { loadBenchmark } from '../../activities/evaluation/benchmarks';
 import { loadAnswers } from '../../activities/recipes/ssp/answers';
@@ -30,6 +33,7 @@ import {
   taskOf,
   type SearchExample,
 } from '../../infra/toy-world/ssp-world';
+import { sspHeldOutScore } from '../../infra/toy-world/ssp-learning';
 import { prepareSspWorld, randomSearchIndex } from '../../infra/toy-world/ssp-prepare';
 import { writeJsonl } from '../support/search-corpus';
 
@@ -259,4 +263,37 @@ describe('prepareSspWorld', () => {
     // Written once: a second call returns the same folder.
     expect(await randomSearchIndex(world)).toBe(path.join(world.dir, 'index-random-search'));
   });
+});
+
+test("the held-out score: the evaluation's accuracy, and per hop count from the stored items", async () => {
+  const bench = heldOutBenchmark(SEED, CHAINS, 4);
+  const oneHop = bench.filter((b) => parseQuestion(b.question)?.hops === 1);
+  const twoHop = bench.filter((b) => parseQuestion(b.question)?.hops === 2);
+  expect([oneHop.length, twoHop.length]).toEqual([2, 2]);
+  const heldOut = await writeJsonl(path.join(dir, 'heldout.jsonl'), bench);
+  const store = openStore(path.join(dir, 'store'));
+  const item = (b: (typeof bench)[0], unit: number, correct: boolean[]) => ({
+    unit,
+    id: b.id,
+    kind: 'text',
+    gold: b.answer,
+    samples: correct.map((c) => ({ completion: '<answer> x </answer>', extracted: 'x', correct: c })),
+  });
+  await putJsonl(store, 'results.jsonl', [
+    item(oneHop[0]!, 0, [true, true]),
+    item(oneHop[1]!, 1, [true, false]),
+    item(twoHop[0]!, 2, [false, false]),
+    item(twoHop[1]!, 3, [true, false]),
+  ]);
+  const result = { accuracy: 0.5, standardError: 0.1, resultsKey: 'results.jsonl' } as BenchmarkResult;
+  await expect(sspHeldOutScore(heldOut)(store, result)).resolves.toEqual({
+    accuracy: 0.5,
+    standardError: 0.1,
+    byKind: { '1-hop': 0.75, '2-hop': 0.25 },
+  });
+  // An item the world's held-out file does not hold is an error, not a kind of its own.
+  await putJsonl(store, 'stray.jsonl', [{ ...item(oneHop[0]!, 0, [true]), id: 'stray' }]);
+  await expect(sspHeldOutScore(heldOut)(store, { ...result, resultsKey: 'stray.jsonl' })).rejects.toThrow(
+    /held-out item stray is not a question of/,
+  );
 });
