@@ -188,6 +188,7 @@ export async function storedItems(store: ObjectStore, result: BenchmarkResult): 
   return items;
 }
 
+/** The mean of `xs`, 0 for none. */
 export const mean = (xs: readonly number[]): number =>
   xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0;
 

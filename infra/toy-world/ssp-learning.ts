@@ -52,8 +52,8 @@ export const sspPoint: PointReader<SspPoint> = async ({ store, runId, iteration,
 
 /**
  * SSP's held-out figure: the evaluation's own accuracy, and its accuracy per hop count of the question
- * (`1-hop`, `2-hop`) from the stored items, since a two-hop question needs the second search a one-hop one
- * does not: a gain in searching shows there first. `heldOut` is the world's held-out file.
+ * (`1-hop`, `2-hop`) from the stored items, since a two-hop question needs a second search that a one-hop
+ * one does not. `heldOut` is the world's held-out file.
  */
 export function sspHeldOutScore(heldOut: string): HeldOutScore {
   const questions = heldOutQuestions(heldOut);
