@@ -14,8 +14,9 @@
  *   (another training town, so its task names nothing of the source document and fails relevance) or a
  *   premature task (before its last search: fewer facts, a lower format score).
  * - **The Solver** searches the question's town, then (two facts) the founder it read, and answers with the
- *   names it read, "Corenric, Halormoor". Its slips are SSP's: a wrong query or a premature answer (before
- *   searching: another chain's names; after the first of two searches: the founder only, half the rubrics).
+ *   names it read, "Corenric, Halormoor". Its slip is a wrong query (another chain's town or founder: its
+ *   names are then that chain's), not SSP's premature answer, which SCOPE's format terms would punish
+ *   whatever the grader (`solverPolicy`).
  * - **Every example is rendered by SCOPE's own prompts** (`challengerMessages`, `solverMessages`) and run by
  *   the project's search loop with the real retriever, with SCOPE's budget notice, so observations and
  *   loss-mask spans are what a run produces.
@@ -125,21 +126,21 @@ type Slip<K extends string> = { kind: K; step: number } | undefined;
 
 /**
  * The Solver teacher: searches the question's town, then (two facts) the founder it read, and answers with
- * what it read; `slip` searches `decoy` or answers early at `slip.step`.
+ * what it read; `slip` searches `decoy` at `slip.step` instead. Its only slip is a wrong query, never an early
+ * answer: an early answer also loses SCOPE's format and search terms (R_S = L·g + 0.5·F + 0.1·S), which pay
+ * for searching whatever the grades, so a Solver that RL cures of it would gain under a grader that grades at
+ * random. A wrong query searches and answers as often as a right one: only the grades tell them apart.
  */
-function solverPolicy(task: ScopeTask, slip: Slip<'wrong_query' | 'premature_answer'>, decoy: Chain): Policy {
+function solverPolicy(task: ScopeTask, slip: Slip<'wrong_query'>, decoy: Chain): Policy {
   return (completion) => {
     const { queries, information } = progress(completion);
     const step = queries.length;
-    const slips = (kind: string): boolean => slip?.step === step && slip.kind === kind;
-    if (step === 0) {
-      if (slips('premature_answer')) return answerTag(scopeTaskOf(decoy, task.facts).answer);
-      return search(slips('wrong_query') ? decoy.town : task.town);
-    }
+    const slips = slip?.step === step;
+    if (step === 0) return search(slips ? decoy.town : task.town);
     const read = linkOf(information, queries.at(-1) as string);
     const names = [...queries.slice(1), ...(read === undefined ? [] : [read])];
-    if (read === undefined || step === task.facts || slips('premature_answer')) return answerTag(names);
-    return search(slips('wrong_query') ? decoy.founder : read);
+    if (read === undefined || step === task.facts) return answerTag(names);
+    return search(slips ? decoy.founder : read);
   };
 }
 
@@ -230,12 +231,7 @@ export async function scopeWarmStartExamples(
   for (let i = 0; i < items; i++) {
     const rng = seededRng(seed, 'scope-world', 'warm-start', i);
     const task = scopeTaskOf(rng.pick(pool), rng.pick(FACT_COUNTS));
-    const solverSlip = slipOf(
-      rng,
-      SCOPE_SLIP_RATE.solver[task.facts],
-      ['wrong_query', 'premature_answer'],
-      task.facts,
-    );
+    const solverSlip = slipOf(rng, SCOPE_SLIP_RATE.solver[task.facts], ['wrong_query'], task.facts);
     const chain = pool.find((c) => c.town === task.town) as Chain;
     out.push(
       await rollout(

@@ -128,6 +128,13 @@ describe("SCOPE's toy world", () => {
     const perfect = scores.filter((s) => s === 1).length;
     expect(perfect / scores.length).toBeGreaterThan(0.5);
     expect(perfect).toBeLessThan(scores.length);
+    // Every Solver searches once per fact and then answers, slipped or not: SCOPE's format and search terms
+    // pay a wrong answer what they pay a right one, so only the grades tell them apart.
+    for (const e of solvers) {
+      const facts = parseScopeQuestion(/Question: (.*)$/.exec(text(e.messages))?.[1] ?? '')?.facts;
+      expect(tagContents(e.completion, 'search')).toHaveLength(facts ?? -1);
+      expect(tagContents(e.completion, 'answer')).toHaveLength(1);
+    }
   });
 
   test('the held-out rubric score: each stored sample graded against its item’s rubrics, then averaged', async () => {
