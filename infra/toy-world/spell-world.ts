@@ -1,8 +1,9 @@
 /**
  * SPELL's toy world (v4): lookups over a cluster of fact sheets, played with SPELL's own prompts and parsers.
  * A cluster is two one-line sheets, each a depot's stock code: its number with the crates it holds written
- * right after it ("Depot 4752 crates." for Depot 47's 52 crates). The questioner reads the cluster and writes
- * a question about one depot with its answer (`{"question":"How many crates does Depot 47 hold?","answer":52}`);
+ * right after it ("Depot 4752 crates." for Depot 47's 52 crates). The questioner reads the cluster, quotes
+ * one sheet in its thinking and writes a question about that depot with its answer
+ * (`<think>Depot 4752 crates.</think>{"question":"How many crates does Depot 47 hold?","answer":52}`);
  * the responder answers it with the sheets in context, quoting the sheet it read ("Depot 4752 crates.
  * Therefore, the answer is 52."); the verifier, the same model, compares the responder's answer with the
  * reference digit by digit ("Explanation: 5 5 = 2 2 =. Decision: [[YES]]").
@@ -144,9 +145,20 @@ const questionOf = (c: SpellCluster): SpellQuestion => ({
   answer: String(c.answer),
 });
 
-/** What a competent questioner writes about sheet `sheet`: SPELL's JSON, the answer a number. */
-export const questionerCompletion = (c: SpellCluster, sheet = c.asked): string =>
-  JSON.stringify({ question: questionAbout(c.names[sheet] as string), answer: c.counts[sheet] });
+/**
+ * What a competent questioner writes about sheet `sheet`: the sheet, quoted in its thinking, then SPELL's JSON,
+ * the answer a number (`<think>Depot 4752 crates.</think>{"question":"How many crates does Depot 47
+ * hold?","answer":52}`; SPELL's parser reads what follows `</think>`). The quote is a free choice of sheet and
+ * then an induction copy; every digit after it stands at a fixed distance from its place in the quote. Without
+ * the quote (v5) the answer's first digit was the one after the question's depot in the sheets, three tokens
+ * back across `hold?","answer":`, a lookup the questioner had not learned: 13 % of its samples at the run's
+ * T = 0.7 named a depot of the cluster with its number (seed 2), so most responder rewards were checked
+ * against a wrong reference.
+ */
+export const questionerCompletion = (c: SpellCluster, sheet = c.asked): string => {
+  const [name, count] = [c.names[sheet] as string, c.counts[sheet] as number];
+  return `<think>${sheetText(name, count)}</think>${JSON.stringify({ question: questionAbout(name), answer: count })}`;
+};
 
 /**
  * What a responder writes when it answers `answer` about depot `name`: the sheet it read, quoted, then SPELL's

@@ -95,6 +95,10 @@ describe("SPELL's toy world", () => {
         // The question names a depot of the cluster, and its answer is that depot's number.
         const named = sheets(prompt).find(([name]) => name === askedName(outcome.question.question));
         expect(outcome.question.answer).toBe(String(named?.[1]));
+        // It quotes that depot's sheet first, so its question and answer copy digits from a fixed place.
+        expect(example.completion).toMatch(
+          new RegExp(`^<think>Depot ${named?.[0]}${named?.[1]} crates\\.</think>\\{`),
+        );
       } else if (example.role === 'responder') {
         expect(extractAnswer(example.completion)).toMatch(/^\d+$/);
         expect(prompt).toContain('Therefore, the answer is');
