@@ -4,8 +4,10 @@
  * from the preset and why:
  * - B = 16 clusters, G = 8, N = 16 responder groups and one round, so an iteration takes seconds;
  * - financial math only (the world's clusters state counts; SPELL's numeric rule check);
- * - the questioner sees the two sheets of a cluster (m = 2) and no history (L = 0): a cluster has no
- *   further documents to widen the context with, and the with-history template was never warm-started;
+ * - the questioner sees one sheet of a cluster (m = 1, drawn at random; the responder sees both) and no
+ *   history (L = 0): its question and answer are then copies from fixed places (spell-world.ts,
+ *   `questionerCompletion`), where with both sheets its reference was mostly wrong; a cluster has no further
+ *   documents to widen the context with, and the with-history template was never warm-started;
  * - verifier groups at half the responder groups (not 1/8): about five per step, so the verifier's RL moves
  *   its agreement within a CI-sized run;
  * - generations of at most 24 tokens (the roles' completions are 4 to 8);
@@ -15,7 +17,6 @@
  *   answer is" as SPELL's parser reads it.
  */
 import { cpuSizedRun, heldOutEvaluation, TOY_WORLD_POLICY } from './run-config';
-import { SHEETS } from './spell-world';
 
 export function spellWorldRunConfig(
   world: { corpus: string; heldOut: string },
@@ -27,7 +28,7 @@ export function spellWorldRunConfig(
     sampling: { ...sampling, maxTokens: 24 },
     spell: {
       historySize: 0,
-      newDocuments: SHEETS,
+      newDocuments: 1,
       taskWeights: { general_qa: 0, multiple_choice: 0, financial_math: 1 },
       responderGroups: 16,
       maxRounds: 1,

@@ -1,8 +1,9 @@
 /**
  * SPELL's toy world (v4): lookups over a cluster of fact sheets, played with SPELL's own prompts and parsers.
  * A cluster is two one-line sheets, each a depot's stock code: its number with the crates it holds written
- * right after it ("Depot 4752 crates." for Depot 47's 52 crates). The questioner reads the cluster and writes
- * a question about one depot with its answer (`{"question":"How many crates does Depot 47 hold?","answer":52}`);
+ * right after it ("Depot 4752 crates." for Depot 47's 52 crates). The questioner reads one sheet of the
+ * cluster, quotes it in its thinking and writes a question about that depot with its answer
+ * (`<think>Depot 4752 crates.</think>{"question":"How many crates does Depot 47 hold?","answer":52}`);
  * the responder answers it with the sheets in context, quoting the sheet it read ("Depot 4752 crates.
  * Therefore, the answer is 52."); the verifier, the same model, compares the responder's answer with the
  * reference digit by digit ("Explanation: 5 5 = 2 2 =. Decision: [[YES]]").
@@ -144,9 +145,20 @@ const questionOf = (c: SpellCluster): SpellQuestion => ({
   answer: String(c.answer),
 });
 
-/** What a competent questioner writes about sheet `sheet`: SPELL's JSON, the answer a number. */
-export const questionerCompletion = (c: SpellCluster, sheet = c.asked): string =>
-  JSON.stringify({ question: questionAbout(c.names[sheet] as string), answer: c.counts[sheet] });
+/**
+ * What a competent questioner writes about the one sheet it sees: the sheet, quoted in its thinking, then
+ * SPELL's JSON, the answer a number (`<think>Depot 4752 crates.</think>{"question":"How many crates does
+ * Depot 47 hold?","answer":52}`; SPELL's parser reads what follows `</think>`). Every digit it writes stands
+ * at a fixed distance from its place in the prompt and the quote. v5's questioner saw both sheets and chose
+ * one: the answer's first digit was the one after the question's depot in the sheets, three tokens back
+ * across `hold?","answer":`, a lookup it had not learned (13 % of its samples at the run's T = 0.7 named a
+ * depot of the cluster with its number, seed 2), so most responder rewards were checked against a wrong
+ * reference; with both sheets and the quote (v6's first try) it copied neither sheet (0 % after 3,500 steps).
+ */
+export const questionerCompletion = (c: SpellCluster): string => {
+  const [name, count] = [c.names[c.asked] as string, c.counts[c.asked] as number];
+  return `<think>${sheetText(name, count)}</think>${JSON.stringify({ question: questionAbout(name), answer: count })}`;
+};
 
 /**
  * What a responder writes when it answers `answer` about depot `name`: the sheet it read, quoted, then SPELL's
@@ -172,9 +184,13 @@ export function verifierCompletion(predicted: number | string, reference: number
   return `Explanation: ${marks.join(' ')}. Decision: ${same ? '[[YES]]' : '[[NO]]'}`;
 }
 
-/** SPELL's prompts for a cluster, as the recipe renders them (the questioner sees every sheet). */
+/**
+ * SPELL's prompts for a cluster, as the recipe renders them: the questioner sees the asked sheet only (the run's
+ * `spell.newDocuments: 1`, one of the cluster's sheets drawn at random), the responder every sheet.
+ */
 export const spellWorldMessages = {
-  questioner: (c: SpellCluster): ChatMessage[] => questionerMessages(SPELL_WORLD_TASK, context(c), []),
+  questioner: (c: SpellCluster): ChatMessage[] =>
+    questionerMessages(SPELL_WORLD_TASK, c.documents[c.asked] ?? '', []),
   responder: (c: SpellCluster): ChatMessage[] => responderMessages(questionOf(c), context(c)),
   verifier: (c: SpellCluster, predicted: number): ChatMessage[] =>
     verifierMessages(questionOf(c), String(predicted)),
@@ -258,7 +274,7 @@ export interface SpellValidationExample {
 
 /**
  * What the warm start scores as it trains (greedy and sampled), per role, on clusters of their own stream
- * (training names): the questioner right with any sheet's question, the responder with the asked sheet's
+ * (training names): the questioner right with its sheet's question, the responder with the asked sheet's
  * number, the verifier on an answer right half the time, another sheet's number or off by one otherwise.
  */
 export function spellValidationExamples(seed: number, clusters = 96): SpellValidationExample[] {
@@ -270,7 +286,7 @@ export function spellValidationExamples(seed: number, clusters = 96): SpellValid
         messages: spellWorldMessages.questioner(c),
         role: 'questioner',
         kind: 'question',
-        accept: c.names.map((_, sheet) => questionerCompletion(c, sheet)),
+        accept: [questionerCompletion(c)],
       },
       {
         messages: spellWorldMessages.responder(c),
