@@ -1,9 +1,9 @@
 /**
  * SSP's toy world's frozen helper model: it answers the recipe's RAG-verifier and judge calls
  * (`inference.roles.verifier` and `.judge`, served by the scripted server: test/support/grader-servers.ts) by
- * rule over the world's facts. It writes no prompt
- * of its own: it reads the prompts SSP rendered (`ragVerifierMessages`, `judgeMessages`, parsed back through
- * those very functions), and its answers go through SSP's own parsers (`extractRagAnswer`, `parseVerdict`).
+ * rule over the world's facts. It writes no prompt of its own: it reads the prompts SSP rendered
+ * (`ragVerifierMessages`, `judgeMessages`, parsed back through those very functions), and its answers go
+ * through SSP's own parsers (`extractRagAnswer`, `parseVerdict`).
  *
  * Why a grader and not the policy: both calls are the policy's by default, and the warm start teaches neither
  * (a 0.2 M-parameter model taught them would judge its own answers, and a judge that learns alongside the solver
@@ -58,7 +58,7 @@ const parseJudge = templateParser((q, m, r) => judgeMessages(q ?? '', m ?? '', r
 const parseRagVerifier = templateParser((m, q) => ragVerifierMessages(m ?? '', q ?? ''), 2);
 
 export interface SspGrader {
-  /** The reply to one call of the world's SSP run (an `SSP_CALLS` value); undefined for a prompt it does not know. */
+  /** The reply to one call of the world's SSP run (an `SSP_CALLS` value); undefined for an unknown prompt. */
   answer(call: string, messages: readonly Prompt[]): string | undefined;
   /** The calls it answers: RAG verification and both judges. */
   calls: readonly string[];

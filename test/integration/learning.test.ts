@@ -28,8 +28,8 @@ import { evaluatedAtEnd, runToyWorld, spiceWorldRun, withControl } from '../supp
  * in every iteration, from the kernel's metrics in the manifest), and the same run with every advantage's sign
  * flipped must lower it: a sign error between advantage and loss, a role trained on another role's rows or a
  * sync of the wrong weights cannot pass both. Both are evaluated at their start and end only (the evaluations
- * are most of a run's cost), and the flipped run is as long as its verdict needs. The bar sits inside what `npm run bench -- learning
- * --warm-start-seeds 0,1,2` measured after 30 iterations (gains of 12.0, 10.0 and 5.2 points; docs/learning.md):
+ * are most of a run's cost), and the flipped run is as long as its verdict needs. The bar sits inside what
+ * `npm run bench -- learning --warm-start-seeds 0,1,2` measured after 30 iterations (gains of 12.0, 10.0 and 5.2 points; docs/learning.md):
  * another machine's warm start of seed 0 may behave like this machine's seed 2, and runs are not
  * bit-reproducible (the sampler batches requests as they arrive, so padding and float noise differ).
  *

@@ -8,6 +8,7 @@ import type { TrainingRow } from '../../activities/clients/trainer-contract';
 import { SCOPE_CALLS } from '../../activities/clients/llm-protocol';
 import { buildIndex } from '../../activities/retrieval/build';
 import { groupAdvantages } from '../../activities/scoring/advantages';
+import { isSkipped, type SkippedUnit } from '../../activities/stages/skipped-units';
 import type {
   ScopeGated,
   ScopeJudged,
@@ -398,9 +399,9 @@ describe('SCOPE run on the real stack', () => {
     expect(manifest!.metrics.recipe.extra.skippedContextLength).toBe(1);
     const [plan, propose] = await Promise.all([
       read<ScopeUnit>(runId, 1, 'plan'),
-      read<ScopeProposal & { skipped?: string; stage?: string; reason?: string }>(runId, 1, 'propose'),
+      read<ScopeProposal | SkippedUnit>(runId, 1, 'propose'),
     ]);
-    const skipped = propose.filter((p) => p.skipped !== undefined);
+    const skipped = propose.filter(isSkipped);
     expect(skipped).toEqual([
       expect.objectContaining({
         skipped: 'context_length',
