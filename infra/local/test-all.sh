@@ -1,33 +1,58 @@
 #!/usr/bin/env bash
 # Runs every test on a fresh clone: runs on Node.js 22 (fetched into .tools/node when the node on PATH is
-# older), installs the npm packages with `npm ci` (when the lockfile changed), installs the tools (Temporal CLI,
-# MinIO, Helm, checkov) into .tools/ once, creates the kernel's Python environment, installs Chromium (apt) when
-# missing, type-checks, lints (ESLint, Prettier, the layering of import chains), then runs pytest (the kernel)
-# and jest, with the images' install steps checked beside them. The integration tests start their own Temporal dev server and MinIO unless TEMPORAL_ADDRESS /
-# S3_ENDPOINT name running ones.
+# older); side by side, installs the npm packages with `npm ci` (when the lockfile changed), the tools (Temporal
+# CLI, MinIO, Helm, checkov) into .tools/ once, the kernel's Python environment and Chromium (apt) when missing;
+# then type-checks, lints (ESLint, Prettier, the layering of import chains) and checks the deployment while
+# pytest (the kernel) runs beside them, then runs jest, with the images' install steps checked beside it all.
+# The integration tests start their own Temporal dev server and MinIO unless TEMPORAL_ADDRESS / S3_ENDPOINT name
+# running ones.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$REPO_ROOT"
 
 ensure_node
-ensure_node_modules
-bash infra/local/tools.sh temporal minio helm checkov
-bash infra/kernels/setup.sh
-# Headless Chromium, from Debian, for the browser tests: the report (test/unit/cli/report.test.ts) and the Temporal
-# Web UI (test/integration/web-ui.test.ts, driven by playwright-core from package.json, which downloads no browser).
-command -v chromium >/dev/null || {
-  echo "== installing chromium (apt-get)"
-  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } >/dev/null
+mkdir -p "$STATE_DIR"
+# The installs run side by side (the Go builds of the tools take the CPU; npm, pip and apt mostly wait on the
+# network and the disk), each into its own log, printed when it ends; any that fails stops the run.
+install_chromium() {
+  # Headless Chromium, from Debian, for the browser tests: the report (test/unit/cli/report.test.ts) and the
+  # Temporal Web UI (test/integration/web-ui.test.ts, driven by playwright-core, which downloads no browser).
+  command -v chromium >/dev/null && return
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } > /dev/null
 }
+declare -A installs=(
+  [npm]="ensure_node_modules"
+  [tools]="bash infra/local/tools.sh temporal minio helm checkov"
+  [kernel-venv]="bash infra/kernels/setup.sh"
+  [chromium]="install_chromium"
+)
+declare -A install_pids=()
+for name in "${!installs[@]}"; do
+  ${installs[$name]} > "$STATE_DIR/install-$name.log" 2>&1 &
+  install_pids[$name]=$!
+done
+for name in "${!installs[@]}"; do
+  install_status=0
+  wait "${install_pids[$name]}" || install_status=$?
+  echo "== install: $name (exit $install_status)"
+  cat "$STATE_DIR/install-$name.log"
+  [ "$install_status" -eq 0 ] || { echo "install $name failed (exit $install_status)"; exit "$install_status"; }
+done
 
 # The image install steps (two clean installs, the kernel's PyTorch among them: minutes of unpacking, mostly
 # waiting on the disk) run beside the checks and tests; their log is printed and their status counted at the end.
-mkdir -p "$STATE_DIR"
 install_log="$STATE_DIR/check-install.log"
 echo "== image install steps (without docker), beside the tests: $install_log"
 bash infra/deploy/check-install.sh worker kernel > "$install_log" 2>&1 &
 install_pid=$!
-trap 'kill "$install_pid" 2> /dev/null || true' EXIT
+pytest_xml="$STATE_DIR/pytest-results.xml"
+pytest_log="$STATE_DIR/pytest.log"
+jest_json="$STATE_DIR/jest-results.json"
+rm -f "$pytest_xml" "$jest_json"
+# The kernel's tests (PyTorch on the CPU) run beside the checks, which are single-threaded Node.
+infra/kernels/.venv/bin/python -m pytest infra/kernels/tests -q --junit-xml="$pytest_xml" > "$pytest_log" 2>&1 &
+pytest_pid=$!
+trap 'kill "$install_pid" "$pytest_pid" 2> /dev/null || true' EXIT
 
 echo "== typecheck"; npx tsc --noEmit -p .
 echo "== lint"; npx eslint .
@@ -35,12 +60,10 @@ echo "== format"; npx prettier --check . >/dev/null || { npx prettier --check .;
 echo "== layers"; npx tsx infra/lint/layers.ts
 echo "== deployment (helm lint and template, compose)"; bash infra/deploy/check.sh
 
-pytest_xml="$STATE_DIR/pytest-results.xml"
-jest_json="$STATE_DIR/jest-results.json"
-rm -f "$pytest_xml" "$jest_json"
 status=0
 echo "== kernel (pytest)"
-infra/kernels/.venv/bin/python -m pytest infra/kernels/tests -q --junit-xml="$pytest_xml" || status=$?
+wait "$pytest_pid" || status=$?
+cat "$pytest_log"
 echo "== jest"
 npx jest --ci --json --outputFile="$jest_json" "$@" || status=$?
 echo "== image install steps (without docker)"
