@@ -36,8 +36,18 @@ export interface TimedStack {
   stack: BenchStack;
   /** Sets the simulated update (ms) each training step sleeps from now on. */
   setUpdateMs(ms: number): void;
-  /** Runs `iterations` iterations of `runId` with these pipeline settings, then measures them. */
-  measure(runId: string, pipeline: Record<string, unknown>, iterations: number): Promise<Measured>;
+  /**
+   * Runs `iterations` iterations of `runId` with these pipeline settings, then measures the window from the
+   * first commit to commit `measured` (default: the last). A pipelined run's last iterations drain it (no
+   * later iteration starts beside their tails), which a run of thousands of iterations meets once: measuring
+   * to the commit `maxStaleness` before the last keeps the window in steady state.
+   */
+  measure(
+    runId: string,
+    pipeline: Record<string, unknown>,
+    iterations: number,
+    measured?: number,
+  ): Promise<Measured>;
 }
 
 export async function startTimedStack(
@@ -61,7 +71,9 @@ export async function startTimedStack(
     setUpdateMs: (ms) => {
       updateMs = ms;
     },
-    async measure(runId, pipeline, iterations) {
+    async measure(runId, pipeline, iterations, measured = iterations) {
+      if (!(measured >= 2 && measured <= iterations))
+        throw new Error(`measure: ${measured} commits measured of ${iterations} iterations`);
       // A policy of its own: the recording trainer versions each policy across runs.
       await stack.run(runId, { ...PIPELINED_RUN, iterations, training: { policy: runId }, pipeline });
       const committed: number[] = [];
@@ -75,17 +87,18 @@ export async function startTimedStack(
         const filter = manifest.metrics.stages.filter?.wallSeconds ?? 0;
         if (i > 1) afterRollout.push((committed[i - 1]! - step) / 1000 + filter);
       }
-      const [first, last] = [committed[0] as number, committed.at(-1) as number];
+      const [first, last] = [committed[0] as number, committed[measured - 1] as number];
       const window = (last - first) / 1000;
       console.log(
-        `${runId}: ${iterations} iterations, commits ${committed.map((t) => ((t - first) / 1000).toFixed(1)).join(', ')} s`,
+        `${runId}: ${iterations} iterations, commits ${committed.map((t) => ((t - first) / 1000).toFixed(1)).join(', ')} s` +
+          (measured < iterations ? `, measured to commit ${measured}` : ''),
       );
       const slotSeconds = stack.llm.slotSecondsWithin(first, last);
       return {
-        perIteration: window / (iterations - 1),
+        perIteration: window / (measured - 1),
         utilisation: stack.llm.busySecondsWithin(first, last) / window,
         slotUtilisation: slotSeconds / (options.capacity * window),
-        slotSecondsPerIteration: slotSeconds / (iterations - 1),
+        slotSecondsPerIteration: slotSeconds / (measured - 1),
         afterRollout: afterRollout.reduce((a, b) => a + b, 0) / afterRollout.length,
       };
     },
