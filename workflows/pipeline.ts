@@ -8,9 +8,10 @@ import { iterationPausedSignal } from './messages';
  * iteration's start never changes weights under another's requests) and only while n+1 − 1 − lastCommitted
  * ≤ k, so the commit it trains from is at most k iterations (and so k versions) newer than the one it sampled
  * with. Iterations commit in order: the run waits for each in turn and sends the next one its base.
- * Streaming (`pipeline.streaming`): n+1 may start once n has sent every rollout request (`issued`), its
- * requests queueing behind n's tail, while the engine can serve the versions of every iteration then
- * sampling at once; the staleness bound is the same.
+ * Streaming (`pipeline.streaming`): n+1 may start once n has planned its first round (`issued`), its
+ * requests waiting for the client's completions behind n's (by iteration, so n+1 fills what n's tail leaves
+ * free), while the engine can serve the versions of every iteration then sampling at once; the staleness
+ * bound is the same.
  */
 
 /** One iteration child in flight. */
@@ -23,7 +24,7 @@ export interface Flight {
   childStarted: boolean;
   /** Its rollouts are done (the child said so), with the policies they sampled. */
   sampled?: PolicySet;
-  /** Streaming: every rollout request is sent (the child said so), with the policies they sample. */
+  /** Streaming: its first round is planned (the child said so), with the policies it samples. */
   issued?: PolicySet;
   /** Settles once the child has ended and `outcome` is set. */
   ended?: Promise<void>;

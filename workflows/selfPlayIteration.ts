@@ -48,6 +48,12 @@ import {
  * sent. Only runs configured to stream send it; the marker keeps any recorded before replaying as they ran.
  */
 const STREAMING_ANNOUNCES_ISSUED = 'streaming-announces-issued';
+/**
+ * Streaming announces once its first round is planned, not once every shard has passed its gate: requests
+ * wait for the client's completions by iteration (activities/stages/deps.ts), so the next iteration's fill
+ * only what this one leaves free, and waiting for the gates left the slots idle through every proposal tail.
+ */
+const STREAMING_ANNOUNCES_AT_PLAN = 'streaming-announces-at-plan';
 /** The first step waits for the start evaluation (below); iterations recorded before did not. */
 const START_EVALUATION_BEFORE_STEP = 'start-evaluation-before-step';
 
@@ -62,8 +68,8 @@ const START_EVALUATION_BEFORE_STEP = 'start-evaluation-before-step';
  * With `pipeline.maxStaleness` ≥ 1 the iteration tells the parent when its rollouts are done, so the next
  * one can start sampling while this one trains; an iteration started that way (`input.overlaps`) leaves the
  * trainer alone until the parent sends the previous iteration's commit, then filters and trains from it.
- * With `pipeline.streaming` it also tells the parent once every shard of its first round has passed its gate
- * (only solving and judging remain, their requests sent), so the next one's requests queue behind its tail.
+ * With `pipeline.streaming` it also tells the parent once its first round is planned, so the next one starts
+ * sampling beside it, its requests taking only the completions this one leaves free (they wait by iteration).
  * Its input may be one an older version recorded: it is upgraded first (contracts/input-upgrade.ts).
  */
 export async function selfPlayIteration(recorded: RecordedIterationInput): Promise<IterationResult> {
@@ -195,7 +201,8 @@ class Iteration {
 
   /**
    * Plans and runs the rollout rounds: the first, then, for a recipe that gathers rounds, more while its
-   * judged rounds fall short of the target. Streaming, the parent hears once the first round is all sent.
+   * judged rounds fall short of the target. Streaming, the parent hears once the first round is planned
+   * (histories recorded before: once every shard of it has passed its gate).
    */
   async sampleRollouts(prepared: PolicySet): Promise<Rollouts> {
     const { config } = this.input;
@@ -203,8 +210,10 @@ class Iteration {
     /** Shards of the first round yet to pass their gate, while the parent is to be told when none is left. */
     const announce = streaming && patched(STREAMING_ANNOUNCES_ISSUED);
     const first = await this.planRound();
+    const atPlan = announce && patched(STREAMING_ANNOUNCES_AT_PLAN);
+    if (atPlan) void this.tellParent(iterationIssuedSignal, prepared);
     const plans = [first];
-    const shardResults = await this.runRound(first, announce ? prepared : undefined);
+    const shardResults = await this.runRound(first, announce && !atPlan ? prepared : undefined);
     const gather = first.accumulation;
     const judged = (metric: string): number =>
       shardResults.flat().reduce((sum, r) => sum + (r.stage === 'judge' ? (r.metrics[metric] ?? 0) : 0), 0);

@@ -73,6 +73,12 @@ export interface ChatRequest {
    * request with `WeightsMoved` instead of handing back samples the run did not sync.
    */
   weights?: WeightTag;
+  /**
+   * Order among the requests waiting for this client's completions (lower first, then in arrival order): the
+   * iteration a stage samples for, so with iterations in flight the older one's requests go first and a newer
+   * one fills only what the older leaves free. Evaluations name none (0): few, and a run waits on them.
+   */
+  priority?: number;
   signal?: AbortSignal;
 }
 
@@ -116,7 +122,7 @@ export class InferenceEndpoint implements LlmCaller {
 
   private async send(request: ChatRequest): Promise<ChatSample[]> {
     for (let attempt = 0; ; attempt++) {
-      const release = await this.slots.acquire(request.n);
+      const release = await this.slots.acquire(request.n, request.priority);
       try {
         return await this.once(request);
       } catch (err) {

@@ -1,10 +1,13 @@
 /**
- * A FIFO semaphore whose permits are completions, not requests: a request for n samples takes n permits,
- * so the client never has more completions in flight than the server was sized for.
+ * A semaphore whose permits are completions, not requests: a request for n samples takes n permits, so the
+ * client never has more completions in flight than the server was sized for. Waiters are served by priority
+ * (lower first), then in arrival order; the head of the line waits for its permits rather than being
+ * overtaken, so a large request is never starved by smaller ones. Streaming runs give each request its
+ * iteration as priority, so a newer iteration's requests take only the permits an older one leaves free.
  */
 export class WeightedSemaphore {
   private available: number;
-  private readonly waiters: Array<{ weight: number; wake: () => void }> = [];
+  private readonly waiters: Array<{ weight: number; priority: number; wake: () => void }> = [];
 
   constructor(readonly capacity: number) {
     if (!Number.isInteger(capacity) || capacity <= 0)
@@ -12,13 +15,20 @@ export class WeightedSemaphore {
     this.available = capacity;
   }
 
-  /** Waits for `weight` permits (clamped to the capacity) and returns the function that gives them back. */
-  async acquire(weight: number): Promise<() => void> {
+  /**
+   * Waits for `weight` permits (clamped to the capacity) behind every waiter of a lower or equal `priority`,
+   * and returns the function that gives them back.
+   */
+  async acquire(weight: number, priority = 0): Promise<() => void> {
     const w = Math.min(Math.max(1, Math.ceil(weight)), this.capacity);
     if (this.waiters.length === 0 && this.available >= w) {
       this.available -= w;
     } else {
-      await new Promise<void>((wake) => this.waiters.push({ weight: w, wake }));
+      await new Promise<void>((wake) => {
+        const behind = this.waiters.findIndex((x) => x.priority > priority);
+        this.waiters.splice(behind < 0 ? this.waiters.length : behind, 0, { weight: w, priority, wake });
+        this.drain();
+      });
     }
     let released = false;
     return () => {

@@ -5,6 +5,7 @@ import { endpointFor, syncServersFor } from '../../config/env';
 import { digestsOf, type WeightSnapshot } from '../../contracts/selfplay';
 import { policyForRole } from '../../config/policies';
 import type { InferencePool, LlmCaller } from '../clients/inference';
+import type { WeightTag } from '../clients/weight-tag';
 import { engineRoot } from '../../config/server-url';
 import { digestPrefix } from '../../config/model-name';
 import type { RunConfig } from '../../config/schema';
@@ -62,7 +63,7 @@ export function recipeContext(
     versions: input.versions,
     signal,
     state,
-    llm: (role) => roleCaller(deps, input.config, role, input.versions, digestsOf(input.snapshots)),
+    llm: (role) => roleCaller(deps, input, role, digestsOf(input.snapshots)),
     retriever: () => retrieverFor(input.config, deps),
     unitPart: (unit, name) =>
       storedValue(deps.store, unitPartKey(input.runId, input.iteration, stage, input.shard, unit, name)),
@@ -70,30 +71,52 @@ export function recipeContext(
 }
 
 /**
- * The LLM a role calls. When weight sync keeps the role's server at its policy's version, every request says
- * which version that is, so an answer from other weights fails instead of entering the run (inference.ts).
+ * The LLM a role calls. Its requests wait for the client's completions by iteration (`ChatRequest.priority`),
+ * so an iteration streaming beside an older one takes only what the older leaves free. When weight sync keeps
+ * the role's server at its policy's version, every request also says which version that is, so an answer
+ * from other weights fails instead of entering the run (inference.ts).
  */
 function roleCaller(
   deps: ActivityDeps,
-  config: RunConfig,
+  input: { config: RunConfig; iteration: number; versions: Readonly<Record<string, number>> },
   role: string,
-  versions: Readonly<Record<string, number>>,
   digests: Readonly<Record<string, string>>,
 ): LlmCaller {
+  const { config, versions, iteration } = input;
   const settings = endpointFor(role, config, deps.env, versions, digests);
   const endpoint = deps.inference.endpoint(settings);
-  const policy = policyForRole(config, role)?.name;
-  if (config.weightSync.engine === 'none' || policy === undefined) return endpoint;
+  const weights = syncedWeights(
+    deps,
+    config,
+    settings.baseUrl,
+    policyForRole(config, role)?.name,
+    versions,
+    digests,
+  );
+  return {
+    chat: (request) => endpoint.chat({ ...request, priority: iteration, ...(weights ? { weights } : {}) }),
+  };
+}
+
+/** The weights a request names: its policy's synced version, when weight sync keeps this server at it. */
+function syncedWeights(
+  deps: ActivityDeps,
+  config: RunConfig,
+  baseUrl: string,
+  policy: string | undefined,
+  versions: Readonly<Record<string, number>>,
+  digests: Readonly<Record<string, string>>,
+): WeightTag | undefined {
+  if (config.weightSync.engine === 'none' || policy === undefined) return undefined;
   const version = versions[policy];
   // A sync server may be named by its root or by its OpenAI base URL (`…/v1`): the same server.
-  const root = engineRoot(settings.baseUrl);
+  const root = engineRoot(baseUrl);
   const synced = syncServersFor(config, deps.env, policy).some((server) => engineRoot(server) === root);
-  if (version === undefined || !synced) return endpoint;
+  if (version === undefined || !synced) return undefined;
   const digest = digests[policy];
-  const weights = {
+  return {
     version,
     ...(config.runId ? { run: config.runId } : {}),
     ...(digest ? { digest: digestPrefix(digest) } : {}),
   };
-  return { chat: (request) => endpoint.chat({ ...request, weights }) };
 }

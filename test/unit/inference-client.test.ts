@@ -53,6 +53,17 @@ describe('InferenceEndpoint', () => {
     expect(llm.stats().completions).toBe(80);
   });
 
+  test("requests wait for completions by priority: an older iteration's go to the server first", async () => {
+    llm.configure({ latencyMs: 20 });
+    const ep = endpoint({ maxConcurrentCompletions: 1 });
+    const answered: string[] = [];
+    const ask = (problem: number, priority: number) =>
+      ep.chat({ ...request(problem, 1), priority }).then(() => answered.push(`${priority}:${problem}`));
+    // The first takes the one completion; the rest wait, the newer iteration's (8) queued first.
+    await Promise.all([ask(1, 7), ask(2, 8), ask(3, 8), ask(4, 7), ask(5, 7)]);
+    expect(answered).toEqual(['7:1', '7:4', '7:5', '8:2', '8:3']);
+  });
+
   test('counts requests, completions and retries in the process metrics', async () => {
     metrics.reset();
     llm.configure({ faults: { http500: 0.5 } });
