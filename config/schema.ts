@@ -397,11 +397,11 @@ export const runConfig = z
     pipeline: z.strictObject({
       maxStaleness: z.number().int().min(0).max(8),
       /**
-       * With maxStaleness ≥ 1, iteration n+1 starts once n has sent its rollouts' requests (every shard of its
-       * first round has passed its gate), not once they are all answered: n+1's requests queue behind n's long
-       * tail and take the slots it frees (docs/architecture.md, "Streaming"). Only while the engine serves the
-       * versions sampled at once side by side: `kernel` and `sglang` hold one, so there n+1 starts early only
-       * when it samples n's versions.
+       * With maxStaleness ≥ 1, iteration n+1 starts once n has planned its first round, not once n's rollouts
+       * are answered: up to k + 1 iterations sample at once, each request waiting for the worker's completions
+       * behind every older iteration's, so n+1 takes the slots n's long tail frees (docs/architecture.md,
+       * "Streaming"). Only while the engine serves the versions sampled at once side by side: `kernel` and
+       * `sglang` hold one, so there n+1 starts early only when it samples n's versions.
        */
       streaming: z.boolean(),
     }),
