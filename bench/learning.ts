@@ -41,8 +41,8 @@ import {
  * evaluated after the run with the real one: must not learn), for SCOPE random-grader (the world's rule-based
  * judge grading every rubric at random: must not learn).
  * `--max-staleness 1` runs one-step-off (its last version evaluated after the run,
- * test/support/toy-world-run.ts); `--streaming` with it starts each iteration once the previous one's requests
- * are sent (`pipeline.streaming`). `--warm-start-threads` runs the warm start on that many PyTorch threads
+ * test/support/toy-world-run.ts); `--streaming` with it starts each iteration once the previous one has
+ * planned its first round (`pipeline.streaming`). `--warm-start-threads` runs the warm start on that many PyTorch threads
  * (another reduction order, so another model). `--set` edits the run config as `selfplay start --set` does
  * (e.g. `training.optimizer.learningRate=6e-4`), before the control.
  *
