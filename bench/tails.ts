@@ -17,11 +17,12 @@ import { calibrate, PIPELINED_RUN, startTimedStack, type Measured } from './pipe
  * update). Last line `tail_utilization` is the fastest mode's utilisation.
  *
  * Why k = 3 by default: each stage of a shard waits for its longest completion, so one iteration's rollout R
- * keeps the slots busy about half its length (R ≈ 2W for W seconds of server work, measured at 150 ms and at
- * 1 s); with the update U = R/2, k = 1 allows at most 2W/(R + U) ≈ 0.66 and k = 2 sits exactly on the
- * update's bound, so k = 3 is the least staleness at which the server's work, not the iteration boundary,
- * bounds the period. Every row is still sampled at most k versions behind the one it trains (the kernel
- * refuses older rows) and corrected by `offPolicy: tis`.
+ * keeps the slots busy about half its length (R ≈ 2W for W seconds of server work); with the update U = R/2,
+ * k = 1 allows at most 2W/(R + U) ≈ 0.66 and k = 2 sits on the update's bound, so k = 3 is the least staleness
+ * at which the iteration boundary no longer bounds the period. Every row is still sampled at most k versions
+ * behind the one it trains (the kernel refuses older rows) and corrected by `offPolicy: tis`. Measured, k = 3
+ * did keep four iterations in flight but the period stayed near 75 s for 50 s of server work (bench/README.md:
+ * what bounds it is not yet known; the judge's answer checks and the workers share this process's CPU).
  *
  * The defaults make the server the bottleneck on a small CPU machine, as the benchmark claims to measure: an
  * iteration's ~2,300 completions cost the orchestration (workers, Temporal, the scripted server's HTTP) about
