@@ -3,7 +3,7 @@ import OpenAI from 'openai';
 import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
 import type { ChatMessage } from './trainer-contract';
 import { CALL_HEADER, ROLE_HEADER } from './llm-protocol';
-import { WeightedSemaphore } from '../lib/weighted-semaphore';
+import { WeightedSemaphore, type QueueRank } from '../lib/weighted-semaphore';
 import { backoffMs, delay } from '../lib/backoff';
 import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
 import { metrics } from '../lib/metrics';
@@ -74,11 +74,12 @@ export interface ChatRequest {
    */
   weights?: WeightTag;
   /**
-   * Order among the requests waiting for this client's completions (lower first, then in arrival order): the
-   * iteration a stage samples for, so with iterations in flight the older one's requests go first and a newer
-   * one fills only what the older leaves free. Evaluations name none (0): few, and a run waits on them.
+   * Where the request waits for this client's completions among its run's (`group`: the run, `rank`: the
+   * iteration a stage samples for): with iterations in flight the older one's requests go first and a newer
+   * one fills only what the older leaves free; other runs' requests keep their places (arrival order).
+   * Evaluations name none: they wait in arrival order.
    */
-  priority?: number;
+  rank?: QueueRank;
   signal?: AbortSignal;
 }
 
@@ -122,7 +123,7 @@ export class InferenceEndpoint implements LlmCaller {
 
   private async send(request: ChatRequest): Promise<ChatSample[]> {
     for (let attempt = 0; ; attempt++) {
-      const release = await this.slots.acquire(request.n, request.priority);
+      const release = await this.slots.acquire(request.n, request.rank);
       try {
         return await this.once(request);
       } catch (err) {

@@ -1,13 +1,29 @@
 /**
+ * Where a waiter stands among those of its group: lower `rank` first. Waiters of different groups keep their
+ * arrival order, so one group never starves another.
+ */
+export interface QueueRank {
+  group: string;
+  rank: number;
+}
+
+interface Waiter {
+  weight: number;
+  order?: QueueRank;
+  wake: () => void;
+}
+
+/**
  * A semaphore whose permits are completions, not requests: a request for n samples takes n permits, so the
- * client never has more completions in flight than the server was sized for. Waiters are served by priority
- * (lower first), then in arrival order; the head of the line waits for its permits rather than being
- * overtaken, so a large request is never starved by smaller ones. Streaming runs give each request its
- * iteration as priority, so a newer iteration's requests take only the permits an older one leaves free.
+ * client never has more completions in flight than the server was sized for. Waiters are served in arrival
+ * order, except that within a group (a run) a lower rank (an older iteration) takes the earliest place its
+ * group holds in the line: a streaming run's newer iteration gets only the permits its older one leaves free,
+ * while other runs keep their places. The head of the line waits for its permits rather than being
+ * overtaken, so a large request is never starved by smaller ones.
  */
 export class WeightedSemaphore {
   private available: number;
-  private readonly waiters: Array<{ weight: number; priority: number; wake: () => void }> = [];
+  private readonly waiters: Waiter[] = [];
 
   constructor(readonly capacity: number) {
     if (!Number.isInteger(capacity) || capacity <= 0)
@@ -15,18 +31,15 @@ export class WeightedSemaphore {
     this.available = capacity;
   }
 
-  /**
-   * Waits for `weight` permits (clamped to the capacity) behind every waiter of a lower or equal `priority`,
-   * and returns the function that gives them back.
-   */
-  async acquire(weight: number, priority = 0): Promise<() => void> {
+  /** Waits for `weight` permits (clamped to the capacity) and returns the function that gives them back. */
+  async acquire(weight: number, order?: QueueRank): Promise<() => void> {
     const w = Math.min(Math.max(1, Math.ceil(weight)), this.capacity);
     if (this.waiters.length === 0 && this.available >= w) {
       this.available -= w;
     } else {
       await new Promise<void>((wake) => {
-        const behind = this.waiters.findIndex((x) => x.priority > priority);
-        this.waiters.splice(behind < 0 ? this.waiters.length : behind, 0, { weight: w, priority, wake });
+        this.waiters.push({ weight: w, ...(order ? { order } : {}), wake });
+        if (order) this.rankWithinGroup(order.group);
         this.drain();
       });
     }
@@ -39,9 +52,18 @@ export class WeightedSemaphore {
     };
   }
 
+  /** Reorders the group's waiters by rank (stably) over the places the group holds in the line. */
+  private rankWithinGroup(group: string): void {
+    const places = this.waiters.flatMap((waiter, i) => (waiter.order?.group === group ? [i] : []));
+    const ranked = places
+      .map((i) => this.waiters[i] as Waiter)
+      .sort((a, b) => (a.order as QueueRank).rank - (b.order as QueueRank).rank);
+    places.forEach((place, i) => (this.waiters[place] = ranked[i] as Waiter));
+  }
+
   private drain(): void {
-    while (this.waiters.length > 0 && (this.waiters[0] as { weight: number }).weight <= this.available) {
-      const next = this.waiters.shift() as { weight: number; wake: () => void };
+    while (this.waiters.length > 0 && (this.waiters[0] as Waiter).weight <= this.available) {
+      const next = this.waiters.shift() as Waiter;
       this.available -= next.weight;
       next.wake();
     }

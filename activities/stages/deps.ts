@@ -71,18 +71,19 @@ export function recipeContext(
 }
 
 /**
- * The LLM a role calls. Its requests wait for the client's completions by iteration (`ChatRequest.priority`),
- * so an iteration streaming beside an older one takes only what the older leaves free. When weight sync keeps
+ * The LLM a role calls. Its requests wait for the client's completions ranked by iteration within the run
+ * (`ChatRequest.rank`), so an iteration streaming beside an older one takes only what the older leaves free. When weight sync keeps
  * the role's server at its policy's version, every request also says which version that is, so an answer
  * from other weights fails instead of entering the run (inference.ts).
  */
 function roleCaller(
   deps: ActivityDeps,
-  input: { config: RunConfig; iteration: number; versions: Readonly<Record<string, number>> },
+  input: { config: RunConfig; runId: string; iteration: number; versions: Readonly<Record<string, number>> },
   role: string,
   digests: Readonly<Record<string, string>>,
 ): LlmCaller {
-  const { config, versions, iteration } = input;
+  const { config, versions } = input;
+  const rank = { group: input.runId, rank: input.iteration };
   const settings = endpointFor(role, config, deps.env, versions, digests);
   const endpoint = deps.inference.endpoint(settings);
   const weights = syncedWeights(
@@ -94,7 +95,7 @@ function roleCaller(
     digests,
   );
   return {
-    chat: (request) => endpoint.chat({ ...request, priority: iteration, ...(weights ? { weights } : {}) }),
+    chat: (request) => endpoint.chat({ ...request, rank, ...(weights ? { weights } : {}) }),
   };
 }
 

@@ -53,12 +53,14 @@ describe('InferenceEndpoint', () => {
     expect(llm.stats().completions).toBe(80);
   });
 
-  test("requests wait for completions by priority: an older iteration's go to the server first", async () => {
+  test("requests wait for completions ranked within their run: an older iteration's go to the server first", async () => {
     llm.configure({ latencyMs: 20 });
     const ep = endpoint({ maxConcurrentCompletions: 1 });
     const answered: string[] = [];
-    const ask = (problem: number, priority: number) =>
-      ep.chat({ ...request(problem, 1), priority }).then(() => answered.push(`${priority}:${problem}`));
+    const ask = (problem: number, iteration: number) =>
+      ep
+        .chat({ ...request(problem, 1), rank: { group: 'run', rank: iteration } })
+        .then(() => answered.push(`${iteration}:${problem}`));
     // The first takes the one completion; the rest wait, the newer iteration's (8) queued first.
     await Promise.all([ask(1, 7), ask(2, 8), ask(3, 8), ask(4, 7), ask(5, 7)]);
     expect(answered).toEqual(['7:1', '7:4', '7:5', '8:2', '8:3']);
