@@ -93,6 +93,8 @@ export interface ChaosReport {
   /** Worker processes that exited on their own (e.g. while Temporal was down) and were started again. */
   workerRestarts: number;
   stepsAppliedTwice: number;
+  /** The recording trainer's step keys applied more than once, with how many times: what to look for. */
+  repeatedSteps?: Record<string, number>;
   iterationsLost: number;
   unitsRecomputed: number;
 }
@@ -361,6 +363,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       runsCompleted: runs.filter((r) => r.completed).length,
       workerRestarts: Object.values(stack.workers).reduce((sum, w) => sum + w.restarts, 0),
       stepsAppliedTwice: audit.stepsAppliedTwice,
+      ...(audit.repeatedSteps ? { repeatedSteps: audit.repeatedSteps } : {}),
       ...(audit.weightChecks ? { weightChecks: audit.weightChecks } : {}),
       iterationsLost: iterationsLost(runs, versions, audit.steps),
       unitsRecomputed: unitsRecomputed(versions),
@@ -374,13 +377,19 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
 /** What the trainer's side of the audit found: steps applied twice, and each run's applied steps. */
 interface TrainerAudit {
   stepsAppliedTwice: number;
+  repeatedSteps?: Record<string, number>;
   steps: ReadonlyArray<{ runId: string; iteration: number }>;
   weightChecks?: ReplayCheck[];
 }
 
 /** The recording trainer counts every application of each step's idempotency key. */
 function recordingAudit(stats: RecordingTrainerStats): TrainerAudit {
-  return { stepsAppliedTwice: stepsAppliedTwice(stats.appliedByKey), steps: stats.steps };
+  const repeated = Object.entries(stats.appliedByKey).filter(([, n]) => n > 1);
+  return {
+    stepsAppliedTwice: stepsAppliedTwice(stats.appliedByKey),
+    ...(repeated.length > 0 ? { repeatedSteps: Object.fromEntries(repeated) } : {}),
+    steps: stats.steps,
+  };
 }
 
 /**
@@ -484,6 +493,7 @@ export function reportLines(r: ChaosReport): string[] {
     `chaos_worker_restarts ${r.workerRestarts}`,
     `chaos_runs_started ${r.runsStarted}`,
     `chaos_runs_completed ${r.runsCompleted}`,
+    ...Object.entries(r.repeatedSteps ?? {}).map(([key, n]) => `step applied ${n} times: ${key}`),
     `chaos_steps_applied_twice ${r.stepsAppliedTwice}`,
     `chaos_iterations_lost ${r.iterationsLost}`,
     `chaos_units_recomputed ${r.unitsRecomputed}`,

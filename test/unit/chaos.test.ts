@@ -64,11 +64,16 @@ describe('chaos suite', () => {
       runsStarted: 1,
       runsCompleted: 1,
       workerRestarts: 0,
-      stepsAppliedTwice: 0,
-      iterationsLost: 0,
+      stepsAppliedTwice: 1,
+      repeatedSteps: { 'r/iter-000002/train/r': 2 },
+      iterationsLost: 1,
       unitsRecomputed: 0,
     };
     const lines = reportLines(report);
+    // A step applied twice names its key beside the count, so a failing run says where to look.
+    expect(lines.slice(lines.indexOf('step applied 2 times: r/iter-000002/train/r'))[1]).toBe(
+      'chaos_steps_applied_twice 1',
+    );
     expect(lines).toContain('hold hold-temporal: 10.0 s, fixed length');
     expect(lines).toContain(
       'corrupt-shard runs/r/iter-000002/judge/shard-0000.jsonl.gz: waited for its operator after 4.3 s, cause CorruptData',
