@@ -50,8 +50,9 @@ import {
 const STREAMING_ANNOUNCES_ISSUED = 'streaming-announces-issued';
 /**
  * Streaming announces once its first round is planned, not once every shard has passed its gate: requests
- * wait for the client's completions by iteration (activities/stages/deps.ts), so the next iteration's fill
- * only what this one leaves free, and waiting for the gates left the slots idle through every proposal tail.
+ * wait for the client's completions by iteration (activities/stages/deps.ts), so the next iteration's
+ * requests fill only what this one leaves free, and waiting for the gates left the slots idle through every
+ * proposal tail.
  */
 const STREAMING_ANNOUNCES_AT_PLAN = 'streaming-announces-at-plan';
 /** The first step waits for the start evaluation (below); iterations recorded before did not. */

@@ -9,7 +9,7 @@ export interface QueueRank {
 
 interface Waiter {
   weight: number;
-  order?: QueueRank;
+  rank?: QueueRank;
   wake: () => void;
 }
 
@@ -32,14 +32,14 @@ export class WeightedSemaphore {
   }
 
   /** Waits for `weight` permits (clamped to the capacity) and returns the function that gives them back. */
-  async acquire(weight: number, order?: QueueRank): Promise<() => void> {
+  async acquire(weight: number, rank?: QueueRank): Promise<() => void> {
     const w = Math.min(Math.max(1, Math.ceil(weight)), this.capacity);
     if (this.waiters.length === 0 && this.available >= w) {
       this.available -= w;
     } else {
       await new Promise<void>((wake) => {
-        this.waiters.push({ weight: w, ...(order ? { order } : {}), wake });
-        if (order) this.rankWithinGroup(order.group);
+        this.waiters.push({ weight: w, ...(rank ? { rank } : {}), wake });
+        if (rank) this.rankWithinGroup(rank.group);
         this.drain();
       });
     }
@@ -54,10 +54,10 @@ export class WeightedSemaphore {
 
   /** Reorders the group's waiters by rank (stably) over the places the group holds in the line. */
   private rankWithinGroup(group: string): void {
-    const places = this.waiters.flatMap((waiter, i) => (waiter.order?.group === group ? [i] : []));
+    const places = this.waiters.flatMap((waiter, i) => (waiter.rank?.group === group ? [i] : []));
     const ranked = places
       .map((i) => this.waiters[i] as Waiter)
-      .sort((a, b) => (a.order as QueueRank).rank - (b.order as QueueRank).rank);
+      .sort((a, b) => (a.rank as QueueRank).rank - (b.rank as QueueRank).rank);
     places.forEach((place, i) => (this.waiters[place] = ranked[i] as Waiter));
   }
 

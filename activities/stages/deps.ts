@@ -72,9 +72,9 @@ export function recipeContext(
 
 /**
  * The LLM a role calls. Its requests wait for the client's completions ranked by iteration within the run
- * (`ChatRequest.rank`), so an iteration streaming beside an older one takes only what the older leaves free. When weight sync keeps
- * the role's server at its policy's version, every request also says which version that is, so an answer
- * from other weights fails instead of entering the run (inference.ts).
+ * (`ChatRequest.rank`), so an iteration streaming beside an older one takes only what the older leaves free.
+ * When weight sync keeps the role's server at its policy's version, every request also says which version
+ * that is, so an answer from other weights fails instead of entering the run (inference.ts).
  */
 function roleCaller(
   deps: ActivityDeps,
