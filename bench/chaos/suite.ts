@@ -382,13 +382,18 @@ interface TrainerAudit {
   weightChecks?: ReplayCheck[];
 }
 
-/** The recording trainer counts every application of each step's idempotency key. */
+/**
+ * The recording trainer counts every application of each step's idempotency key that survives in its weights.
+ * One that a restore rolled back is not counted: a step the trainer applied for a pool the suite had just killed
+ * is lost with the weights when it forgets them, as a kernel's restart loses it, and applied again on the
+ * restored checkpoint; that is once, not twice.
+ */
 function recordingAudit(stats: RecordingTrainerStats): TrainerAudit {
-  const repeated = Object.entries(stats.appliedByKey).filter(([, n]) => n > 1);
+  const repeated = Object.entries(stats.survivingByKey).filter(([, n]) => n > 1);
   return {
-    stepsAppliedTwice: stepsAppliedTwice(stats.appliedByKey),
+    stepsAppliedTwice: stepsAppliedTwice(stats.survivingByKey),
     ...(repeated.length > 0 ? { repeatedSteps: Object.fromEntries(repeated) } : {}),
-    steps: stats.steps,
+    steps: stats.steps.filter((s) => !s.rolledBack),
   };
 }
 

@@ -71,8 +71,13 @@ export interface RecordingTrainerOptions {
 
 export interface RecordingTrainerStats {
   appliedSteps: number;
-  /** How many times each key was applied: anything but 1 is a bug in the caller or the trainer. */
+  /** How many times each key was applied, a restore's re-applications included. */
   appliedByKey: Record<string, number>;
+  /**
+   * How many times each key's application survives in the weights (no restore rolled it back): anything but 1
+   * for a committed step is a step applied twice, or lost, whatever restores happened between.
+   */
+  survivingByKey: Record<string, number>;
   /** POST /v1/train/step requests received (since this process started). */
   requests: number;
   /** Requests answered with an earlier key's first response. */
@@ -131,6 +136,12 @@ function recordOf(request: TrainStepRequest, rows: readonly TrainingRow[]): Step
   for (const row of rows) roles[row.role] = (roles[row.role] ?? 0) + 1;
   const { idempotencyKey: key, runId, iteration, policy, baseVersion } = request;
   return { key, runId, iteration, policy, baseVersion, rows: rows.length, roles };
+}
+
+function countByKey(steps: readonly StepRecord[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const s of steps) counts[s.key] = (counts[s.key] ?? 0) + 1;
+  return counts;
 }
 
 const sendError = (res: ServerResponse, status: number, type: string, message: string): void =>
@@ -224,9 +235,11 @@ export async function startRecordingTrainer(options: RecordingTrainerOptions): P
         Object.entries(state.responses).filter(([key]) => !ownKeys.has(key)),
       );
       const next: TrainerState = {
-        ...state,
         versions: { ...state.versions, [policy]: version },
         responses: { ...responses, ...saved.responses },
+        steps: state.steps.map((s) =>
+          s.policy === policy && s.baseVersion >= version ? { ...s, rolledBack: true } : s,
+        ),
       };
       if (stateFile) await saveState(stateFile, next);
       state = next;
@@ -274,7 +287,11 @@ export async function startRecordingTrainer(options: RecordingTrainerOptions): P
   const weightsDigest = (policy: string, version: number): string =>
     createHash('sha256')
       .update(
-        JSON.stringify([policy, version, state.steps.filter((s) => s.policy === policy).map((s) => s.key)]),
+        JSON.stringify([
+          policy,
+          version,
+          state.steps.filter((s) => s.policy === policy && !s.rolledBack).map((s) => s.key),
+        ]),
       )
       .digest('hex');
   /** The first responses to the keys applied to `policy`: kept by a checkpoint, as the kernel's state.json. */
@@ -346,11 +363,10 @@ export async function startRecordingTrainer(options: RecordingTrainerOptions): P
   };
 
   const stats = (): RecordingTrainerStats => {
-    const appliedByKey: Record<string, number> = {};
-    for (const s of state.steps) appliedByKey[s.key] = (appliedByKey[s.key] ?? 0) + 1;
     return {
       appliedSteps: state.steps.length,
-      appliedByKey,
+      appliedByKey: countByKey(state.steps),
+      survivingByKey: countByKey(state.steps.filter((s) => !s.rolledBack)),
       requests,
       duplicates,
       rejected,

@@ -18,6 +18,11 @@ export interface StepRecord {
   rows: number;
   /** Rows per recipe role. */
   roles: Record<string, number>;
+  /**
+   * A restore to an earlier version discarded the weights this step changed (a kernel's restart, a rollback):
+   * the step stays in the record, but its effect did not survive, so applying its key again is not twice.
+   */
+  rolledBack?: true;
 }
 
 export interface TrainerState {
@@ -38,6 +43,7 @@ const stateSchema = z.strictObject({
       baseVersion: z.number().int(),
       rows: z.number().int(),
       roles: z.record(z.string(), z.number().int()),
+      rolledBack: z.literal(true).optional(),
     }),
   ),
 });

@@ -208,6 +208,9 @@ describe('recording trainer', () => {
     expect((await post(stepRequest(batch, 1, 0))).json).toMatchObject({ applied: false, policyVersion: 1 });
     expect((await post(second)).json).toMatchObject({ applied: true, policyVersion: 2 });
     expect(trainer.stats().appliedByKey).toEqual({ 'run-1/iter-1/policy': 1, 'run-1/iter-2/policy': 2 });
+    // The first application went with the weights the restore discarded: in the weights, each key once.
+    expect(trainer.stats().survivingByKey).toEqual({ 'run-1/iter-1/policy': 1, 'run-1/iter-2/policy': 1 });
+    expect(trainer.stats().steps.map((s) => s.rolledBack ?? false)).toEqual([false, true, false]);
 
     // A restart as the kernel's loses the weights (version 0, no keys) but not the record of steps.
     const forgotten = await fetch(`${baseUrl}/admin/forget`, { method: 'POST' });
@@ -216,6 +219,7 @@ describe('recording trainer', () => {
     expect((await post(second)).status).toBe(409);
     expect(await action('restore', { uri: checkpoint })).toMatchObject({ policyVersion: 1 });
     expect(trainer.stats().appliedSteps).toBe(3);
+    expect(trainer.stats().survivingByKey).toEqual({ 'run-1/iter-1/policy': 1 });
   });
 
   test('a restore answers 422 corrupt_object, as the kernel, for a checkpoint whose bytes are not those written', async () => {
