@@ -23,23 +23,35 @@ export interface OperatorWaitRecord {
   cause: IterationFailure | undefined;
   /** The line of `selfplay status` that names the cause (`needs operator: ...`), as the operator reads it. */
   status: string | undefined;
+  /** When the run did not wait within the bound: what the last look at it saw (its state, or why none). */
+  lastSeen?: string;
 }
 
-/** Waits for the run to wait for its operator (within `boundMs` of now), then records what it and status show. */
+/**
+ * Waits for the run to wait for its operator (within `boundMs` of now), then records what it and status show.
+ * When it does not, the record says what the last look saw, and the run is still returned: the operator's
+ * retry then either heals a wait the looks missed or is refused, where the suite would otherwise stall on a
+ * run that no one retries.
+ */
 export async function awaitOperatorWait(
   client: Client,
   fault: { kind: FaultKind; key: string; runId: () => string | undefined },
   boundMs: number,
 ): Promise<OperatorWaitRecord & { runId: string | undefined }> {
   const since = Date.now();
+  let lastSeen = 'no run in flight';
   while (Date.now() - since < boundMs) {
     const runId = fault.runId();
     const progress = runId
       ? await client.workflow
           .getHandle(runId)
           .query(progressQuery)
-          .catch(() => undefined)
+          .catch((err: unknown) => {
+            lastSeen = `${runId}: query failed (${err instanceof Error ? err.message : String(err)})`;
+            return undefined;
+          })
       : undefined;
+    if (runId && progress) lastSeen = `${runId}: ${progress.state}`;
     if (runId && progress?.state === 'needsOperator') {
       const shown = renderStatus(await runStatus(client, runId), 10_000);
       return {
@@ -59,7 +71,8 @@ export async function awaitOperatorWait(
     waitedS: undefined,
     cause: undefined,
     status: undefined,
-    runId: undefined,
+    lastSeen,
+    runId: fault.runId(),
   };
 }
 
@@ -81,7 +94,7 @@ export function operatorWaitLine(record: OperatorWaitRecord, boundMs: number): s
   return (
     `${record.kind} ${record.key}: ` +
     (record.waitedS === undefined
-      ? `no operator wait within ${boundMs / 1000} s`
+      ? `no operator wait within ${boundMs / 1000} s (last seen: ${record.lastSeen ?? 'nothing'})`
       : `waited for its operator after ${record.waitedS.toFixed(1)} s, cause ${record.cause?.type}`)
   );
 }

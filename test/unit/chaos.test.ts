@@ -52,7 +52,14 @@ describe('chaos suite', () => {
           cause: { iteration: 3, type: 'StorageFull', message: 'storage full: free space' },
           status: 'needs operator: iteration 3 failed (StorageFull): storage full: free space',
         },
-        { kind: 'fill-disk', key: '/tmp/d', waitedS: undefined, cause: undefined, status: undefined },
+        {
+          kind: 'fill-disk',
+          key: '/tmp/d',
+          waitedS: undefined,
+          cause: undefined,
+          status: undefined,
+          lastSeen: 'r: running',
+        },
       ],
       recoveries: [
         { kind: 'kill-minio', recoverS: 3 },
@@ -84,7 +91,8 @@ describe('chaos suite', () => {
     );
     expect(lines.slice(fill + 1, fill + 3)).toEqual([
       '  selfplay status: needs operator: iteration 3 failed (StorageFull): storage full: free space',
-      'fill-disk /tmp/d: no operator wait within 60 s',
+      // One that did not wait names what the suite last saw of the run, to tell a missed wait from none.
+      'fill-disk /tmp/d: no operator wait within 60 s (last seen: r: running)',
     ]);
     expect(lines.filter((l) => l.startsWith('recover '))).toEqual([
       'recover kill-minio: 3 healed, median 1.0 s, max 3.0 s, 1 without progress in 300 s',
