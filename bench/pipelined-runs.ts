@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { setTimeout as delay } from 'node:timers/promises';
 import { getJson } from '../activities/clients/storage/codec';
 import { manifestKey } from '../activities/clients/storage/keys';
@@ -30,6 +31,13 @@ export interface Measured {
   slotSecondsPerIteration: number;
   /** Mean over iterations 2.. of the seconds from the filter's start to the commit. */
   afterRollout: number;
+  /**
+   * What this process (workers, scripted server, answer-checker threads: everything but Temporal and MinIO)
+   * spent over the whole run: CPU seconds per iteration, and the share of the wall its one event loop was busy.
+   * A loop near 1 means the process, not the server's slots, set the pace.
+   */
+  benchCpuPerIteration: number;
+  eventLoopBusy: number;
 }
 
 export interface TimedStack {
@@ -74,8 +82,11 @@ export async function startTimedStack(
     async measure(runId, pipeline, iterations, measured = iterations) {
       if (!(measured >= 2 && measured <= iterations))
         throw new Error(`measure: ${measured} commits measured of ${iterations} iterations`);
+      const [cpuBefore, loopBefore] = [process.cpuUsage(), performance.eventLoopUtilization()];
       // A policy of its own: the recording trainer versions each policy across runs.
       await stack.run(runId, { ...PIPELINED_RUN, iterations, training: { policy: runId }, pipeline });
+      const cpu = process.cpuUsage(cpuBefore);
+      const loop = performance.eventLoopUtilization(loopBefore);
       const committed: number[] = [];
       const afterRollout: number[] = [];
       for (let i = 1; i <= iterations; i++) {
@@ -100,6 +111,8 @@ export async function startTimedStack(
         slotUtilisation: slotSeconds / (options.capacity * window),
         slotSecondsPerIteration: slotSeconds / (measured - 1),
         afterRollout: afterRollout.reduce((a, b) => a + b, 0) / afterRollout.length,
+        benchCpuPerIteration: (cpu.user + cpu.system) / 1e6 / iterations,
+        eventLoopBusy: loop.utilization,
       };
     },
   };

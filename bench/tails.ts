@@ -97,7 +97,8 @@ export async function main(argv: string[]): Promise<void> {
     );
     for (const [mode, m] of measured) {
       console.log(
-        `${mode.padEnd(15)} ${m.perIteration.toFixed(2)} s/iteration, inference_utilization ${m.slotUtilisation.toFixed(3)}`,
+        `${mode.padEnd(15)} ${m.perIteration.toFixed(2)} s/iteration, inference_utilization ${m.slotUtilisation.toFixed(3)}; ` +
+          `bench process ${m.benchCpuPerIteration.toFixed(1)} CPU-s/iteration, event loop busy ${m.eventLoopBusy.toFixed(2)}`,
       );
     }
     // The work is the same requests in every mode (each completion's length is fixed by its request).
