@@ -1,6 +1,7 @@
 import type { LearningCurve } from '../../infra/toy-world/learning';
 import type { MaePoint } from '../../infra/toy-world/mae-learning';
 import { prepareMaeWorld, type MaeWorld } from '../../infra/toy-world/mae-prepare';
+import { runControl } from '../support/control-run';
 import { expectRolesTrained } from '../support/role-training';
 import { evaluatedAtEnd, maeWorldRun, runToyWorld, type Control } from '../support/toy-world-run';
 
@@ -73,13 +74,12 @@ describe("MAE's toy world", () => {
   test.each<MaeControl>(['lr0', 'flipped', 'random-judge'])(
     'with the control %s the same run does not gain',
     async (control) => {
-      const curve = await runToyWorld({
-        world: maeWorldRun(world),
-        name: `mae-${control}`,
-        overrides: evaluatedAtEnd(CONTROL_ITERATIONS[control]),
+      const curve = await runControl(
+        maeWorldRun(world),
+        `mae-${control}`,
         control,
-      });
-      expect(curve.points).toHaveLength(CONTROL_ITERATIONS[control]);
+        CONTROL_ITERATIONS[control],
+      );
       expect(gain(curve)).toBeLessThanOrEqual(MAX_CONTROL_GAIN_POINTS);
       if (control === 'random-judge') {
         // The scripted grader judged, and the Judge role was frozen: no Judge rows were trained.

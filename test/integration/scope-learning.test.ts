@@ -1,6 +1,7 @@
 import type { LearningCurve } from '../../infra/toy-world/learning';
 import type { ScopePoint } from '../../infra/toy-world/scope-learning';
 import { prepareScopeWorld, warmStartScopeWorld } from '../../infra/toy-world/scope-prepare';
+import { runControl } from '../support/control-run';
 import { expectRolesTrained } from '../support/role-training';
 import {
   evaluatedAtEnd,
@@ -65,13 +66,7 @@ describe("SCOPE's search world", () => {
   test.each<ScopeControl>(['lr0', 'flipped'])(
     'with the control %s the same run does not gain',
     async (control) => {
-      const curve = await runToyWorld({
-        world,
-        name: `scope-${control}`,
-        overrides: evaluatedAtEnd(CONTROL_ITERATIONS[control]),
-        control,
-      });
-      expect(curve.points).toHaveLength(CONTROL_ITERATIONS[control]);
+      const curve = await runControl(world, `scope-${control}`, control, CONTROL_ITERATIONS[control]);
       expect(gain(curve)).toBeLessThanOrEqual(MAX_CONTROL_GAIN_POINTS);
     },
     20 * 60_000,

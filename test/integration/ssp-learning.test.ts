@@ -1,6 +1,7 @@
 import type { LearningCurve } from '../../infra/toy-world/learning';
 import type { SspPoint } from '../../infra/toy-world/ssp-learning';
 import { prepareSspWorld, randomSearchIndex, warmStartSspWorld } from '../../infra/toy-world/ssp-prepare';
+import { runControl } from '../support/control-run';
 import { expectRolesTrained } from '../support/role-training';
 import {
   evaluatedAtEnd,
@@ -68,13 +69,7 @@ describe("SSP's search world", () => {
   test.each<SspControl>(['lr0', 'flipped', 'random-search'])(
     'with the control %s the same run does not gain',
     async (control) => {
-      const curve = await runToyWorld({
-        world,
-        name: `ssp-${control}`,
-        overrides: evaluatedAtEnd(CONTROL_ITERATIONS[control]),
-        control,
-      });
-      expect(curve.points).toHaveLength(CONTROL_ITERATIONS[control]);
+      const curve = await runControl(world, `ssp-${control}`, control, CONTROL_ITERATIONS[control]);
       expect(gain(curve)).toBeLessThanOrEqual(MAX_CONTROL_GAIN_POINTS);
     },
     20 * 60_000,
