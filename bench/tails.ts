@@ -14,7 +14,8 @@ import { calibrate, PIPELINED_RUN, startTimedStack, type Measured } from './pipe
  * (a mode at staleness k runs k more iterations, which drain its pipeline after the window); then the model's
  * limit: the server work an iteration needs ÷ the slots, or the update when longer, and the bound staleness k
  * sets (iteration n+k+1 starts only once n has committed, so k+1 periods hold at least a rollout and an
- * update). Last line `tail_utilization` is the fastest mode's utilisation.
+ * update). Last line `tail_utilization` is the fastest mode's utilisation. `--streaming-only` runs streaming
+ * alone after the calibration (a quick look at one `--max-staleness`; its figure has no baseline beside it).
  *
  * Why k = 3 by default: each stage of a shard waits for its longest completion, so one iteration's rollout R
  * keeps the slots busy about half its length (R ≈ 2W for W seconds of server work); with the update U = R/2,
@@ -54,6 +55,8 @@ export async function main(argv: string[]): Promise<void> {
       'latency-ms': { type: 'string', default: '1000' },
       iterations: { type: 'string', default: '4' },
       'max-staleness': { type: 'string', default: '3' },
+      // A quick look at one staleness setting: streaming alone after the calibration, no baseline beside it.
+      'streaming-only': { type: 'boolean', default: false },
     },
   });
   const sigma = Number(values.sigma);
@@ -82,7 +85,8 @@ export async function main(argv: string[]): Promise<void> {
     const { rollout, update } = await calibrate(timed, UPDATE_SHARE);
     const measured: Array<[string, Measured]> = [];
     // Each mode measures the same number of periods in steady state: k more iterations drain the pipeline.
-    for (const [mode, pipeline] of modes(maxStaleness)) {
+    const chosen = modes(maxStaleness).filter(([, p]) => !values['streaming-only'] || p.streaming);
+    for (const [mode, pipeline] of chosen) {
       const runId = `bench-tails-${mode.replace(/[ =]/g, '')}`;
       const run = iterations + pipeline.maxStaleness;
       measured.push([mode, await timed.measure(runId, pipeline, run, iterations)]);
