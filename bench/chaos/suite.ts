@@ -6,6 +6,7 @@ import { delay } from '../../activities/lib/backoff';
 import { selfPlayRun } from '../../workflows';
 import type { Pool } from '../../workers/pools';
 import type { RecordingTrainerStats } from '../../test/support/recording-trainer/server';
+import { survivingSteps } from '../../test/support/recording-trainer/state';
 import { iterationsLost, objectVersions, stepsAppliedTwice, unitsRecomputed, type AuditedRun } from './audit';
 import { corruptCheckpointAndRepair } from './checkpoint-corruption';
 import { corruptAndRepair, type CorruptionContext } from './corruption';
@@ -393,7 +394,7 @@ function recordingAudit(stats: RecordingTrainerStats): TrainerAudit {
   return {
     stepsAppliedTwice: stepsAppliedTwice(stats.survivingByKey),
     ...(repeated.length > 0 ? { repeatedSteps: Object.fromEntries(repeated) } : {}),
-    steps: stats.steps.filter((s) => !s.rolledBack),
+    steps: survivingSteps(stats.steps),
   };
 }
 

@@ -22,7 +22,14 @@ import {
   restoreRequestSchema,
   trainStepRequestSchema,
 } from './schemas';
-import { emptyState, loadState, saveState, type StepRecord, type TrainerState } from './state';
+import {
+  emptyState,
+  loadState,
+  saveState,
+  survivingSteps,
+  type StepRecord,
+  type TrainerState,
+} from './state';
 
 /**
  * The training kernel's HTTP contract with the GPU work left out: it checks every request and batch as
@@ -290,7 +297,9 @@ export async function startRecordingTrainer(options: RecordingTrainerOptions): P
         JSON.stringify([
           policy,
           version,
-          state.steps.filter((s) => s.policy === policy && !s.rolledBack).map((s) => s.key),
+          survivingSteps(state.steps)
+            .filter((s) => s.policy === policy)
+            .map((s) => s.key),
         ]),
       )
       .digest('hex');
@@ -366,7 +375,7 @@ export async function startRecordingTrainer(options: RecordingTrainerOptions): P
     return {
       appliedSteps: state.steps.length,
       appliedByKey: countByKey(state.steps),
-      survivingByKey: countByKey(state.steps.filter((s) => !s.rolledBack)),
+      survivingByKey: countByKey(survivingSteps(state.steps)),
       requests,
       duplicates,
       rejected,

@@ -25,6 +25,10 @@ export interface StepRecord {
   rolledBack?: true;
 }
 
+/** The steps whose effect survives in the weights: those no restore rolled back. */
+export const survivingSteps = (steps: readonly StepRecord[]): StepRecord[] =>
+  steps.filter((s) => !s.rolledBack);
+
 export interface TrainerState {
   versions: Record<string, number>;
   responses: Record<string, TrainStepResponse>;
