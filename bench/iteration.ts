@@ -39,6 +39,11 @@ export interface BenchStackOptions {
   lengths?: LengthBin[];
   /** Awaited before each training step: a simulated update and weight-sync time. */
   beforeStep?: RecordingTrainerOptions['beforeStep'];
+  /**
+   * The workers' completions in flight at the server (`SELFPLAY_INFERENCE_CONCURRENCY`); by default twice
+   * its capacity, so its queue never drains between requests (`client-budget.ts` sizes it for long tails).
+   */
+  inferenceConcurrency?: number;
 }
 
 export interface IterationBenchOptions extends BenchStackOptions {
@@ -99,8 +104,7 @@ export async function startBenchStack(options: BenchStackOptions): Promise<Bench
         SELFPLAY_STORAGE: storageUri,
         SELFPLAY_INFERENCE_URL: llm.url,
         SELFPLAY_INFERENCE_MODEL: 'scripted-policy',
-        // More in flight than the server runs, so its queue never drains between requests.
-        SELFPLAY_INFERENCE_CONCURRENCY: String(2 * options.capacity),
+        SELFPLAY_INFERENCE_CONCURRENCY: String(options.inferenceConcurrency ?? 2 * options.capacity),
         SELFPLAY_TRAINER_URL: trainer.url,
         // Benchmarks write their corpora to the temporary directory.
         SELFPLAY_INPUT_ROOTS: process.env.SELFPLAY_INPUT_ROOTS ?? `${DEFAULT_INPUT_ROOTS},${os.tmpdir()}`,

@@ -70,7 +70,8 @@ export const ENV_VARS: readonly EnvVar[] = [
   {
     name: 'SELFPLAY_INFERENCE_CONCURRENCY',
     component: 'worker',
-    meaning: 'completions in flight per endpoint from one worker (default 64)',
+    meaning:
+      'completions in flight per endpoint from one worker (default 64); with long tails the workers together need about 4 × the engine’s slots (docs/architecture.md, “Sizing the completions in flight”)',
   },
   {
     name: 'SELFPLAY_TRAINER_URL',
