@@ -2,7 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { IterationPoint, LearningCurve, Measured, SpicePoint } from '../infra/toy-world/learning';
+import type {
+  IterationPoint,
+  LearningCurve,
+  Measured,
+  RunPoint,
+  SpicePoint,
+} from '../infra/toy-world/learning';
 import type { MaePoint } from '../infra/toy-world/mae-learning';
 import { prepareMaeWorld } from '../infra/toy-world/mae-prepare';
 import { applySet } from '../cli/args';
@@ -56,7 +62,7 @@ import {
  * searches of both roles and the solver's pass rate on the verified questions; for SCOPE, whose held-out
  * figure is the Solver's rubric score, not an accuracy, the Challenger's candidates by status and its mean
  * rubric score on its valid tasks), the
- * gain with its error, then
+ * gain with its error, how many iterations ran at each staleness where any was stale (`--max-staleness`), then
  * `heldout_start_spread <points>` (the largest minus the smallest start accuracy over the warm-start seeds)
  * and last `heldout_accuracy_gain <points>` (the mean gain over seeds).
  */
@@ -287,6 +293,17 @@ function printCurve<W>(
     `seed ${seed}: gain ${curve.gainPoints.toFixed(2)} ± ${curve.gainError.toFixed(2)} points, ` +
       `${secondsPerIteration.toFixed(1)} s per iteration`,
   );
+  if (curve.points.some((p) => p.staleness > 0))
+    console.log(`seed ${seed}: ${stalenessSummary(curve.points)}`);
+}
+
+/** How stale the run's iterations were (`--max-staleness`): iterations per staleness, and the mean. */
+function stalenessSummary(points: ReadonlyArray<RunPoint>): string {
+  const counts = new Map<number, number>();
+  for (const p of points) counts.set(p.staleness, (counts.get(p.staleness) ?? 0) + 1);
+  const mean = points.reduce((sum, p) => sum + p.staleness, 0) / points.length;
+  const byStaleness = [...counts].sort(([a], [b]) => a - b).map(([k, n]) => `${k}: ${n}`);
+  return `iterations by staleness ${byStaleness.join(', ')}; mean ${mean.toFixed(2)}`;
 }
 
 /**

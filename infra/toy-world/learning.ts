@@ -40,6 +40,8 @@ export interface RunPoint {
   meanRewardByRole: Record<string, number>;
   /** Per role, what its rows trained. */
   trained: Record<string, RoleTraining>;
+  /** How many versions behind its base its rows were sampled (the manifest's `pipeline`): 0 when synchronous. */
+  staleness: number;
 }
 
 /** SPICE's world, per iteration. */
@@ -115,6 +117,7 @@ export async function readLearningCurve<W>(
       ...(heldOut ? { heldOut } : {}),
       validTaskRate: recipe.validTaskRate,
       meanRewardByRole: recipe.meanRewardByRole,
+      staleness: manifest.metrics.pipeline?.staleness ?? 0,
       trained: roleTraining(
         Object.assign({}, ...policies.map((p) => train[p] ?? {})) as Record<string, number>,
       ),
