@@ -25,10 +25,10 @@ import { calibrate, PIPELINED_RUN, startTimedStack, type Measured } from './pipe
  * alone after the calibration (a quick look at one `--max-staleness`; its figure has no baseline beside it).
  *
  * Why k = 3 by default: each stage of a shard waits for its longest completion, so one iteration's rollout R
- * keeps the slots busy about half its length (R ≈ 2W for W seconds of server work); with the update U = R/2,
- * k = 1 allows at most 2W/(R + U) ≈ 0.66 and k = 2 sits on the update's bound, so k = 3 is the least staleness
- * at which the iteration boundary no longer bounds the period. Every row is still sampled at most k versions
- * behind the one it trains (the kernel refuses older rows) and corrected by `offPolicy: tis`.
+ * keeps the slots busy only part of its length (R ≈ 2W for W seconds of server work at the old budget, 1.35W at
+ * today's); with the update U = R/2, k = 1 allows at most 2W/(R + U), 0.66 then and 0.99 now, while k = 3 leaves
+ * the server's work as the only bound with room for a slower rollout. Every row is still sampled at most k
+ * versions behind the one it trains (the kernel refuses older rows) and corrected by `offPolicy: tis`.
  *
  * The workers keep `client-budget.ts`'s budget in flight: a request of G = 8 choices holds its 8 permits until
  * its longest choice ends, about 3 permits per busy slot at σ 1, so at twice the slots (the pipeline
