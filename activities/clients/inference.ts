@@ -24,6 +24,18 @@ const tokensTotal = metrics.counter(
   'selfplay_inference_completion_tokens_total',
   'Completion tokens generated, by role and call (when the server reports usage)',
 );
+/**
+ * With the engine's own queue (vLLM `num_requests_waiting`, SGLang `num_queue_reqs`) these say whether the
+ * worker's budget, not the engine, holds the rollout: requests waiting here while the engine's queue is empty.
+ */
+const permitWaitSeconds = metrics.histogram(
+  'selfplay_inference_permit_wait_seconds',
+  "Seconds a request waited for the worker's completions in flight (SELFPLAY_INFERENCE_CONCURRENCY), by role and call",
+);
+const completionsInFlight = metrics.gauge(
+  'selfplay_inference_completions_in_flight',
+  "Completions the worker's requests hold at an endpoint, each request's n until its response returns, by endpoint and model",
+);
 const retriesTotal = metrics.counter(
   'selfplay_inference_retries_total',
   'Chat requests retried after a transient error, by role and call',
@@ -122,8 +134,12 @@ export class InferenceEndpoint implements LlmCaller {
   }
 
   private async send(request: ChatRequest): Promise<ChatSample[]> {
+    const labels = { role: request.role, call: request.call };
     for (let attempt = 0; ; attempt++) {
+      const waitStart = performance.now();
       const release = await this.slots.acquire(request.n, request.rank);
+      permitWaitSeconds.observe(labels, (performance.now() - waitStart) / 1000);
+      this.reportInFlight();
       try {
         return await this.once(request);
       } catch (err) {
@@ -134,12 +150,17 @@ export class InferenceEndpoint implements LlmCaller {
             `${describe(this.settings)}: ${errorText(err)} (gave up after ${attempt + 1} attempts)`,
           );
         }
-        retriesTotal.inc({ role: request.role, call: request.call });
+        retriesTotal.inc(labels);
       } finally {
         release();
+        this.reportInFlight();
       }
       await delay(backoffMs(attempt), request.signal);
     }
+  }
+
+  private reportInFlight(): void {
+    completionsInFlight.set({ endpoint: this.settings.baseUrl, model: this.settings.model }, this.slots.held);
   }
 
   private async once(request: ChatRequest): Promise<ChatSample[]> {

@@ -31,6 +31,11 @@ export class WeightedSemaphore {
     this.available = capacity;
   }
 
+  /** Permits taken and not yet given back. */
+  get held(): number {
+    return this.capacity - this.available;
+  }
+
   /** Waits for `weight` permits (clamped to the capacity) and returns the function that gives them back. */
   async acquire(weight: number, rank?: QueueRank): Promise<() => void> {
     const w = Math.min(Math.max(1, Math.ceil(weight)), this.capacity);

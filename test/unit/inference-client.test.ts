@@ -78,6 +78,28 @@ describe('InferenceEndpoint', () => {
     expect(count('selfplay_inference_completion_tokens_total')).toBeGreaterThan(40);
   });
 
+  test("reports each request's wait for the worker's completions and the completions its requests hold", async () => {
+    metrics.reset();
+    llm.configure({ latencyMs: 20 });
+    const ep = endpoint({ maxConcurrentCompletions: 8 });
+    const held = () =>
+      metrics
+        .gauge('selfplay_inference_completions_in_flight', '')
+        .value({ endpoint: llm.url, model: 'scripted-policy' });
+    const pending = Promise.all(Array.from({ length: 5 }, (_, i) => ep.chat(request(i, 4))));
+    // One turn of the event loop: the first two requests hold their 8 permits; no answer comes before 20 ms.
+    await new Promise(setImmediate);
+    expect(held()).toBe(8);
+    await pending;
+    expect(held()).toBe(0);
+    const series = `{call="${SPICE_CALLS.reason}",role="reasoner"}`;
+    const exposed = metrics.expose();
+    expect(exposed).toContain(`selfplay_inference_permit_wait_seconds_count${series} 5`);
+    // Two requests waited for a round of 20 ms and the last for two: about 80 ms in all (60: timers may fire early).
+    const sum = Number(exposed.match(/^selfplay_inference_permit_wait_seconds_sum\S* (\S+)$/m)?.[1]);
+    expect(sum).toBeGreaterThanOrEqual(0.06);
+  });
+
   test('sends n single requests with consecutive seeds when the server does not take n', async () => {
     const ep = endpoint({ supportsN: false });
     const samples = await ep.chat(request(100, 3));
