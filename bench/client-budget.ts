@@ -4,8 +4,8 @@ import { seededRng } from '../activities/lib/rng';
  * How many completion permits the client holds per busy slot at the server when every request asks for `n`
  * choices: a request takes its n permits (`SELFPLAY_INFERENCE_CONCURRENCY` counts completions) and gives them
  * back only when the response returns, once its longest choice ends, while the server frees each choice's slot
- * as that choice ends. The factor is n × E[longest of n] ÷ (E[sum of n]): 1 without a tail, about 3.06 for a
- * log-normal of σ 1 at n = 8 (2.58 at σ 0.8). `length(u1, u2)` is one completion's length for two uniforms in
+ * as that choice ends. The factor is n × E[longest of n] ÷ E[sum of n]: 1 without a tail, 3.07 for a
+ * log-normal of σ 1 at n = 8 (2.59 at σ 0.8). `length(u1, u2)` is one completion's length for two uniforms in
  * (0, 1], as the scripted server draws it; the estimate is over `draws` seeded requests, so it is the same on
  * every machine.
  */
