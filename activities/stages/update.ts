@@ -14,7 +14,13 @@ import { NON_RETRYABLE, nonRetryable } from '../lib/errors';
 import { Context } from '@temporalio/activity';
 import { beatIntervalMs, heartbeatWhile } from '../lib/heartbeat';
 import { watchStep, type StepWatch } from './step-progress';
-import type { LossSpec, TrainStepMetrics, TrainStepRequest, UpdateSpec } from '../clients/trainer-contract';
+import {
+  COMPLETE_MARKER,
+  type LossSpec,
+  type TrainStepMetrics,
+  type TrainStepRequest,
+  type UpdateSpec,
+} from '../clients/trainer-contract';
 import { recordTrainMetrics } from './stage-metrics';
 
 /**
@@ -40,6 +46,21 @@ export function updateActivities(deps: ActivityDeps) {
     });
   };
 
+  /**
+   * Where a run's base weights (version 0) are checkpointed before its first step. No commit names it: a first
+   * step that the kernel applied but the run did not commit (its checkpoint hit a full disk, its answer was lost
+   * to a crash) leaves the kernel at version 1 and the run at 0, and this is the checkpoint that brings the
+   * kernel back, where otherwise only a restart of the kernel could.
+   */
+  const baseCheckpointKey = (runId: string, policy: string): string => checkpointPrefix(runId, policy, 0);
+
+  /** The checkpoint of the committed version: the commit's, or at version 0 the base checkpoint once written. */
+  const checkpointOf = async (runId: string, policy: string, committed: PolicyCommit) => {
+    if (committed.checkpointUri || committed.version !== 0) return committed.checkpointUri;
+    const key = baseCheckpointKey(runId, policy);
+    return (await deps.store.exists(`${key}/${COMPLETE_MARKER}`)) ? deps.store.uri(key) : undefined;
+  };
+
   /** Brings a kernel that is not at the committed version back to it from the committed checkpoint, or fails clearly. */
   const restoreTo = async (
     trainer: TrainerClient,
@@ -48,7 +69,8 @@ export function updateActivities(deps: ActivityDeps) {
     committed: PolicyCommit,
     signal: AbortSignal,
   ) => {
-    const { version, checkpointUri } = committed;
+    const { version } = committed;
+    const checkpointUri = await checkpointOf(runId, policy, committed);
     if (!checkpointUri) {
       const state = await trainer.policyState(policy, signal);
       throw nonRetryable(
@@ -148,7 +170,9 @@ export function updateActivities(deps: ActivityDeps) {
     /**
      * Before an iteration samples: the policy's kernel is brought to the committed version (restored from the
      * committed checkpoint after a restart or preemption), and when inference servers need one, a snapshot of
-     * that version is published (at version 0, the base weights). Returns the snapshot to sync, if any.
+     * that version is published (at version 0, the base weights). At version 0 with checkpoints on, the base
+     * weights are checkpointed first (`baseCheckpointKey`; the kernel writes a checkpoint it holds once).
+     * Returns the snapshot to sync, if any.
      */
     async prepareTrainer(input: PublishInput): Promise<WeightSnapshot | undefined> {
       const { config, policy, committed } = input;
@@ -161,6 +185,9 @@ export function updateActivities(deps: ActivityDeps) {
           const othersWeights = typeof state.lineage === 'string' && state.lineage !== input.runId;
           if (state.policyVersion !== committed.version || othersWeights) {
             await restoreTo(trainer, input.runId, policy, committed, signal);
+          } else if (committed.version === 0 && !committed.checkpointUri && config.training.checkpoint) {
+            const uri = deps.store.uri(baseCheckpointKey(input.runId, policy));
+            await trainer.checkpoint(policy, { uri, version: 0 }, signal);
           }
           if (config.weightSync.engine === 'none') return undefined;
           return committed.snapshot ?? publish(trainer, input.runId, policy, committed.version, signal);
