@@ -19,6 +19,14 @@ import type { SspPoint } from '../infra/toy-world/ssp-learning';
 import { prepareSspWorld, randomSearchIndex, warmStartSspWorld } from '../infra/toy-world/ssp-prepare';
 import type { ScopePoint } from '../infra/toy-world/scope-learning';
 import { prepareScopeWorld, warmStartScopeWorld } from '../infra/toy-world/scope-prepare';
+import {
+  BAND_WINDOW,
+  ladderWindows,
+  masteredRungShifts,
+  offeredShare,
+  passRateBand,
+  type IterationWindow,
+} from '../infra/toy-world/ladder';
 import { RUNGS, type Rung } from '../infra/toy-world/world';
 import { startTemporalDevServer } from '../test/support/temporal-server';
 import {
@@ -307,23 +315,31 @@ function stalenessSummary(points: ReadonlyArray<RunPoint>): string {
 }
 
 /**
- * The Challenger's ladder and the Reasoner's pass rate over the run: each rung's share of the valid tasks in
- * the first two iterations and in the second half (a rung the Reasoner masters should lose share), and the
- * mean pass rate per iteration (SPICE's reward is highest at one half), its range and mean.
+ * The Challenger's ladder and the Reasoner's pass rate over the run: each rung's share of the valid tasks of the
+ * documents that offer it (ladder.ts) in the first five iterations and in the second half, the rungs the
+ * Reasoner mastered in the first five (a mastered rung should lose share), and the mean pass rate per
+ * iteration (SPICE's reward is highest at one half), its range, its range over five iterations and its mean.
  */
 function runSummary(points: ReadonlyArray<IterationPoint<SpicePoint>>): string {
-  const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
-  const share = (from: number, to: number, rung: Rung): number =>
-    100 *
-    mean(points.filter((p) => p.iteration >= from && p.iteration <= to).map((p) => p.rungShares[rung] ?? 0));
-  const half = Math.floor(points.length / 2) + 1;
-  const shares = RUNGS.map(
-    (rung) => `${rung} ${share(1, 2, rung).toFixed(1)} → ${share(half, points.length, rung).toFixed(1)}%`,
+  const windows = ladderWindows(points.length);
+  const share = (rung: Rung, w: IterationWindow): string => {
+    const x = offeredShare(points, rung, w);
+    return x === undefined ? '-' : (100 * x).toFixed(1);
+  };
+  const shares = RUNGS.map((rung) => `${rung} ${share(rung, windows.early)} → ${share(rung, windows.late)}%`);
+  const mastered = masteredRungShifts(points, windows).map(
+    (s) => `${s.rung} (${pct(s.passRate)} right) ${(100 * (s.late - s.early)).toFixed(1)} points`,
   );
   const passRates = points.map((p) => 100 * p.meanPassRate);
+  const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+  const band = passRateBand(points);
   return (
-    `rung shares, iterations 1-2 → ${half}-${points.length}: ${shares.join(', ')}; pass rate per iteration ` +
-    `${Math.min(...passRates).toFixed(1)} to ${Math.max(...passRates).toFixed(1)}%, mean ${mean(passRates).toFixed(1)}%`
+    `rung shares of the documents offering them, iterations ${windows.early.from}-${windows.early.to} → ` +
+    `${windows.late.from}-${windows.late.to}: ${shares.join(', ')}; ` +
+    `mastered in ${windows.mastery.from}-${windows.mastery.to}: ${mastered.join(', ') || 'none'}; ` +
+    `pass rate per iteration ${Math.min(...passRates).toFixed(1)} to ${Math.max(...passRates).toFixed(1)}%` +
+    (band ? `, over ${BAND_WINDOW} iterations ${pct(band.min)} to ${pct(band.max)}` : '') +
+    `, mean ${mean(passRates).toFixed(1)}%`
   );
 }
 

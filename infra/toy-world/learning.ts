@@ -50,10 +50,20 @@ export interface SpicePoint {
   passRateHistogram: number[];
   /** The Reasoner's mean pass rate over the Challenger's valid tasks (from the histogram). */
   meanPassRate: number;
+  /** The Challenger's valid tasks per rung. */
+  rungTasks: Partial<Record<Rung, number>>;
   /** Shares of the rungs among the Challenger's valid tasks. */
   rungShares: Partial<Record<Rung, number>>;
-  /** The Reasoner's pass rate per rung, over the task it answered for each document. */
+  /** The Reasoner's answers per rung and how many were right, over the task it answered for each document. */
+  reasonerAnswers: Partial<Record<Rung, Tally>>;
+  /** The Reasoner's pass rate per rung (`reasonerAnswers`' share right). */
   passRateByRung: Partial<Record<Rung, number>>;
+}
+
+/** How many of `total` were right. */
+export interface Tally {
+  right: number;
+  total: number;
 }
 
 export type IterationPoint<W = SpicePoint> = RunPoint & W;
@@ -154,13 +164,21 @@ export async function stageRecords<T>(
 /** SPICE's world: the Reasoner's pass rates, overall and by rung, and the rungs of the Challenger's valid tasks. */
 export const spicePoint: PointReader<SpicePoint> = ({ manifest, rows }) => {
   const { passRateHistogram } = manifest.metrics.recipe;
+  const rungTasks = validTasksByRung(rows);
+  const total = Object.values(rungTasks).reduce((a, b) => a + b, 0);
+  const reasonerAnswers = reasonerAnswersByRung(rows);
   return {
     passRateHistogram,
     meanPassRate: meanPassRate(passRateHistogram),
-    rungShares: rungShares(rows),
-    passRateByRung: passRateByRung(rows),
+    rungTasks,
+    rungShares: mapValues(rungTasks, (n) => n / total),
+    reasonerAnswers,
+    passRateByRung: mapValues(reasonerAnswers, (t) => t.right / t.total),
   };
 };
+
+const mapValues = <A, B>(record: Partial<Record<Rung, A>>, f: (a: A) => B): Partial<Record<Rung, B>> =>
+  Object.fromEntries(Object.entries(record).map(([rung, a]) => [rung, f(a)]));
 
 /**
  * A world's held-out figure of one evaluation: by default the benchmark's accuracy; SCOPE's world grades the
@@ -212,21 +230,18 @@ export function meanPassRate(histogram: readonly number[]): number {
  * ρ < 0, so the reward tells them apart; an invalid row (a garbled copy of one rung can read as another) is
  * not counted.
  */
-function rungShares(rows: readonly TrainingRow[]): Partial<Record<Rung, number>> {
-  const rungs = rows
-    .filter((r) => r.role === 'challenger' && r.reward >= 0)
-    .flatMap((r) => {
-      const rung = rungOf(r.completion);
-      return rung ? [rung] : [];
-    });
-  const shares: Partial<Record<Rung, number>> = {};
-  for (const rung of rungs) shares[rung] = (shares[rung] ?? 0) + 1 / rungs.length;
-  return shares;
+function validTasksByRung(rows: readonly TrainingRow[]): Partial<Record<Rung, number>> {
+  const counts: Partial<Record<Rung, number>> = {};
+  for (const row of rows) {
+    const rung = row.role === 'challenger' && row.reward >= 0 ? rungOf(row.completion) : undefined;
+    if (rung) counts[rung] = (counts[rung] ?? 0) + 1;
+  }
+  return counts;
 }
 
 /** The Reasoner's rows (one valid task per document, G answers each, reward 1 when right), by rung. */
-function passRateByRung(rows: readonly TrainingRow[]): Partial<Record<Rung, number>> {
-  const tally: Partial<Record<Rung, { right: number; total: number }>> = {};
+function reasonerAnswersByRung(rows: readonly TrainingRow[]): Partial<Record<Rung, Tally>> {
+  const tally: Partial<Record<Rung, Tally>> = {};
   for (const row of rows) {
     const rung = row.role === 'reasoner' ? rungOf(row.messages.at(-1)?.content ?? '') : undefined;
     if (!rung) continue;
@@ -234,7 +249,7 @@ function passRateByRung(rows: readonly TrainingRow[]): Partial<Record<Rung, numb
     t.right += row.reward > 0 ? 1 : 0;
     t.total += 1;
   }
-  return Object.fromEntries(Object.entries(tally).map(([rung, t]) => [rung, t.right / t.total]));
+  return tally;
 }
 
 /** Per role, its steps, loss tokens and gradient norm, from the step's flat metrics (`steps.{role}`, ...). */

@@ -63,6 +63,17 @@ export type Rung = (typeof RUNGS)[number];
  */
 export const SLIP_RATE: Record<Rung, number> = { add: 0.05, sub: 0.35, add_carry: 0.5, sub_borrow: 0.65 };
 
+/**
+ * The other rung of a document that offers `rung`: a document's fact gives its sum and its difference, both
+ * with a carry or both without, so a Challenger that reads it chooses between these two.
+ */
+export const PARTNER_RUNG: Record<Rung, Rung> = {
+  add: 'sub',
+  sub: 'add',
+  add_carry: 'sub_borrow',
+  sub_borrow: 'add_carry',
+};
+
 /** The share of documents whose fact has a carry (their rungs are `add_carry` and `sub_borrow`). */
 export const CARRY_DOCUMENT_SHARE = 2 / 3;
 

@@ -1,9 +1,11 @@
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { ladderWindows, rungPassRate, rungShift } from '../../infra/toy-world/ladder';
 import { prepareToyWorld, TOY_WORLD_DEFAULTS, type ToyWorld } from '../../infra/toy-world/prepare';
 import type { LearningCurve, SpicePoint } from '../../infra/toy-world/learning';
 import { EVALUATION_SAMPLES, TOY_WORLD_BENCHMARK } from '../../infra/toy-world/run-config';
+import { RUNGS } from '../../infra/toy-world/world';
 import { KERNEL_PYTHON } from '../support/kernel-process';
 import { startMlflow } from '../support/mlflow-server';
 import { jsonlToParquet, KERNELS } from '../support/parquet';
@@ -33,16 +35,22 @@ import { evaluatedAtEnd, runToyWorld, spiceWorldRun, withControl } from '../supp
  * another machine's warm start of seed 0 may behave like this machine's seed 2, and runs are not
  * bit-reproducible (the sampler batches requests as they arrive, so padding and float noise differ).
  *
- * No check of the Challenger's ladder here: the share of the easiest rung falls by 12 to 22 points from the
- * first two iterations to iterations 21-40 (three seeds, the bench), but over a CI-sized run the first two
- * iterations' shares alone carry an error of about 3 points, and a bar that fails by chance on another machine
- * would be worse than the bench's measurement.
+ * The same SPICE run must show the Challenger's ladder (infra/toy-world/ladder.ts): over the first five
+ * iterations the Reasoner solves the easiest rung, `add`, best of all rungs, and the Challenger leaves it: its
+ * share of the tasks about the documents that offer it falls by at least 8 points from the first five
+ * iterations to the second half (measured over seven runs, three warm-start seeds synchronous and streamed and
+ * this test's own, seed 0 on one thread: 13.8 to 41.1 points, to iterations 16-30, 18.7 for this one; the
+ * Reasoner right on `add` 88-95 % of the time). A Challenger that learned nothing keeps its warm start's choice
+ * and fails it. Five iterations rather than the first two as the baseline: one iteration's share moves by
+ * 10 points or more on its own (ladderWindows). That `add` passes the 90 % the issue calls mastered is the
+ * bench's to report: on one warm start of three it was 88 %.
  */
 const RISE_ITERATIONS = 30;
 /** Flipped advantages lose 6 points in 5 iterations and 16 in 10 (the bench, seed 0): 10 decide their bar. */
 const FLIPPED_ITERATIONS = 10;
 const MIN_GAIN_POINTS = 3;
 const MAX_FLIPPED_GAIN_POINTS = -5;
+const MIN_LADDER_FALL_POINTS = 8;
 
 const lastAccuracy = (curve: LearningCurve): number =>
   curve.points.findLast((p) => p.heldOut)?.heldOut?.accuracy ?? NaN;
@@ -126,7 +134,7 @@ describe('the toy world', () => {
           oneSample,
         );
         // The warm-started Challenger writes valid tasks of the world's rungs, and the Reasoner answers them.
-        expect(Object.keys(point.rungShares).length).toBeGreaterThan(0);
+        expect(Object.keys(point.rungTasks).length).toBeGreaterThan(0);
         expect(point.passRateHistogram.reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
       }
     },
@@ -151,6 +159,11 @@ describe('the toy world', () => {
       expect(flipped.points).toHaveLength(FLIPPED_ITERATIONS);
       expectRolesTrained(spice.points, () => ['challenger', 'reasoner']);
       expect(100 * (lastAccuracy(spice) - spice.start.accuracy)).toBeGreaterThanOrEqual(MIN_GAIN_POINTS);
+      const windows = ladderWindows(RISE_ITERATIONS);
+      const add = rungShift(spice.points, 'add', windows);
+      for (const rung of RUNGS.filter((r) => r !== 'add'))
+        expect(add?.passRate).toBeGreaterThan(rungPassRate(spice.points, rung, windows.mastery) ?? 0);
+      expect(100 * ((add?.early ?? 0) - (add?.late ?? 1))).toBeGreaterThanOrEqual(MIN_LADDER_FALL_POINTS);
       expect(100 * (lastAccuracy(flipped) - flipped.start.accuracy)).toBeLessThanOrEqual(
         MAX_FLIPPED_GAIN_POINTS,
       );
