@@ -9,6 +9,7 @@ import { latestKey } from '../../activities/clients/storage/keys';
 import { delay } from '../../activities/lib/backoff';
 import { isStorageFull } from '../../activities/lib/errors';
 import type { LatestPointer } from '../../activities/stages/manifest';
+import { progressQuery, type RunProgress } from '../../workflows/messages';
 import { awaitOperatorWait, retryAsOperator, type OperatorWaitRecord } from './operator';
 
 const run = promisify(execFile);
@@ -115,9 +116,67 @@ export async function fillDiskAndRepair(context: DiskFillContext): Promise<Opera
     context.operatorBoundMs,
   );
   await disk.drain();
-  await awaitWritable(context.store, context.deadline);
-  await retryAsOperator(client, runId, kind, log);
-  return record;
+  if (!runId || !record.cause) {
+    await awaitWritable(context.store, context.deadline);
+    await retryAsOperator(client, runId, kind, log);
+    return record;
+  }
+  const handle = client.workflow.getHandle(runId);
+  const retries = await retryUntilCommitted(
+    {
+      progress: () => handle.query(progressQuery).catch(() => undefined),
+      writable: () => awaitWritable(context.store, context.deadline),
+      retry: () => retryAsOperator(client, runId, kind, log),
+    },
+    record.cause.iteration,
+    { maxRetries: FILL_DISK_RETRIES, deadline: context.deadline, log },
+  );
+  return { ...record, retries };
+}
+
+/** How many times the operator retries a run that waits again on the full disk before giving up on it. */
+const FILL_DISK_RETRIES = 5;
+
+/** What `retryUntilCommitted` reads and does: the run's progress, the operator's write check and retry. */
+export interface RetryWatch {
+  progress: () => Promise<RunProgress | undefined>;
+  writable: () => Promise<void>;
+  retry: () => Promise<void>;
+}
+
+/**
+ * The operator's repair, followed until the failed iteration commits: when the run waits again on a full disk
+ * first, storage is checked and the run retried again, up to `maxRetries` retries in all. MinIO answered the
+ * check's small write and then refused the retried iteration's own (the long kernel run of seed 12, fault 41:
+ * it rereads its drive's free space on its own clock), so one retry left the run waiting, and the suite too.
+ * Returns the retries sent; any other cause or state is left to the suite's next look.
+ */
+export async function retryUntilCommitted(
+  watch: RetryWatch,
+  iteration: number,
+  { maxRetries, deadline, log }: { maxRetries: number; deadline: number; log: (line: string) => void },
+): Promise<number> {
+  let retries = 0;
+  for (;;) {
+    await watch.writable();
+    await watch.retry();
+    retries++;
+    for (;;) {
+      const progress = await watch.progress();
+      if (progress && (progress.lastCommitted >= iteration || progress.state === 'completed')) return retries;
+      if (progress?.state === 'needsOperator') {
+        if (progress.failure?.type !== 'StorageFull') return retries;
+        break;
+      }
+      if (Date.now() > deadline) return retries;
+      await delay(250);
+    }
+    if (retries >= maxRetries) {
+      log(`fill-disk: the run still waits on a full disk after ${retries} retries`);
+      return retries;
+    }
+    log(`fill-disk: the run waits on a full disk again after retry ${retries}; retrying`);
+  }
 }
 
 /** Where the operator's check writes, under the suite's own prefix of the bucket. */

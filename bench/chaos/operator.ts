@@ -25,6 +25,8 @@ export interface OperatorWaitRecord {
   status: string | undefined;
   /** When the run did not wait within the bound: what the last look at it saw (its state, or why none). */
   lastSeen?: string;
+  /** The operator's retries sent until the iteration went on (a full disk: disk.ts); one when absent. */
+  retries?: number;
 }
 
 /**
@@ -95,6 +97,7 @@ export function operatorWaitLine(record: OperatorWaitRecord, boundMs: number): s
     `${record.kind} ${record.key}: ` +
     (record.waitedS === undefined
       ? `no operator wait within ${boundMs / 1000} s (last seen: ${record.lastSeen ?? 'nothing'})`
-      : `waited for its operator after ${record.waitedS.toFixed(1)} s, cause ${record.cause?.type}`)
+      : `waited for its operator after ${record.waitedS.toFixed(1)} s, cause ${record.cause?.type}`) +
+    ((record.retries ?? 1) > 1 ? `, retried ${record.retries} times` : '')
   );
 }

@@ -176,7 +176,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
           .start(selfPlayRun, {
             workflowId: runId,
             taskQueue: stack.queues.orchestrator,
-            args: [chaosRunConfig(runId, iterations, stack, trainer)],
+            args: [chaosRunConfig(runId, iterations, stack.queues, trainer)],
           })
           .catch((err: unknown) => {
             if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
@@ -415,7 +415,7 @@ async function kernelAudit(
   await kernel.process.kill();
   const weightChecks: ReplayCheck[] = [];
   for (const { runId, upTo } of runs.filter((r) => r.upTo > 0)) {
-    const config = chaosRunConfig(runId, iterations, stack, 'kernel');
+    const config = chaosRunConfig(runId, iterations, stack.queues, 'kernel');
     const check = await checkAgainstReplay(store, runId, config, upTo, kernel.model, kernel.env).catch(
       (err: unknown) => {
         log(`replay of ${runId} failed: ${err instanceof Error ? err.message : String(err)}`);
@@ -438,21 +438,25 @@ async function kernelAudit(
  * kernel, the tiny model's run of kernel-chaos.test.ts instead (B=3, one optimizer step per prompt, so a step
  * has a mini-batch 2 to fail in), sampled by the kernel under the run's policy name.
  */
-function chaosRunConfig(
+export function chaosRunConfig(
   runId: string,
   iterations: number,
-  stack: ChaosStack,
+  queues: ChaosStack['queues'],
   trainer: ChaosTrainer,
 ): Record<string, unknown> {
   const common = {
     iterations,
     continueAsNewEvery: 2,
-    pools: stack.queues,
+    pools: queues,
     timeouts: { heartbeatSeconds: HEARTBEAT_SECONDS, retryInitialSeconds: 0.2, retryMaxSeconds: 1 },
   };
   if (trainer === 'kernel') {
+    const spice = miniBatchedSpice(runId);
     return {
-      ...miniBatchedSpice(runId),
+      ...spice,
+      // Every version kept: the audit compares each committed checkpoint with the replay's (retention's
+      // default of 5 had deleted versions 1-5 of each run before the long run's audit could read them).
+      training: { ...spice.training, retention: { keepLast: 'all' } },
       ...common,
       weightSync: { engine: 'kernel' },
       inference: { default: { model: '{policy}' }, requestTimeoutSeconds: 60, maxRetries: 1 },

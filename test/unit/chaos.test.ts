@@ -8,7 +8,11 @@ import {
   faultPlan,
   type FaultKind,
 } from '../../bench/chaos/faults';
-import { reportLines, type ChaosReport } from '../../bench/chaos/suite';
+import { retryUntilCommitted, type RetryWatch } from '../../bench/chaos/disk';
+import { chaosRunConfig, reportLines, type ChaosReport } from '../../bench/chaos/suite';
+import { resolveRunConfig } from '../../config/schema';
+import { queueNames } from '../../workers/pools';
+import type { RunProgress } from '../../workflows/messages';
 
 describe('chaos suite', () => {
   test('a seed gives one plan; every kind comes once per round, so the short plan has each kind', () => {
@@ -51,6 +55,7 @@ describe('chaos suite', () => {
           waitedS: 1.5,
           cause: { iteration: 3, type: 'StorageFull', message: 'storage full: free space' },
           status: 'needs operator: iteration 3 failed (StorageFull): storage full: free space',
+          retries: 2,
         },
         {
           kind: 'fill-disk',
@@ -87,7 +92,7 @@ describe('chaos suite', () => {
     );
     // A full disk as a corruption, each followed by the cause as `selfplay status` showed it.
     const fill = lines.indexOf(
-      'fill-disk /tmp/selfplay-chaos-1-x/minio: waited for its operator after 1.5 s, cause StorageFull',
+      'fill-disk /tmp/selfplay-chaos-1-x/minio: waited for its operator after 1.5 s, cause StorageFull, retried 2 times',
     );
     expect(lines.slice(fill + 1, fill + 3)).toEqual([
       '  selfplay status: needs operator: iteration 3 failed (StorageFull): storage full: free space',
@@ -136,6 +141,41 @@ describe('chaos suite', () => {
     expect(lines).toContain('fault kill-kernel-mid-step: 1 armed but taken by no train step');
     expect(lines).toContain('recover raise-mini-batch: 1 healed, median 4.0 s, max 4.0 s');
     expect(lines.at(-1)).toBe('weights_equal_replay 1/2 (versions 4/5)');
+  });
+
+  test('on the kernel: every run keeps each version, so the audit has every committed checkpoint to compare', () => {
+    // The long run of seed 12: retention's default deleted versions 1-5 of each run before the audit read them.
+    const config = resolveRunConfig(chaosRunConfig('chaos-1-run-1', 10, queueNames('chaos'), 'kernel'));
+    expect(config.ok && config.config.training.retention.keepLast).toBe('all');
+  });
+
+  test('fill-disk: the operator retries while the run waits on the full disk again, until the iteration commits', async () => {
+    const run = new RunRefusedWrites(2);
+    const log: string[] = [];
+    const retries = await retryUntilCommitted(run.watch, 5, {
+      maxRetries: 5,
+      deadline: Date.now() + 5_000,
+      log: (l) => log.push(l),
+    });
+    expect(retries).toBe(3);
+    expect(run.progressNow().lastCommitted).toBe(5);
+    expect(log).toEqual([
+      'fill-disk: the run waits on a full disk again after retry 1; retrying',
+      'fill-disk: the run waits on a full disk again after retry 2; retrying',
+    ]);
+  });
+
+  test('fill-disk: a run that never heals is retried at most maxRetries times, then left to the report', async () => {
+    const run = new RunRefusedWrites(10);
+    const log: string[] = [];
+    const retries = await retryUntilCommitted(run.watch, 5, {
+      maxRetries: 3,
+      deadline: Date.now() + 5_000,
+      log: (l) => log.push(l),
+    });
+    expect(retries).toBe(3);
+    expect(run.progressNow().state).toBe('needsOperator');
+    expect(log.at(-1)).toBe('fill-disk: the run still waits on a full disk after 3 retries');
   });
 
   test('the audit: a unit result written twice, a step applied twice, an iteration without its one manifest or step', () => {
@@ -201,4 +241,37 @@ class TrainerPoolWithUpdateInFlight {
     this.retry = setTimeout(() => (this.committed = this.trainer), this.commitAfterMs);
     this.retry.unref();
   }
+}
+
+/**
+ * A run at committed iteration 4 waiting on a full disk, whose retried iteration 5 is refused again
+ * `refusals` times (storage still answering full) before it commits.
+ */
+class RunRefusedWrites {
+  private lastCommitted = 4;
+  private failed = true;
+  constructor(private refusals: number) {}
+
+  progressNow(): Pick<RunProgress, 'state' | 'lastCommitted' | 'failure'> {
+    return this.failed
+      ? {
+          state: 'needsOperator',
+          lastCommitted: this.lastCommitted,
+          failure: { iteration: 5, type: 'StorageFull', message: 'storage full' },
+        }
+      : { state: 'running', lastCommitted: this.lastCommitted };
+  }
+
+  readonly watch: RetryWatch = {
+    progress: () => Promise.resolve(this.progressNow() as RunProgress),
+    writable: () => Promise.resolve(),
+    retry: () => {
+      if (this.refusals > 0) this.refusals--;
+      else {
+        this.failed = false;
+        this.lastCommitted = 5;
+      }
+      return Promise.resolve();
+    },
+  };
 }
