@@ -1,4 +1,9 @@
-import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import {
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+  type Client,
+  type WorkflowHandle,
+} from '@temporalio/client';
 import {
   pauseUpdate,
   resumeUpdate,
@@ -25,27 +30,52 @@ export async function sendControl(
   const handle = client.workflow.getHandle(runId);
   switch (control) {
     case 'pause':
-      return refusalAsError(runId, control, handle.executeUpdate(pauseUpdate));
+      return refusalAsError(handle, control, handle.executeUpdate(pauseUpdate));
     case 'resume':
-      return refusalAsError(runId, control, handle.executeUpdate(resumeUpdate));
+      return refusalAsError(handle, control, handle.executeUpdate(resumeUpdate));
     case 'stop':
-      return refusalAsError(runId, control, handle.executeUpdate(stopAfterIterationUpdate));
+      return refusalAsError(handle, control, handle.executeUpdate(stopAfterIterationUpdate));
     case 'set':
-      return refusalAsError(runId, control, handle.executeUpdate(setParamsUpdate, { args: [params] }));
+      return refusalAsError(handle, control, handle.executeUpdate(setParamsUpdate, { args: [params] }));
     case 'retry':
-      return refusalAsError(runId, control, handle.executeUpdate(retryIterationUpdate));
+      return refusalAsError(handle, control, handle.executeUpdate(retryIterationUpdate));
   }
 }
 
-/** An Update's rejection as an Error carrying the run's own reason: `RUN refused CONTROL: reason`. */
-export async function refusalAsError<T>(runId: string, control: string, update: Promise<T>): Promise<T> {
+/**
+ * An Update's rejection as an Error carrying the run's own reason: `RUN refused CONTROL: reason`. A run that
+ * has closed (completed, terminated) or was never started answers nothing itself, and Temporal's own words
+ * ("workflow execution already completed") name neither the run nor what to do; those say both.
+ */
+export async function refusalAsError<T>(
+  handle: WorkflowHandle,
+  control: string,
+  update: Promise<T>,
+): Promise<T> {
   try {
     return await update;
   } catch (err) {
     if (err instanceof WorkflowUpdateFailedError)
-      throw new Error(`${runId} refused ${control}: ${err.cause?.message ?? err.message}`);
+      throw new Error(`${handle.workflowId} refused ${control}: ${err.cause?.message ?? err.message}`);
+    if (err instanceof WorkflowNotFoundError)
+      throw new Error(`${handle.workflowId} refused ${control}: ${await whyNoRun(handle)}`);
     throw err;
   }
+}
+
+/** Why a run takes no Update: the state it closed in, or that there is none by that id. */
+async function whyNoRun(handle: WorkflowHandle): Promise<string> {
+  const status = await handle.describe().then(
+    (d) => d.status.name.toLowerCase(),
+    (err: unknown) => {
+      if (err instanceof WorkflowNotFoundError) return undefined;
+      throw err;
+    },
+  );
+  return status === undefined
+    ? 'no run has this id (`selfplay list` shows the runs)'
+    : `the run is ${status} and takes no more controls; ` +
+        `\`selfplay fork ${handle.workflowId} --from N --id NEW\` goes on from one of its commits`;
 }
 
 /** `--set learningRate=5e-7 --set temperature=0.8` as setParams input; values must be numbers. */

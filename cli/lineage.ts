@@ -33,11 +33,8 @@ export async function keptManifests(
 
 /** `selfplay rollback RUN --to N`: the run's `rollback` Update; a refusal is an Error with the run's reason. */
 export async function sendRollback(client: Client, runId: string, iteration: number): Promise<RunProgress> {
-  return refusalAsError(
-    runId,
-    'rollback',
-    client.workflow.getHandle(runId).executeUpdate(rollbackUpdate, { args: [{ iteration }] }),
-  );
+  const handle = client.workflow.getHandle(runId);
+  return refusalAsError(handle, 'rollback', handle.executeUpdate(rollbackUpdate, { args: [{ iteration }] }));
 }
 
 export interface ForkRequest {

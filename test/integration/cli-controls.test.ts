@@ -1,6 +1,7 @@
 import { selfPlayRun } from '../../workflows';
 import { progressQuery } from '../../workflows/messages';
 import { paramsFromAssignments, sendControl } from '../../cli/controls';
+import { sendRollback } from '../../cli/lineage';
 import { startStack, uniqueId, type TestStack } from '../support/stack';
 import { waitFor } from '../support/wait';
 
@@ -44,6 +45,16 @@ describe('selfplay controls', () => {
       const outcome = await handle.result();
       expect(outcome.stopped).toBe(true);
       expect(outcome.lastCommitted).toBeLessThan(5);
+      // Temporal answers a closed run's Update with "workflow execution already completed"; the CLI says which.
+      await expect(sendControl(stack.client, runId, 'pause')).rejects.toThrow(
+        `${runId} refused pause: the run is completed and takes no more controls; \`selfplay fork ${runId} --from N`,
+      );
+      await expect(sendRollback(stack.client, runId, 1)).rejects.toThrow(
+        `${runId} refused rollback: the run is completed`,
+      );
+      await expect(sendControl(stack.client, `${runId}-none`, 'retry')).rejects.toThrow(
+        `${runId}-none refused retry: no run has this id (\`selfplay list\` shows the runs)`,
+      );
     });
   });
 
