@@ -149,34 +149,36 @@ describe('chaos suite', () => {
     expect(config.ok && config.config.training.retention.keepLast).toBe('all');
   });
 
-  test('fill-disk: the operator retries while the run waits on the full disk again, until the iteration commits', async () => {
-    const run = new RunRefusedWrites(2);
-    const log: string[] = [];
-    const retries = await retryUntilCommitted(run.watch, 5, {
+  test.each([
+    {
+      refusals: 2,
       maxRetries: 5,
-      deadline: Date.now() + 5_000,
-      log: (l) => log.push(l),
-    });
-    expect(retries).toBe(3);
-    expect(run.progressNow().lastCommitted).toBe(5);
-    expect(log).toEqual([
-      'fill-disk: the run waits on a full disk again after retry 1; retrying',
-      'fill-disk: the run waits on a full disk again after retry 2; retrying',
-    ]);
-  });
-
-  test('fill-disk: a run that never heals is retried at most maxRetries times, then left to the report', async () => {
-    const run = new RunRefusedWrites(10);
-    const log: string[] = [];
-    const retries = await retryUntilCommitted(run.watch, 5, {
+      state: 'running',
+      lastLog: 'fill-disk: the run waits on a full disk again after retry 2; retrying',
+    },
+    {
+      refusals: 10,
       maxRetries: 3,
-      deadline: Date.now() + 5_000,
-      log: (l) => log.push(l),
-    });
-    expect(retries).toBe(3);
-    expect(run.progressNow().state).toBe('needsOperator');
-    expect(log.at(-1)).toBe('fill-disk: the run still waits on a full disk after 3 retries');
-  });
+      state: 'needsOperator',
+      lastLog: 'fill-disk: the run still waits on a full disk after 3 retries',
+    },
+  ])(
+    'fill-disk: the operator retries while the run waits on the full disk again, at most maxRetries times (refused $refusals times)',
+    async ({ refusals, maxRetries, state, lastLog }) => {
+      const run = new RunRefusedWrites(refusals);
+      const log: string[] = [];
+      const deadline = Date.now() + 5_000;
+      const retries = await retryUntilCommitted(run.watch, 5, {
+        maxRetries,
+        deadline,
+        log: (l) => log.push(l),
+      });
+      expect(retries).toBe(Math.min(refusals + 1, maxRetries));
+      expect(run.progressNow().state).toBe(state);
+      expect(run.progressNow().lastCommitted).toBe(state === 'running' ? 5 : 4);
+      expect(log.at(-1)).toBe(lastLog);
+    },
+  );
 
   test('the audit: a unit result written twice, a step applied twice, an iteration without its one manifest or step', () => {
     const versions = new Map<string, number>([
