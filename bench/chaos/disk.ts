@@ -116,18 +116,17 @@ export async function fillDiskAndRepair(context: DiskFillContext): Promise<Opera
     context.operatorBoundMs,
   );
   await disk.drain();
-  if (!runId || !record.cause) {
+  const repair = async (): Promise<void> => {
     await awaitWritable(context.store, context.deadline);
     await retryAsOperator(client, runId, kind, log);
+  };
+  if (!runId || !record.cause) {
+    await repair();
     return record;
   }
   const handle = client.workflow.getHandle(runId);
   const retries = await retryUntilCommitted(
-    {
-      progress: () => handle.query(progressQuery).catch(() => undefined),
-      writable: () => awaitWritable(context.store, context.deadline),
-      retry: () => retryAsOperator(client, runId, kind, log),
-    },
+    { progress: () => handle.query(progressQuery).catch(() => undefined), repair },
     record.cause.iteration,
     { maxRetries: FILL_DISK_RETRIES, deadline: context.deadline, log },
   );
@@ -137,11 +136,10 @@ export async function fillDiskAndRepair(context: DiskFillContext): Promise<Opera
 /** How many times the operator retries a run that waits again on the full disk before giving up on it. */
 const FILL_DISK_RETRIES = 5;
 
-/** What `retryUntilCommitted` reads and does: the run's progress, the operator's write check and retry. */
+/** What `retryUntilCommitted` reads and does: the run's progress, and the operator's write check then retry. */
 export interface RetryWatch {
   progress: () => Promise<RunProgress | undefined>;
-  writable: () => Promise<void>;
-  retry: () => Promise<void>;
+  repair: () => Promise<void>;
 }
 
 /**
@@ -158,8 +156,7 @@ export async function retryUntilCommitted(
 ): Promise<number> {
   let retries = 0;
   for (;;) {
-    await watch.writable();
-    await watch.retry();
+    await watch.repair();
     retries++;
     for (;;) {
       const progress = await watch.progress();

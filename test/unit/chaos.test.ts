@@ -266,8 +266,7 @@ class RunRefusedWrites {
 
   readonly watch: RetryWatch = {
     progress: () => Promise.resolve(this.progressNow() as RunProgress),
-    writable: () => Promise.resolve(),
-    retry: () => {
+    repair: () => {
       if (this.refusals > 0) this.refusals--;
       else {
         this.failed = false;
