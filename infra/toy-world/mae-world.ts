@@ -6,8 +6,8 @@
  * - the **Proposer** (L2, no reference) writes one question of the ladder, `<question>What is 52 - 5?</question>`,
  *   its rung and numbers its own choice (the warm start draws both uniformly, so any preference for a rung
  *   must come from RL: MAE's difficulty reward, 1 − the Judge's mean score of the Solver's answers);
- * - the **Solver** (L1) answers `<answer>\boxed{47}</answer>`, from a teacher that slips at SPICE's rates per
- *   rung (`SLIP_RATE`), so its greedy answer is mostly right and its samples far less on the higher rungs;
+ * - the **Solver** (L1) answers `<answer>\boxed{47}</answer>`, from a teacher that slips per rung
+ *   (`MAE_SLIP_RATE`), so its greedy answer is mostly right and its samples far less on the higher rungs;
  * - the **Judge** grades an answer (L4) by working the question out and then comparing its result with the
  *   answer shown digit by digit, each digit of its result beside the shown one's and a mark, `=` when they are
  *   the same, `x` when not: `<think>52 - 5 = 47; 4 4 = 7 6 x</think>\n<score>2</score>`, 9 when no mark is
@@ -56,15 +56,24 @@ import {
 } from './world';
 
 /**
+ * How often the Solver's teacher slips, per rung: SPICE's rates, but for the top rung, which slips 65 % of the
+ * time here, as in the world MAE's figures were measured on (docs/learning.md). SPICE's top rung slips 75 %
+ * (`SLIP_RATE`) to keep its Challenger, who can only ask the rungs a document offers, a task near one half late
+ * in a run; MAE's Proposer writes any rung it likes, and with 75 % its seed-0 run gained about as much (+5.20
+ * points in 10 iterations against +5.66), so MAE keeps the world its three-seed figures were measured on.
+ */
+export const MAE_SLIP_RATE: Record<Rung, number> = { ...SLIP_RATE, sub_borrow: 0.65 };
+
+/**
  * How often the Judge's own working of a question slips (off by one or by ten), per rung: a third of the
  * Solver's teacher's rates. A slip makes it reject a right answer (or, rarely, accept a wrong one that its slip
  * happens to equal), so the Solver's reward is right about the answer most of the time, not always.
  */
 export const JUDGE_SLIP_RATE: Record<Rung, number> = {
-  add: SLIP_RATE.add / 3,
-  sub: SLIP_RATE.sub / 3,
-  add_carry: SLIP_RATE.add_carry / 3,
-  sub_borrow: SLIP_RATE.sub_borrow / 3,
+  add: MAE_SLIP_RATE.add / 3,
+  sub: MAE_SLIP_RATE.sub / 3,
+  add_carry: MAE_SLIP_RATE.add_carry / 3,
+  sub_borrow: MAE_SLIP_RATE.sub_borrow / 3,
 };
 
 /** The Judge's scores (1-10, `(x-1)/9`: 0.89 and 0.11): 9 passes MAE's 0.7 quality gate, 2 does not. */
@@ -191,7 +200,7 @@ export function maeWarmStartExamples(seed: number, items: number): WarmStartExam
       const task = taskOf(rung, drawFact(rng, rung, false));
       out.push({
         messages: solverMessages(task.question),
-        completion: solverCompletion(teacherAnswer(rng, task.answer, SLIP_RATE[rung])),
+        completion: solverCompletion(teacherAnswer(rng, task.answer, MAE_SLIP_RATE[rung])),
         role: 'solver',
       });
     }

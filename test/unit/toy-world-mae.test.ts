@@ -14,12 +14,13 @@ import {
   isRightAnswer,
   judgeAnswerCompletion,
   JUDGE_SLIP_RATE,
+  MAE_SLIP_RATE,
   maeValidationExamples,
   maeWarmStartExamples,
   PASS_SCORE,
   seedQuestions,
 } from '../../infra/toy-world/mae-world';
-import { heldOut, isHeldOutFact, RUNGS, rungOf, SLIP_RATE } from '../../infra/toy-world/world';
+import { heldOut, isHeldOutFact, RUNGS, rungOf } from '../../infra/toy-world/world';
 
 /**
  * MAE's toy world (infra/toy-world/mae-world.ts): nothing the model trains on or D can hold names a held-out
@@ -117,7 +118,7 @@ describe("MAE's toy world", () => {
       const right = solver.filter((e) =>
         isRightAnswer(question(e.messages[0]!.content), answerForJudge(e.completion)),
       ).length;
-      expect(Math.abs(1 - right / solver.length - SLIP_RATE[rung])).toBeLessThan(0.04);
+      expect(Math.abs(1 - right / solver.length - MAE_SLIP_RATE[rung])).toBeLessThan(0.04);
 
       const judge = examples.filter(
         (e) => e.role === 'judge_answer' && rungOf(judged(e.messages[0]!.content).question) === rung,
@@ -127,7 +128,7 @@ describe("MAE's toy world", () => {
         return Number(/<think>\d+ [+-] \d = (\d+);/.exec(e.completion)?.[1]) !== answerOf(q);
       }).length;
       expect(Math.abs(slips / judge.length - JUDGE_SLIP_RATE[rung])).toBeLessThan(0.04);
-      expect(JUDGE_SLIP_RATE[rung]).toBeLessThan(SLIP_RATE[rung]);
+      expect(JUDGE_SLIP_RATE[rung]).toBeLessThan(MAE_SLIP_RATE[rung]);
     }
     // The answer shown to the Judge is right a quarter of the time (shown right half the time, it was copied
     // into the Judge's working instead of worked out), a wrong one as often a near miss as any other number.
