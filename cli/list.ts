@@ -1,4 +1,4 @@
-import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client, type WorkflowExecutionInfo } from '@temporalio/client';
 import { RECIPES } from '../config/schema';
 import { ITERATION, MEAN_REWARD, RECIPE, RUN_STATE, VALID_TASK_RATE } from '../workflows/search-attributes';
 import { renderTable } from './table';
@@ -43,6 +43,7 @@ export interface RunRow {
   iteration?: number;
   meanReward?: number;
   validTaskRate?: number;
+  /** When the run began: its first execution's start, not its latest continuation's (`runStart`). */
   startedAt: Date;
 }
 
@@ -85,13 +86,34 @@ export async function listRuns(client: Client, options: ListOptions = {}): Promi
   const limit = options.limit ?? 20;
   const rows: RunRow[] = [];
   for await (const info of client.workflow.list({ query: visibilityQuery(options), pageSize: limit })) {
-    rows.push(runRow(info));
+    rows.push(runRow(info, await runStart(client, info)));
     if (rows.length >= limit) break;
   }
   return rows;
 }
 
-function runRow(info: WorkflowExecutionInfo): RunRow {
+/**
+ * When the run began: the start of the first execution of its chain. The visibility row is the run's latest
+ * execution, which a run that continued-as-new started only at its last continuation. The first execution's
+ * id comes from describing the latest (the dev server's visibility rows leave it empty). Falls back to the
+ * latest execution's start when Temporal no longer holds the first (closed executions are kept only for the
+ * namespace's retention period).
+ */
+async function runStart(client: Client, info: WorkflowExecutionInfo): Promise<Date> {
+  try {
+    const first =
+      info.raw.firstRunId ||
+      (await client.workflow.getHandle(info.workflowId, info.runId).describe()).raw.workflowExecutionInfo
+        ?.firstRunId;
+    if (!first || first === info.runId) return info.startTime;
+    return (await client.workflow.getHandle(info.workflowId, first).describe()).startTime;
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return info.startTime;
+    throw err;
+  }
+}
+
+function runRow(info: WorkflowExecutionInfo, startedAt: Date): RunRow {
   const attributes = info.typedSearchAttributes;
   const status = info.status.name;
   const recipe = attributes.get(RECIPE);
@@ -101,7 +123,7 @@ function runRow(info: WorkflowExecutionInfo): RunRow {
   return {
     runId: info.workflowId,
     state: status === 'RUNNING' ? (attributes.get(RUN_STATE) ?? 'running') : closedState(status),
-    startedAt: info.startTime,
+    startedAt,
     ...(recipe === undefined ? {} : { recipe }),
     ...(iteration === undefined ? {} : { iteration }),
     ...(meanReward === undefined ? {} : { meanReward }),

@@ -145,6 +145,33 @@ describe('selfplay status and list', () => {
     });
   });
 
+  test('list shows when a run that continued-as-new began, not when its latest continuation did', async () => {
+    const runId = uniqueId('continued');
+    const first = await stack.withWorkers(async () => {
+      const handle = await stack.client.workflow.start(selfPlayRun, {
+        workflowId: runId,
+        taskQueue: `${stack.queuePrefix}-orchestrator`,
+        args: [
+          stack.runConfig({
+            iterations: 3,
+            batchSize: 4,
+            shardSize: 4,
+            continueAsNewEvery: 1,
+            training: { policy: runId },
+          }),
+        ],
+      });
+      await handle.result();
+      return (await stack.client.workflow.getHandle(runId, handle.firstExecutionRunId).describe()).startTime;
+    });
+    const latest = (await stack.client.workflow.getHandle(runId).describe()).startTime;
+    expect(latest.getTime()).toBeGreaterThan(first.getTime());
+    const row = async () =>
+      (await listRuns(stack.client, { state: 'completed', limit: 100 })).find((r) => r.runId === runId);
+    await waitFor('the completed run in the visibility list', async () => (await row()) !== undefined);
+    expect((await row())!.startedAt).toEqual(first);
+  });
+
   test('a run no worker serves: status says so after its deadline, with what the run last recorded', async () => {
     const runId = uniqueId('orphan');
     await stack.withWorkers(async () => {
