@@ -4,6 +4,7 @@ import path from 'node:path';
 import {
   ladderWindows,
   MASTERED_PASS_RATE,
+  offeredShare,
   passRateBand,
   rungPassRate,
   rungShift,
@@ -43,15 +44,16 @@ import { evaluatedAtEnd, runToyWorld, spiceWorldRun, withControl } from '../supp
  * iterations of the run (measured on three warm-start seeds over 30 iterations: 50.5-66.4 %; on the world with
  * two carry documents in three it reached 73-79 %). Its ladder: over the first five iterations the Reasoner
  * masters the easiest rung, `add` (right above 90 % of the time, and best of all rungs), and the Challenger
- * leaves it: its share of the tasks about the documents that offer it falls by at least 8 points from the first
- * five iterations to the second half. A Challenger that learned nothing keeps its warm start's choice and fails
- * it. Five iterations rather than the first two as the baseline: one iteration's share moves by 10 points or
- * more on its own (ladderWindows).
+ * leaves it: its share of the tasks about the documents that offer it falls by at least 8 points to the second
+ * half, both from the first five iterations and from the first two. A Challenger that learned nothing keeps its
+ * warm start's choice and fails it. The first two are the baseline the issue that asked for the ladder names;
+ * the first five are the steadier one (one iteration's share moves by 10 points or more on its own,
+ * ladderWindows). Measured to iterations 21-40 on seed 2: −33.0 and −40.3 points; seed 1: −16.1 and −40.2.
  *
  * The run is warm-start seed 2's, on one thread. Of the three measured seeds it is the one whose Challenger
- * asked `add` often enough at the start for its fall to be read (49 % of its documents' tasks over the first
- * five iterations, `add` right 94 % of the time, then −33 points); seed 0's Challenger asked it for 21 % from the
- * start and stayed there, seed 1's fell by 16 points (docs/learning.md). The gain's bar sits inside what the
+ * asked `add` most at the start (49 % of its documents' tasks over the first five iterations, `add` right 94 %
+ * of the time); seed 0's Challenger asked it for 21 % over the first five and stayed there (+7.9 points from
+ * the first two), so on seed 0 this check would fail (docs/learning.md). The gain's bar sits inside what the
  * three seeds measured after 30 iterations; runs are not bit-reproducible across machines (the sampler batches
  * requests as they arrive, so padding and float noise differ).
  */
@@ -185,6 +187,8 @@ describe('the toy world', () => {
       for (const rung of RUNGS.filter((r) => r !== 'add'))
         expect(add?.passRate).toBeGreaterThan(rungPassRate(spice.points, rung, windows.mastery) ?? 0);
       expect(100 * ((add?.early ?? 0) - (add?.late ?? 1))).toBeGreaterThanOrEqual(MIN_LADDER_FALL_POINTS);
+      const firstTwo = offeredShare(spice.points, 'add', { from: 1, to: 2 });
+      expect(100 * ((firstTwo ?? 0) - (add?.late ?? 1))).toBeGreaterThanOrEqual(MIN_LADDER_FALL_POINTS);
       expect(100 * (lastAccuracy(flipped) - flipped.start.accuracy)).toBeLessThanOrEqual(
         MAX_FLIPPED_GAIN_POINTS,
       );
