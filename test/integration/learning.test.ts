@@ -74,8 +74,8 @@ const lastAccuracy = (curve: LearningCurve): number =>
 describe('the toy world', () => {
   let world: ToyWorld;
   // One PyTorch thread: CI trains MAE's warm start (one thread) beside this one, and a second thread here only
-  // contended for the two cores (the suite's learning tests took 1,643 s instead of about 530). A warm start
-  // on one thread wrote the same weights as on two (seed 0, docs/learning.md).
+  // contended for the two cores (the suite's learning tests took 1,643 s instead of about 530). The figures the
+  // bars rest on are of one-thread warm starts too (docs/learning.md).
   beforeAll(async () => {
     world = await prepareToyWorld({ threads: 1, warmStartSeed: WARM_START_SEED });
   }, 30 * 60_000); // a fresh machine trains the warm start first (minutes on two cores)
