@@ -18,6 +18,7 @@ import { prepareSpellWorld } from '../infra/toy-world/spell-prepare';
 import type { SspPoint } from '../infra/toy-world/ssp-learning';
 import { prepareSspWorld, randomSearchIndex, warmStartSspWorld } from '../infra/toy-world/ssp-prepare';
 import type { ScopePoint } from '../infra/toy-world/scope-learning';
+import { ASKS } from '../infra/toy-world/scope-world';
 import { prepareScopeWorld, warmStartScopeWorld } from '../infra/toy-world/scope-prepare';
 import {
   BAND_WINDOW,
@@ -53,7 +54,8 @@ import {
  * SPELL frozen-verifier (no verifier rows trained: its agreement with the rule must stay flat), for SSP
  * random-search (the search tool returns unrelated passages in training; the start and the last version are
  * evaluated after the run with the real one: must not learn), for SCOPE random-grader (the world's rule-based
- * judge grading every rubric at random: must not learn).
+ * judge grading every rubric at random: must not learn) and frozen-challenger (no Challenger rows trained:
+ * its tasks stay the warm start's, against which the co-evolving Challenger's are compared).
  * `--max-staleness 1` runs one-step-off (its last version evaluated after the run,
  * test/support/toy-world-run.ts); `--streaming` with it starts each iteration once the previous one has
  * planned its first round (`pipeline.streaming`). `--warm-start-threads` runs the warm start on that many PyTorch threads
@@ -237,6 +239,7 @@ const RECIPE_CONTROLS: Partial<Record<Control, Recipe>> = {
   'frozen-verifier': 'spell',
   'random-search': 'ssp',
   'random-grader': 'scope',
+  'frozen-challenger': 'scope',
 };
 
 const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
@@ -266,13 +269,22 @@ const sspFigures = (p: IterationPoint<SspPoint>): string =>
 const scopeFigures = (p: IterationPoint<ScopePoint>): string =>
   `valid tasks ${p.validTasks} [${Object.entries(p.statusShares)
     .map(([status, share]) => `${status} ${pct(share)}`)
-    .join(', ')}], challenger rubric score ${pct(p.challengerRubricScore)}`;
+    .join(', ')}], challenger rubric score ${pct(p.challengerRubricScore)}, asks [${Object.entries(p.asks)
+    .map(([ask, a]) => `${ask} ${pct(a.share)} at ${pct(a.rubricScore)}`)
+    .join(', ')}]`;
 
-/** The Challenger's mean rubric score on its tasks (f_diff pays most at 0.5): the first two iterations against the last two. */
+/**
+ * The Challenger's mean rubric score on its tasks (f_diff pays most at 0.5) and its asks' shares of its valid
+ * tasks: the first two iterations against the last two.
+ */
 function scopeSummary(points: ReadonlyArray<IterationPoint<ScopePoint>>): string {
-  const mean = (ps: ReadonlyArray<IterationPoint<ScopePoint>>): number =>
-    ps.reduce((a, p) => a + p.challengerRubricScore, 0) / Math.max(1, ps.length);
-  return `challenger rubric score, iterations 1-2 → last two: ${pct(mean(points.slice(0, 2)))} → ${pct(mean(points.slice(-2)))}`;
+  const mean = (ps: ReadonlyArray<IterationPoint<ScopePoint>>, of: (p: ScopePoint) => number): number =>
+    ps.reduce((a, p) => a + of(p), 0) / Math.max(1, ps.length);
+  const [first, last] = [points.slice(0, 2), points.slice(-2)];
+  const change = (of: (p: ScopePoint) => number): string =>
+    `${pct(mean(first, of))} → ${pct(mean(last, of))}`;
+  const asks = ASKS.map((ask) => `${ask} ${change((p) => p.asks[ask]?.share ?? 0)}`).join(', ');
+  return `iterations 1-2 → last two: challenger rubric score ${change((p) => p.challengerRubricScore)}; shares of its valid tasks: ${asks}`;
 }
 
 /** An accuracy with its error, and per kind of item where the world tells kinds apart. */

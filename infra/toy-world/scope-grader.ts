@@ -5,9 +5,13 @@
  * was founded by Corenric.", "Corenric was born in Halormoor."):
  * - identifiability: 1 iff the task names an entity of the world (a name no document states is ambiguous);
  * - relevance: 1 iff the task names an entity its source document states a fact about;
- * - rubrics: one per fact of the context documents about an entity the task names, or about an entity such a
- *   fact links to (a town's founder, then the founder's birthplace), "Identifies Corenric as the founder of
- *   Belawick."; none (an empty block, which the recipe drops) when no document states one;
+ * - rubrics: one per fact the task asks for among the facts of the context documents about an entity the task
+ *   names, or about an entity such a fact links to (a town's founder, then the founder's birthplace),
+ *   "Identifies Corenric as the founder of Belawick."; none (an empty block, which the recipe drops) when no
+ *   document states one. A task asks for a relation by its words (`ASKED`): "which person founded" the
+ *   founder, "born" the birthplace; a fact reached only on the way ("Where was the person who founded X
+ *   born?" reaches the founder) gets no rubric, as a writer of rubrics for what the task asks would give it
+ *   none; a task whose words ask for neither gets every fact reached;
  * - grade: 1 iff the response names the rubric's answer and no other entity of its kind (a list of every
  *   person does not pass "Identifies Corenric as the founder").
  * `random` grades each rubric 1 or 0 by a hash of the request instead (the control: rubrics that no longer
@@ -46,6 +50,22 @@ function factsIn(text: string): Fact[] {
   return FACT_PATTERNS.flatMap(({ pattern, relation }) =>
     [...text.matchAll(pattern)].map((m) => ({ subject: m[1] ?? '', relation, object: m[2] ?? '' })),
   );
+}
+
+/**
+ * The words by which a task asks for a relation's object: "which person founded" or "who founded" the founder
+ * ("the person who founded X" describes the way to another fact, not the founder asked), "born" the birthplace.
+ */
+const ASKED: Record<Fact['relation'], RegExp> = {
+  founder: /\b(?:which person|(?<!person )who) founded\b/i,
+  birthplace: /\bborn\b/,
+};
+
+/** The relations a task asks for; both when its words ask for neither. */
+function askedRelations(task: string): Set<Fact['relation']> {
+  const relations = Object.keys(ASKED) as Array<Fact['relation']>;
+  const asked = relations.filter((r) => ASKED[r].test(task));
+  return new Set(asked.length > 0 ? asked : relations);
 }
 
 const RUBRIC = /^Identifies ([A-Z][a-z]+) as the (founder|birthplace) of ([A-Z][a-z]+)\.$/;
@@ -108,9 +128,10 @@ export function scopeGrader(world: ScopeGraderWorld, mode: ScopeGraderMode): Sco
   const rubrics = (user: string): string => {
     const task = between(user, '<task_prompt>\n', '\n</task_prompt>');
     const documents = between(user, '## Context Documents', '## Requirements');
-    const items = reachableFacts(factsIn(documents), entitiesIn(task)).map(
-      (f, i) => `<rubric priority="${i === 0 ? 'critical' : 'important'}">${rubricOf(f)}</rubric>`,
-    );
+    const asked = askedRelations(task);
+    const items = reachableFacts(factsIn(documents), entitiesIn(task))
+      .filter((f) => asked.has(f.relation))
+      .map((f, i) => `<rubric priority="${i === 0 ? 'critical' : 'important'}">${rubricOf(f)}</rubric>`);
     return `<think>Facts of the documents about the task's entities.</think>\n<rubrics>\n${items.join('\n')}\n</rubrics>`;
   };
 

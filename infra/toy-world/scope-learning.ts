@@ -23,7 +23,7 @@ import {
   type PointReader,
 } from './learning';
 import { scopeGrader } from './scope-grader';
-import { parseScopeQuestion } from './scope-world';
+import { parseScopeQuestion, searchesOf } from './scope-world';
 import { linkOf } from './ssp-world';
 
 export interface ScopePoint {
@@ -33,11 +33,16 @@ export interface ScopePoint {
   validTasks: number;
   /** Shares of the Challenger's candidates by status (valid, no_task, gate_relevance, ...). */
   statusShares: Record<string, number>;
+  /**
+   * Per ask of the world's ladder (founder, both, birthplace; `other` for a task that is none of its
+   * questions): its share of the valid tasks and the Challenger's mean rubric score on them.
+   */
+  asks: Record<string, { share: number; rubricScore: number }>;
 }
 
 export const scopePoint: PointReader<ScopePoint> = async ({ store, runId, iteration }) => {
   const statuses: string[] = [];
-  const tasks: GradedRollout[][] = [];
+  const tasks: Array<{ ask: string; rollouts: GradedRollout[] }> = [];
   // A record's unit is its place in its shard: the gate's and the judge's records pair up shard by shard.
   for (let shard = 0; ; shard++) {
     const [gated, judged] = await Promise.all([
@@ -50,12 +55,23 @@ export const scopePoint: PointReader<ScopePoint> = async ({ store, runId, iterat
       g.candidates.forEach((c, k) => {
         statuses.push(c.status);
         const rollouts = judgedByUnit.get(g.unit)?.candidates[k]?.rollouts ?? [];
-        if (c.status === 'valid' && rollouts.length > 0) tasks.push(rollouts);
+        if (c.status === 'valid' && rollouts.length > 0)
+          tasks.push({ ask: parseScopeQuestion(c.question ?? '')?.ask ?? 'other', rollouts });
       });
   }
   const statusShares: Record<string, number> = {};
   for (const s of statuses) statusShares[s] = (statusShares[s] ?? 0) + 1 / statuses.length;
-  return { challengerRubricScore: mean(tasks.map(meanGrade)), validTasks: tasks.length, statusShares };
+  const asks: ScopePoint['asks'] = {};
+  for (const ask of new Set(tasks.map((t) => t.ask))) {
+    const of = tasks.filter((t) => t.ask === ask);
+    asks[ask] = { share: of.length / tasks.length, rubricScore: mean(of.map((t) => meanGrade(t.rollouts))) };
+  }
+  return {
+    challengerRubricScore: mean(tasks.map((t) => meanGrade(t.rollouts))),
+    validTasks: tasks.length,
+    statusShares,
+    asks,
+  };
 };
 
 const text = (messages: ChatMessage[]): string => messages.map((m) => m.content).join('\n');
@@ -63,8 +79,8 @@ const text = (messages: ChatMessage[]): string => messages.map((m) => m.content)
 /**
  * The Solver's held-out rubric score of one evaluation: each sample's final `<answer>` graded by the world's
  * grader against the rubrics it writes for the item's question from the world's documents, the share met;
- * averaged over samples, then items, with the items' standard error. `corpus` and `heldOut` are the world's
- * files (its documents, and the benchmark's questions by id).
+ * averaged over samples, then items, with the items' standard error, and per ask. `corpus` and `heldOut` are
+ * the world's files (its documents, and the benchmark's questions by id).
  */
 export function scopeHeldOutScore(
   corpus: string,
@@ -74,20 +90,22 @@ export function scopeHeldOutScore(
   const byTitle = new Map(documents.map((d) => [d.title, d.text]));
   const questions = heldOutQuestions(heldOut);
   const grader = scopeGrader({ documents }, 'rule');
-  /** The documents a full answer reads: the town's, and for two facts its founder's (the rubric context). */
+  /** The documents a full answer reads: the town's, and past the founder its founder's (the rubric context). */
   const context = (question: string): string[] => {
     const task = parseScopeQuestion(question);
     const town = task && byTitle.get(task.town);
     if (!task || town === undefined)
       throw new Error(`held-out question "${question}" is not a task of the world`);
-    const founder = task.facts === 2 ? byTitle.get(linkOf(town, task.town) ?? '') : undefined;
+    const founder = searchesOf(task.ask) === 2 ? byTitle.get(linkOf(town, task.town) ?? '') : undefined;
     return founder === undefined ? [town] : [town, founder];
   };
   return async (store, result) => {
     const items = await storedItems(store, result);
+    const asks: string[] = [];
     const scores = items.map((item) => {
       const question = questions.get(item.id);
       if (question === undefined) throw new Error(`held-out item ${item.id} is not in ${heldOut}`);
+      asks.push(parseScopeQuestion(question)?.ask ?? 'other');
       const rubrics = parseRubrics(
         grader.answer(
           SCOPE_CALLS.rubrics,
@@ -111,6 +129,8 @@ export function scopeHeldOutScore(
     });
     const m = mean(scores);
     const sd = Math.sqrt(mean(scores.map((x) => (x - m) ** 2)));
-    return { accuracy: m, standardError: sd / Math.sqrt(scores.length) };
+    const byKind: Record<string, number> = {};
+    for (const ask of new Set(asks)) byKind[ask] = mean(scores.filter((_, i) => asks[i] === ask));
+    return { accuracy: m, standardError: sd / Math.sqrt(scores.length), byKind };
   };
 }

@@ -8,10 +8,12 @@
  *   iteration, the Solver on the tasks of the Challenger's own rollouts;
  * - B = 16 source documents and G = 4 (Challenger rollouts per document, Solver rollouts per valid task), so
  *   an iteration is a few hundred short trajectories;
- * - the world's shape: long-form QA only, search budgets of one or two (the chains have two facts), the
- *   Solver's two searches (`SCOPE_SOLVER_MAX_SEARCHES`, what its warm start's prompt says), one to five
- *   rubrics (a one-fact task has one) written with the retrieved passages as context, so a task that needs
- *   the Challenger's second search gets the rubric of that search's fact;
+ * - the world's shape: long-form QA only; search budgets of one or two (the chains have two facts), two three
+ *   times as often as one, since with two searches the Challenger chooses what to ask (scope-world.ts's
+ *   ladder), the choice its co-evolution moves; the Solver's two searches (`SCOPE_SOLVER_MAX_SEARCHES`, what
+ *   its warm start's prompt says); one to five rubrics (one per fact the task asks) written with the
+ *   retrieved passages as context, so a task that needs the Challenger's second search gets the rubric of
+ *   that search's fact;
  * - a learning rate for a model of about 0.4 M parameters trained from scratch (SPICE's world's, 3e-4);
  * - held-out evaluation by the Solver's own search rollout (`evaluation.rollout: "search"`) on the world's
  *   held-out tasks; the world's figure is the rubric score the grader gives each answer (scope-learning.ts).
@@ -56,7 +58,7 @@ export function scopeWorldRunConfig(
     sampling: { temperature: 1.0, topP: 1.0, maxTokens: SCOPE_WORLD_SEARCH.maxTokens },
     scope: {
       taskTypes: ['long_form_qa'],
-      searchTurnWeights: [1, 1, 0],
+      searchTurnWeights: [1, 3, 0],
       solverMaxSearches: SCOPE_SOLVER_MAX_SEARCHES,
       rubrics: { min: 1, max: 5 },
       rubricContext: 'source_and_retrieved',

@@ -1,22 +1,29 @@
 /**
  * SCOPE's toy world: SSP's search world (ssp-world.ts: towns, their founders and the founders' birthplaces,
  * one sentence per document, a quarter of the chains held out) with SCOPE's two policies and its frozen judge
- * answered by rule (scope-grader.ts). A task asks for one fact or two of a chain:
- * "Which person founded the town of Belawick?" (its rubric: the founder) or "Which person founded the town of
- * Belawick, and where was that person born?" (the founder, then the birthplace, two rubrics).
+ * answered by rule (scope-grader.ts). A task asks one of three things of a chain, a ladder of difficulty:
+ * - `founder`, "Which person founded the town of Belawick?": one search, one rubric (the founder);
+ * - `both`, "Which person founded the town of Belawick, and where was that person born?": two searches, two
+ *   rubrics, so an answer with the founder alone still earns half;
+ * - `birthplace`, "Where was the person who founded the town of Belawick born?": two searches, one rubric (the
+ *   birthplace), so a wrong second search earns nothing.
+ * With two searches the Challenger chooses which of the three to ask: its rung. That choice is what lets f_diff
+ * move its tasks as the Solver improves (the Solver masters `founder` first), as the paper's co-evolving
+ * Challenger keeps ḡ from drifting up the way a frozen one lets it (its stale curriculum, ḡ → 0.71).
  *
  * - **Source documents** are the training chains' town documents (`scopeSourceCorpus`, the run's
  *   `corpus.uri`); the index holds every chain's documents, held-out ones included, so the agents can find
  *   them, but no source document, warm-start example or slip names a held-out entity.
  * - **The Challenger** searches its source town, and with a budget of two the founder its results name, then
- *   writes the task of as many facts as it searched: the rubric writer (with the retrieved passages as
- *   context, `rubricContext: source_and_retrieved`) then finds a rubric per fact. Its slips: a wrong query
- *   (another training town, so its task names nothing of the source document and fails relevance) or a
- *   premature task (before its last search: fewer facts, a lower format score).
- * - **The Solver** searches the question's town, then (two facts) the founder it read, and answers with the
- *   names it read, "Corenric, Halormoor". Its slip is a wrong query (another chain's town or founder: its
- *   names are then that chain's), not SSP's premature answer, which SCOPE's format terms would punish
- *   whatever the grader (`solverPolicy`).
+ *   writes a task: with one search a `founder` task, with two any of the three asks, uniformly. The rubric
+ *   writer (with the retrieved passages as context, `rubricContext: source_and_retrieved`) writes a rubric per
+ *   fact the task asks. Its slips: a wrong query (another training town, so its task names nothing of the
+ *   source document and fails relevance) or a premature task (a `founder` task before its last search, a
+ *   lower format score).
+ * - **The Solver** searches the question's town, then (two searches) the founder it read, and answers with
+ *   what the task asks of the names it read: "Corenric", "Corenric, Halormoor" or "Halormoor". Its slip is a
+ *   wrong query (another chain's town or founder: its names are then that chain's), not SSP's premature
+ *   answer, which SCOPE's format terms would punish whatever the grader (`solverPolicy`).
  * - **Every example is rendered by SCOPE's own prompts** (`challengerMessages`, `solverMessages`) and run by
  *   the project's search loop with the real retriever, with SCOPE's budget notice, so observations and
  *   loss-mask spans are what a run produces.
@@ -47,47 +54,60 @@ import {
   type WorldDocument,
 } from './ssp-world';
 
-/** Facts a task asks for: the founder, or the founder and the birthplace. */
-export type Facts = 1 | 2;
-export const FACT_COUNTS: readonly Facts[] = [1, 2];
+/** What a task asks of its chain (the ladder above, easiest first). */
+export type Ask = 'founder' | 'both' | 'birthplace';
+export const ASKS: readonly Ask[] = ['founder', 'both', 'birthplace'];
 
-/** The Solver's searches (`scope.solverMaxSearches`): the two a two-fact task needs. */
+/** The searches an ask needs: the town, then (past the founder) the founder's document. */
+export const searchesOf = (ask: Ask): 1 | 2 => (ask === 'founder' ? 1 : 2);
+
+/** The Challenger's search budgets (`scope.searchTurnWeights`' first two). */
+const BUDGETS = [1, 2] as const;
+
+/** The Solver's searches (`scope.solverMaxSearches`): the two the two-search asks need. */
 export const SCOPE_SOLVER_MAX_SEARCHES = 2;
 
-/** The share of each teacher's trajectories that slip; placeholders until a warm start measures the headroom. */
-export const SCOPE_SLIP_RATE = { challenger: 0.25, solver: { 1: 0.25, 2: 0.5 } as Record<Facts, number> };
+/**
+ * The share of each teacher's trajectories that slip; the Solver's by the searches its task needs, one in four
+ * at either. At one in two after two searches (this world's first), the warm-started Solver answered the
+ * birthplace ask on 4 % of the held-out items and 15 iterations left it at 6 %: a top rung no Challenger
+ * could be paid for.
+ */
+export const SCOPE_SLIP_RATE = { challenger: 0.25, solver: { 1: 0.25, 2: 0.25 } as Record<1 | 2, number> };
 
 const THINK = '<think> next </think> ';
 
-const QUESTION: Record<Facts, (town: string) => string> = {
-  1: (town) => `Which person founded the town of ${town}?`,
-  2: (town) => `Which person founded the town of ${town}, and where was that person born?`,
+const QUESTION: Record<Ask, (town: string) => string> = {
+  founder: (town) => `Which person founded the town of ${town}?`,
+  both: (town) => `Which person founded the town of ${town}, and where was that person born?`,
+  birthplace: (town) => `Where was the person who founded the town of ${town} born?`,
 };
 
 export interface ScopeTask {
-  facts: Facts;
+  ask: Ask;
   town: string;
   question: string;
   /** The names a full answer gives, in the order the searches reach them. */
   answer: string[];
 }
 
-export function scopeTaskOf(chain: Chain, facts: Facts): ScopeTask {
-  return {
-    facts,
-    town: chain.town,
-    question: QUESTION[facts](chain.town),
-    answer: facts === 1 ? [chain.founder] : [chain.founder, chain.birthplace],
+export function scopeTaskOf(chain: Chain, ask: Ask): ScopeTask {
+  const answer = {
+    founder: [chain.founder],
+    both: [chain.founder, chain.birthplace],
+    birthplace: [chain.birthplace],
   };
+  return { ask, town: chain.town, question: QUESTION[ask](chain.town), answer: answer[ask] };
 }
 
 /** The task a question of the world asks, read back from its text; undefined for any other text. */
-export function parseScopeQuestion(question: string): { facts: Facts; town: string } | undefined {
-  for (const facts of [2, 1] as const) {
-    const [before, after] = QUESTION[facts]('\0').split('\0') as [string, string];
+export function parseScopeQuestion(question: string): { ask: Ask; town: string } | undefined {
+  // `both` before `founder`: the two share their opening words.
+  for (const ask of ['both', 'founder', 'birthplace'] as const) {
+    const [before, after] = QUESTION[ask]('\0').split('\0') as [string, string];
     if (question.startsWith(before) && question.endsWith(after)) {
       const town = question.slice(before.length, question.length - after.length);
-      if (/^[A-Z][a-z]+$/.test(town)) return { facts, town };
+      if (/^[A-Z][a-z]+$/.test(town)) return { ask, town };
     }
   }
   return undefined;
@@ -102,7 +122,7 @@ export function scopeSourceCorpus(seed: number, count: number): WorldDocument[] 
 
 /**
  * The held-out benchmark (`{"id", "question", "answer"}`, agentic evaluation): `items` tasks about the chains
- * SSP's benchmark asks about, in its order, one and two facts alternately. `answer` is the full answer's
+ * SSP's benchmark asks about, in its order, the three asks in turn. `answer` is the full answer's
  * names; the world's figure is the rubric score the grader gives the Solver's answer, not this string's match.
  */
 export function scopeHeldOutBenchmark(
@@ -113,7 +133,7 @@ export function scopeHeldOutBenchmark(
   const world = chains(seed, count);
   return heldOutBenchmark(seed, count, items).map((item, i) => {
     const chain = world.find((c) => c.town === parseQuestion(item.question)?.town) as Chain;
-    const task = scopeTaskOf(chain, FACT_COUNTS[i % 2] as Facts);
+    const task = scopeTaskOf(chain, ASKS[i % ASKS.length] as Ask);
     return { id: item.id, question: task.question, answer: task.answer.join(', ') };
   });
 }
@@ -125,11 +145,12 @@ const taskTag = (question: string): string => `${THINK}<task> <question> ${quest
 type Slip<K extends string> = { kind: K; step: number } | undefined;
 
 /**
- * The Solver teacher: searches the question's town, then (two facts) the founder it read, and answers with
- * what it read; `slip` searches `decoy` at `slip.step` instead. Its only slip is a wrong query, never an early
- * answer: an early answer also loses SCOPE's format and search terms (R_S = L·g + 0.5·F + 0.1·S), which pay
- * for searching whatever the grades, so a Solver that RL cures of it would gain under a grader that grades at
- * random. A wrong query searches and answers as often as a right one: only the grades tell them apart.
+ * The Solver teacher: searches the question's town, then (two searches) the founder it read, and answers what
+ * the task asks of what it read; `slip` searches `decoy` at `slip.step` instead. Its only slip is a wrong
+ * query, never an early answer: an early answer also loses SCOPE's format and search terms (R_S = L·g + 0.5·F
+ * + 0.1·S), which pay for searching whatever the grades, so a Solver that RL cures of it would gain under a
+ * grader that grades at random. A wrong query searches and answers as often as a right one: only the grades
+ * tell them apart.
  */
 function solverPolicy(task: ScopeTask, slip: Slip<'wrong_query'>, decoy: Chain): Policy {
   return (completion) => {
@@ -139,19 +160,21 @@ function solverPolicy(task: ScopeTask, slip: Slip<'wrong_query'>, decoy: Chain):
     if (step === 0) return search(slips ? decoy.town : task.town);
     const read = linkOf(information, queries.at(-1) as string);
     const names = [...queries.slice(1), ...(read === undefined ? [] : [read])];
-    if (read === undefined || step === task.facts) return answerTag(names);
+    if (read === undefined || step === searchesOf(task.ask))
+      return answerTag(task.ask === 'birthplace' ? names.slice(-1) : names);
     return search(slips ? decoy.founder : read);
   };
 }
 
 /**
  * The Challenger teacher: searches its source town, then the founder the results name, as many searches as
- * its budget, and writes the task of as many facts about the town it searched first; `slip` searches `decoy`
- * or writes the task early at `slip.step`.
+ * its budget, and writes its task about the town it searched first: `ask` after two searches, `founder` after
+ * one; `slip` searches `decoy` or writes the task early at `slip.step`.
  */
 function challengerPolicy(
   town: string,
-  budget: Facts,
+  budget: 1 | 2,
+  ask: Ask,
   slip: Slip<'wrong_query' | 'premature_task'>,
   decoy: Chain,
 ): Policy {
@@ -160,7 +183,7 @@ function challengerPolicy(
     const step = queries.length;
     const slips = (kind: string): boolean => slip?.step === step && slip.kind === kind;
     if (step === budget || slips('premature_task'))
-      return taskTag(QUESTION[step === 2 ? 2 : 1](queries[0] ?? town));
+      return taskTag(QUESTION[step === 2 ? ask : 'founder'](queries[0] ?? town));
     if (step === 0) return search(slips('wrong_query') ? decoy.town : town);
     const read = linkOf(information, queries[0] as string);
     return search(slips('wrong_query') || read === undefined ? decoy.founder : read);
@@ -216,9 +239,9 @@ const slipOf = <K extends string>(rng: Rng, rate: number, kinds: readonly K[], s
   rng.next() < rate ? { kind: rng.pick(kinds), step: rng.int(steps) } : undefined;
 
 /**
- * Supervised warm-start examples, per index: one Solver trajectory (a training chain and a fact count drawn
- * uniformly) and one Challenger trajectory (a training town document and a budget of one or two searches),
- * each slipping at its rate, each with the loop's `lossMaskSpans`.
+ * Supervised warm-start examples, per index: one Solver trajectory (a training chain and an ask drawn
+ * uniformly) and one Challenger trajectory (a training town document, a budget of one or two searches and the
+ * ask it writes after two, each drawn uniformly), each slipping at its rate, each with the loop's `lossMaskSpans`.
  */
 export async function scopeWarmStartExamples(
   seed: number,
@@ -230,8 +253,9 @@ export async function scopeWarmStartExamples(
   const out: SearchExample[] = [];
   for (let i = 0; i < items; i++) {
     const rng = seededRng(seed, 'scope-world', 'warm-start', i);
-    const task = scopeTaskOf(rng.pick(pool), rng.pick(FACT_COUNTS));
-    const solverSlip = slipOf(rng, SCOPE_SLIP_RATE.solver[task.facts], ['wrong_query'], task.facts);
+    const task = scopeTaskOf(rng.pick(pool), rng.pick(ASKS));
+    const searches = searchesOf(task.ask);
+    const solverSlip = slipOf(rng, SCOPE_SLIP_RATE.solver[searches], ['wrong_query'], searches);
     const chain = pool.find((c) => c.town === task.town) as Chain;
     out.push(
       await rollout(
@@ -242,12 +266,13 @@ export async function scopeWarmStartExamples(
       ),
     );
     const source = rng.pick(pool);
-    const budget = rng.pick(FACT_COUNTS);
+    const budget = rng.pick(BUDGETS);
+    const ask = rng.pick(ASKS);
     const challengerSlip = slipOf(rng, SCOPE_SLIP_RATE.challenger, ['wrong_query', 'premature_task'], budget);
     out.push(
       await rollout(
         challengerMessages(documentsOf(source)[0].text, 'long_form_qa', budget, 'search_tags'),
-        challengerPolicy(source.town, budget, challengerSlip, otherChain(rng, pool, source)),
+        challengerPolicy(source.town, budget, ask, challengerSlip, otherChain(rng, pool, source)),
         retriever,
         {
           role: CHALLENGER,
@@ -276,10 +301,8 @@ export function scopeWordTokenizer(): { pieces: string[]; vocabSize: number } {
       ' </question> </task>',
       ' was founded by ',
       ' was born in ',
-      ...FACT_COUNTS.flatMap((facts) => QUESTION[facts]('\0').split('\0')),
-      ...FACT_COUNTS.flatMap((budget) =>
-        around(challengerMessages('\0', 'long_form_qa', budget, 'search_tags')),
-      ),
+      ...ASKS.flatMap((ask) => QUESTION[ask]('\0').split('\0')),
+      ...BUDGETS.flatMap((budget) => around(challengerMessages('\0', 'long_form_qa', budget, 'search_tags'))),
       ...around(solverMessages('\0', SCOPE_SOLVER_MAX_SEARCHES, 'search_tags')),
     ].filter((piece) => piece.length > 1),
     vocabSize: 850,

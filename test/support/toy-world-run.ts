@@ -236,7 +236,8 @@ export const evaluatedAtEnd =
  * (`spell.frozenRoles`), so its agreement with the rule must stay where the warm start left it; SSP's random
  * search (`WorldRun.controls`) returns passages unrelated to the query in training, so a gain that survives it
  * did not come from learning to search; SCOPE's random grader grades every rubric at random (its gates and
- * rubrics stay the rule's), so no answer earns its grades.
+ * rubrics stay the rule's), so no answer earns its grades, and its frozen Challenger trains no Challenger rows
+ * (the paper's stale curriculum: the tasks stay the warm start's while the Solver improves).
  */
 export const CONTROLS = [
   'lr0',
@@ -247,6 +248,7 @@ export const CONTROLS = [
   'frozen-verifier',
   'random-search',
   'random-grader',
+  'frozen-challenger',
 ] as const;
 export type Control = (typeof CONTROLS)[number];
 
@@ -291,6 +293,7 @@ export function withControl(
     flipped: { negateAdvantages: true },
     'reasoner-only': { ablateRoles: ['challenger'] },
     'challenger-only': { ablateRoles: ['reasoner'] },
+    'frozen-challenger': { ablateRoles: ['challenger'] },
   };
   return { ...config, training: { ...training, ...edits[control] } };
 }

@@ -16,8 +16,8 @@ import { startScopeGrader } from '../support/grader-servers';
 /**
  * SCOPE's rule-based judge for the search world (infra/toy-world/scope-grader.ts), fed the recipe's own judge
  * prompts and read back with the recipe's own parsers: the gates pass tasks that name the source document's
- * entities and fail the rest, the rubrics are the facts of the documents that the task's entities reach, and a
- * grade passes an answer that names the rubric's entity and nothing else of its kind.
+ * entities and fail the rest, the rubrics are the facts the task asks for among those of the documents its
+ * entities reach, and a grade passes an answer that names the rubric's entity and nothing else of its kind.
  */
 
 const world = { documents: sspCorpus(0, 16) };
@@ -64,6 +64,28 @@ describe('SCOPE rule-based grader (toy search world)', () => {
     ]);
     // No fact about the task's entities: no rubric set (the recipe's `rubrics_invalid`).
     expect(answer([documentsOf(b)[0].text])).toEqual([]);
+  });
+
+  test('rubrics: only for what the task asks; a fact reached on the way to it gets none', () => {
+    const rubrics = (question: string): string[] =>
+      parseRubrics(
+        rule.answer(
+          SCOPE_CALLS.rubrics,
+          text(rubricMessages('long_form_qa', question, [townDoc.text, personDoc.text])),
+          1,
+        ),
+        { min: 1, max: 5 },
+      );
+    const founder = `Identifies ${a.founder} as the founder of ${a.town}.`;
+    const birthplace = `Identifies ${a.birthplace} as the birthplace of ${a.founder}.`;
+    expect(rubrics(`Which person founded the town of ${a.town}?`)).toEqual([founder]);
+    expect(rubrics(`Where was the person who founded the town of ${a.town} born?`)).toEqual([birthplace]);
+    expect(rubrics(`Which person founded the town of ${a.town}, and where was that person born?`)).toEqual([
+      founder,
+      birthplace,
+    ]);
+    // Words that ask for neither relation: every fact reached.
+    expect(rubrics(`Tell me about ${a.town}.`)).toEqual([founder, birthplace]);
   });
 
   test('grade: the rubric passes an answer naming its entity and no other of its kind', () => {

@@ -24,6 +24,7 @@ import { scopeHeldOutScore } from '../../infra/toy-world/scope-learning';
 import {
   parseScopeQuestion,
   SCOPE_SOLVER_MAX_SEARCHES,
+  searchesOf,
   scopeHeldOutBenchmark,
   scopeSourceCorpus,
   scopeWarmStartExamples,
@@ -122,48 +123,65 @@ describe("SCOPE's toy world", () => {
     ).length;
     expect(budgeted).toBeGreaterThan(challengers.length / 2);
     expect(budgeted).toBeLessThan(challengers.length);
+    // The ladder: after two searches the Challenger asks any of the three, after one the founder only.
+    const asksAfter = (searches: number): Record<string, number> => {
+      const asks: Record<string, number> = {};
+      for (const e of challengers.filter((c) => tagContents(c.completion, 'search').length === searches)) {
+        const ask = parseScopeQuestion(parseTask(e.completion) ?? '')?.ask;
+        asks[ask ?? 'none'] = (asks[ask ?? 'none'] ?? 0) + 1;
+      }
+      return asks;
+    };
+    expect(Object.keys(asksAfter(1))).toEqual(['founder']);
+    const two = asksAfter(2);
+    expect(Object.keys(two).sort()).toEqual(['birthplace', 'both', 'founder']);
+    for (const n of Object.values(two)) expect(n).toBeGreaterThan(15);
     const scores = solvers.map((e) =>
       solverRubricScore(/Question: (.*)$/.exec(text(e.messages))?.[1] ?? '', e.completion),
     );
     const perfect = scores.filter((s) => s === 1).length;
     expect(perfect / scores.length).toBeGreaterThan(0.5);
     expect(perfect).toBeLessThan(scores.length);
-    // Every Solver searches once per fact and then answers, slipped or not: SCOPE's format and search terms
-    // pay a wrong answer what they pay a right one, so only the grades tell them apart.
+    // Every Solver searches as often as its ask needs and then answers, slipped or not: SCOPE's format and
+    // search terms pay a wrong answer what they pay a right one, so only the grades tell them apart.
     for (const e of solvers) {
-      const facts = parseScopeQuestion(/Question: (.*)$/.exec(text(e.messages))?.[1] ?? '')?.facts;
-      expect(tagContents(e.completion, 'search')).toHaveLength(facts ?? -1);
+      const asked = parseScopeQuestion(/Question: (.*)$/.exec(text(e.messages))?.[1] ?? '');
+      expect(tagContents(e.completion, 'search')).toHaveLength(asked ? searchesOf(asked.ask) : -1);
       expect(tagContents(e.completion, 'answer')).toHaveLength(1);
     }
   });
 
-  test('the held-out rubric score: each stored sample graded against its item’s rubrics, then averaged', async () => {
-    const bench = scopeHeldOutBenchmark(SEED, CHAINS, 2);
-    const [one, two] = bench as [(typeof bench)[0], (typeof bench)[0]];
+  test('the held-out rubric score: each stored sample graded against its item’s rubrics, averaged, and per ask', async () => {
+    const bench = scopeHeldOutBenchmark(SEED, CHAINS, 3);
+    const [one, two, three] = bench as [(typeof bench)[0], (typeof bench)[0], (typeof bench)[0]];
+    expect(bench.map((item) => parseScopeQuestion(item.question)?.ask)).toEqual([
+      'founder',
+      'both',
+      'birthplace',
+    ]);
     const heldOut = await writeJsonl(path.join(dir, 'heldout.jsonl'), bench);
     const store = openStore(path.join(dir, 'store'));
     const sample = (answer: string) => ({ completion: `<answer> ${answer} </answer>`, correct: false });
     const [founder, birthplace] = two.answer.split(', ');
+    const chain = WORLD.find((c) => c.birthplace === three.answer) as (typeof WORLD)[0];
+    const item = (unit: number, of: typeof one, answers: string[]) => ({
+      unit,
+      id: of.id,
+      kind: 'text',
+      gold: of.answer,
+      samples: answers.map(sample),
+    });
     await putJsonl(store, 'results.jsonl', [
-      {
-        unit: 0,
-        id: one.id,
-        kind: 'text',
-        gold: one.answer,
-        samples: [sample(one.answer), sample('nobody')],
-      },
-      {
-        unit: 1,
-        id: two.id,
-        kind: 'text',
-        gold: two.answer,
-        samples: [sample(`${founder}`), sample(`${founder}, ${birthplace}`)],
-      },
+      item(0, one, [one.answer, 'nobody']),
+      item(1, two, [`${founder}`, `${founder}, ${birthplace}`]),
+      // The birthplace ask has one rubric, the birthplace: its founder alone earns nothing.
+      item(2, three, [chain.founder, three.answer]),
     ]);
     const score = scopeHeldOutScore(corpus, heldOut);
     const measured = await score(store, { accuracy: 0, resultsKey: 'results.jsonl' } as BenchmarkResult);
-    // Item 1: 1 and 0; item 2: 1/2 (the founder only) and 1.
-    expect(measured.accuracy).toBeCloseTo((0.5 + 0.75) / 2, 9);
+    // Item 1: 1 and 0; item 2: 1/2 (the founder only) and 1; item 3: 0 and 1.
+    expect(measured.accuracy).toBeCloseTo((0.5 + 0.75 + 0.5) / 3, 9);
+    expect(measured.byKind).toEqual({ founder: 0.5, both: 0.75, birthplace: 0.5 });
     expect(measured.standardError).toBeGreaterThan(0);
   });
 });
@@ -174,12 +192,12 @@ function solverRubricScore(question: string, completion: string): number {
   const chain = WORLD.find((c) => c.town === asked?.town);
   if (!asked || !chain) throw new Error(`not a task of the world: ${question}`);
   const [townDoc, personDoc] = documentsOf(chain);
-  const context = asked.facts === 1 ? [townDoc.text] : [townDoc.text, personDoc.text];
+  const context = searchesOf(asked.ask) === 1 ? [townDoc.text] : [townDoc.text, personDoc.text];
   const rubrics = parseRubrics(
     grader.answer(SCOPE_CALLS.rubrics, text(rubricMessages('long_form_qa', question, context)), 0),
     { min: 1, max: 5 },
   );
-  expect(rubrics).toHaveLength(asked.facts);
+  expect(rubrics).toHaveLength(asked.ask === 'both' ? 2 : 1);
   const answer = extractAnswer(completion) ?? '';
   const grades = rubrics.map((r) => verdict(SCOPE_CALLS.grade, graderMessages(question, answer, r)));
   return grades.reduce((a, b) => a + b, 0) / grades.length;
