@@ -283,7 +283,7 @@ function scopeSummary(points: ReadonlyArray<IterationPoint<ScopePoint>>): string
   const [first, last] = [points.slice(0, 2), points.slice(-2)];
   const change = (of: (p: ScopePoint) => number): string =>
     `${pct(mean(first, of))} → ${pct(mean(last, of))}`;
-  const asks = ASKS.map((ask) => `${ask} ${change((p) => p.asks[ask]?.share ?? 0)}`).join(', ');
+  const asks = [...ASKS, 'other'].map((ask) => `${ask} ${change((p) => p.asks[ask]?.share ?? 0)}`).join(', ');
   return `iterations 1-2 → last two: challenger rubric score ${change((p) => p.challengerRubricScore)}; shares of its valid tasks: ${asks}`;
 }
 
