@@ -274,17 +274,25 @@ const scopeFigures = (p: IterationPoint<ScopePoint>): string =>
     .join(', ')}]`;
 
 /**
- * The Challenger's mean rubric score on its tasks (f_diff pays most at 0.5) and its asks' shares of its valid
- * tasks: the first two iterations against the last two.
+ * The Challenger's mean rubric score on its tasks, the f_diff they earn (most at 0.5) and its asks' shares of
+ * its valid tasks: the first five iterations against the last five (fewer in a run of under ten).
  */
 function scopeSummary(points: ReadonlyArray<IterationPoint<ScopePoint>>): string {
   const mean = (ps: ReadonlyArray<IterationPoint<ScopePoint>>, of: (p: ScopePoint) => number): number =>
     ps.reduce((a, p) => a + of(p), 0) / Math.max(1, ps.length);
-  const [first, last] = [points.slice(0, 2), points.slice(-2)];
-  const change = (of: (p: ScopePoint) => number): string =>
-    `${pct(mean(first, of))} → ${pct(mean(last, of))}`;
+  const window = Math.max(1, Math.min(5, Math.floor(points.length / 2)));
+  const [first, last] = [points.slice(0, window), points.slice(-window)];
+  const change = (of: (p: ScopePoint) => number, format = pct): string =>
+    `${format(mean(first, of))} → ${format(mean(last, of))}`;
   const asks = [...ASKS, 'other'].map((ask) => `${ask} ${change((p) => p.asks[ask]?.share ?? 0)}`).join(', ');
-  return `iterations 1-2 → last two: challenger rubric score ${change((p) => p.challengerRubricScore)}; shares of its valid tasks: ${asks}`;
+  return (
+    `the first ${window} iterations → the last ${window}: challenger rubric score ` +
+    `${change((p) => p.challengerRubricScore)}, f_diff ${change(
+      (p) => p.challengerDifficultyReward,
+      (x) => x.toFixed(3),
+    )}; ` +
+    `shares of its valid tasks: ${asks}`
+  );
 }
 
 /** An accuracy with its error, and per kind of item where the world tells kinds apart. */

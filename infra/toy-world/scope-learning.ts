@@ -12,7 +12,7 @@ import { parseBinaryScore } from '../../activities/judges/binary';
 import { extractAnswer, parseRubrics } from '../../activities/recipes/scope/parse';
 import { graderMessages, rubricMessages } from '../../activities/recipes/scope/prompts';
 import type { GradedRollout, ScopeGated, ScopeJudged } from '../../activities/recipes/scope/records';
-import { meanGrade } from '../../activities/recipes/scope/rewards';
+import { difficultyReward, meanGrade } from '../../activities/recipes/scope/rewards';
 import type { BenchmarkResult } from '../../contracts/evaluation';
 import {
   heldOutQuestions,
@@ -29,6 +29,8 @@ import { linkOf } from './ssp-world';
 export interface ScopePoint {
   /** The Challenger's mean rubric score on its valid tasks: ḡ per task, averaged (f_diff pays most at 0.5). */
   challengerRubricScore: number;
+  /** f_diff(ḡ) per valid task, averaged: what the Challenger's tasks earn of its difficulty reward (Eq. 5). */
+  challengerDifficultyReward: number;
   /** Valid tasks of the iteration (both gates passed, rubrics written) that the Solver answered. */
   validTasks: number;
   /** Shares of the Challenger's candidates by status (valid, no_task, gate_relevance, ...). */
@@ -68,6 +70,7 @@ export const scopePoint: PointReader<ScopePoint> = async ({ store, runId, iterat
   }
   return {
     challengerRubricScore: mean(tasks.map((t) => meanGrade(t.rollouts))),
+    challengerDifficultyReward: mean(tasks.map((t) => difficultyReward(meanGrade(t.rollouts)))),
     validTasks: tasks.length,
     statusShares,
     asks,
