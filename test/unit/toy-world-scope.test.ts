@@ -20,7 +20,10 @@ import { tagContents } from '../../activities/scoring/tags';
 import type { ChatMessage } from '../../activities/clients/trainer-contract';
 import type { BenchmarkResult } from '../../contracts/evaluation';
 import { scopeGrader } from '../../infra/toy-world/scope-grader';
-import { scopeHeldOutScore } from '../../infra/toy-world/scope-learning';
+import { scopeHeldOutScore, scopePoint } from '../../infra/toy-world/scope-learning';
+import { shardKey } from '../../activities/clients/storage/keys';
+import type { ScopeGated, ScopeJudged } from '../../activities/recipes/scope/records';
+import type { Manifest } from '../../contracts/selfplay';
 import {
   parseScopeQuestion,
   SCOPE_SOLVER_MAX_SEARCHES,
@@ -183,6 +186,50 @@ describe("SCOPE's toy world", () => {
     expect(measured.accuracy).toBeCloseTo((0.5 + 0.75 + 0.5) / 3, 9);
     expect(measured.byKind).toEqual({ founder: 0.5, both: 0.75, birthplace: 0.5 });
     expect(measured.standardError).toBeGreaterThan(0);
+  });
+});
+
+describe("SCOPE's toy world, per iteration", () => {
+  test('the Challenger’s valid tasks by ask: their shares, their ḡ and the f_diff they earn', async () => {
+    const store = openStore(path.join(dir, 'point-store'));
+    const runId = 'run-point';
+    const [c1, c2] = WORLD as [(typeof WORLD)[0], (typeof WORLD)[0]];
+    const grades = (...bits: Array<0 | 1>) => ({ answer: 'x', grades: bits.map((value) => ({ value })) });
+    const gated: ScopeGated[] = [
+      {
+        unit: 0,
+        docIndex: 0,
+        candidates: [
+          { status: 'valid', question: `Which person founded the town of ${c1.town}?` },
+          { status: 'gate_relevance' },
+          { status: 'valid', question: `Where was the person who founded the town of ${c1.town} born?` },
+          { status: 'valid', question: `Which person founded the town of ${c2.town}?` },
+        ],
+      },
+    ];
+    const judged: ScopeJudged[] = [
+      {
+        unit: 0,
+        docIndex: 0,
+        candidates: [
+          { rollouts: [grades(1), grades(1)] }, // ḡ 1: f_diff 0
+          { rollouts: [] },
+          { rollouts: [grades(1), grades(0)] }, // ḡ 0.5: f_diff 1
+          { rollouts: [grades(1), grades(0, 1)] }, // ḡ 0.75: f_diff 0.5
+        ],
+      },
+    ];
+    await putJsonl(store, shardKey(runId, 1, 'gate', 0), gated);
+    await putJsonl(store, shardKey(runId, 1, 'judge', 0), judged);
+    const point = await scopePoint({ store, runId, iteration: 1, manifest: {} as Manifest, rows: [] });
+    expect(point.validTasks).toBe(3);
+    expect(point.statusShares).toEqual({ valid: 0.75, gate_relevance: 0.25 });
+    expect(point.challengerRubricScore).toBeCloseTo((1 + 0.5 + 0.75) / 3, 9);
+    expect(point.challengerDifficultyReward).toBeCloseTo((0 + 1 + 0.5) / 3, 9);
+    expect(point.asks['founder']?.share).toBeCloseTo(2 / 3, 9);
+    expect(point.asks['founder']?.rubricScore).toBeCloseTo(0.875, 9);
+    expect(point.asks['birthplace']).toEqual({ share: 1 / 3, rubricScore: 0.5 });
+    expect(point.asks['both']).toBeUndefined();
   });
 });
 
