@@ -68,12 +68,11 @@ const BUDGETS = [1, 2] as const;
 export const SCOPE_SOLVER_MAX_SEARCHES = 2;
 
 /**
- * The share of each teacher's trajectories that slip; the Solver's by the searches its task needs, one in four
- * at either. At one in two after two searches (this world's first), the warm-started Solver answered the
- * birthplace ask on 4 % of the held-out items and 15 iterations left it at 6 %: a top rung no Challenger
- * could be paid for.
+ * The share of each teacher's trajectories that slip, the Solver's whatever its ask. At one in two after two
+ * searches (this world's first), the warm-started Solver answered the birthplace ask on 4 % of the held-out
+ * items and 15 iterations left it at 6 %: a top rung no Challenger could be paid for.
  */
-export const SCOPE_SLIP_RATE = { challenger: 0.25, solver: { 1: 0.25, 2: 0.25 } as Record<1 | 2, number> };
+export const SCOPE_SLIP_RATE = { challenger: 0.25, solver: 0.25 };
 
 const THINK = '<think> next </think> ';
 
@@ -241,7 +240,8 @@ const slipOf = <K extends string>(rng: Rng, rate: number, kinds: readonly K[], s
 /**
  * Supervised warm-start examples, per index: one Solver trajectory (a training chain and an ask drawn
  * uniformly) and one Challenger trajectory (a training town document, a budget of one or two searches and the
- * ask it writes after two, each drawn uniformly), each slipping at its rate, each with the loop's `lossMaskSpans`.
+ * ask it writes after two, each drawn uniformly), each slipping at its rate, each with the loop's
+ * `lossMaskSpans`.
  */
 export async function scopeWarmStartExamples(
   seed: number,
@@ -254,8 +254,7 @@ export async function scopeWarmStartExamples(
   for (let i = 0; i < items; i++) {
     const rng = seededRng(seed, 'scope-world', 'warm-start', i);
     const task = scopeTaskOf(rng.pick(pool), rng.pick(ASKS));
-    const searches = searchesOf(task.ask);
-    const solverSlip = slipOf(rng, SCOPE_SLIP_RATE.solver[searches], ['wrong_query'], searches);
+    const solverSlip = slipOf(rng, SCOPE_SLIP_RATE.solver, ['wrong_query'], searchesOf(task.ask));
     const chain = pool.find((c) => c.town === task.town) as Chain;
     out.push(
       await rollout(
