@@ -132,6 +132,12 @@ export interface WorldSpec {
    * each trained name into a token of its own. Worlds without it keep warm_start.py's tokenizer and cache key.
    */
   wordTokenizer?: { pieces: readonly string[]; vocabSize: number };
+  /**
+   * Texts that are tokens of their own in warm_start.py's tokenizer (`warm-start --piece` without
+   * `--split-words`, word_tokenizer.py): a world's fixed words that its BPE, which merges across spaces, would
+   * fuse with the text around them (SPELL's number words).
+   */
+  pieces?: readonly string[];
 }
 
 /**
@@ -145,9 +151,11 @@ export async function trainWorld(
   const hash = createHash('sha256');
   for (const [name, text] of Object.entries(spec.files)) hash.update(name).update('\0').update(text);
   hash.update(JSON.stringify(spec.settings));
-  // Only a world that asks for the word tokenizer hashes it (and its module): the others' keys stay as they were.
+  // Only a world that asks for the word tokenizer or pieces hashes them (and their module): the others' keys
+  // stay as they were.
   if (spec.wordTokenizer) hash.update(JSON.stringify(spec.wordTokenizer));
-  const entry = spec.wordTokenizer ? 'word_tokenizer' : 'warm_start';
+  if (spec.pieces) hash.update(JSON.stringify(spec.pieces));
+  const entry = spec.wordTokenizer || spec.pieces ? 'word_tokenizer' : 'warm_start';
   for (const file of warmStartSources(path.join(ROOT, 'infra/kernels/selfplay_kernel'), entry))
     hash.update(path.basename(file)).update('\0').update(readFileSync(file));
   const dir = path.join(spec.dir, hash.digest('hex').slice(0, 16));
@@ -185,8 +193,10 @@ async function warmStartModel(dir: string, out: string, spec: WorldSpec): Promis
   args.push(...(spec.threads ? ['--threads', String(spec.threads)] : []));
   if (spec.wordTokenizer) {
     args.push('--split-words', '--vocab-size', String(spec.wordTokenizer.vocabSize));
-    args.push(...spec.wordTokenizer.pieces.flatMap((piece) => ['--piece', piece]));
   }
+  // `--piece=TEXT`, not `--piece TEXT`: a piece may begin with a dash ("-seven"), which argparse reads as a flag.
+  const pieces = [...(spec.wordTokenizer?.pieces ?? []), ...(spec.pieces ?? [])];
+  args.push(...pieces.map((piece) => `--piece=${piece}`));
   const pythonPath = [path.join(ROOT, 'infra/kernels'), process.env.PYTHONPATH].filter(Boolean).join(':');
   // Its log (a loss line every 50 steps) goes to our stderr: the first warm start takes minutes, and whoever
   // waits for it sees it advance.

@@ -3,7 +3,13 @@
  * of what produced them, as `prepareToyWorld` does for SPICE's (`trainWorld`).
  */
 import path from 'node:path';
-import { spellCorpus, spellHeldOut, spellValidationExamples, spellWarmStartExamples } from './spell-world';
+import {
+  spellCorpus,
+  spellHeldOut,
+  spellValidationExamples,
+  spellWarmStartExamples,
+  SPOKEN_NAME_PIECES,
+} from './spell-world';
 import { flag, jsonl, TOY_WORLD_DEFAULTS, trainWorld } from './prepare';
 
 export interface SpellWorldOptions {
@@ -97,6 +103,7 @@ export async function prepareSpellWorld(options: Partial<SpellWorldOptions> = {}
     roleWeights: SPELL_ROLE_WEIGHTS,
     roleLearningRates: SPELL_ROLE_LEARNING_RATES,
     maxCycles: SPELL_WARM_START_MAX_CYCLES,
+    pieces: SPOKEN_NAME_PIECES,
     ...(o.threads ? { threads: o.threads } : {}),
   });
   return {

@@ -1,9 +1,10 @@
 /**
- * SPELL's toy world (v4): lookups over a cluster of fact sheets, played with SPELL's own prompts and parsers.
+ * SPELL's toy world (v7): lookups over a cluster of fact sheets, played with SPELL's own prompts and parsers.
  * A cluster is two one-line sheets, each a depot's stock code: its number with the crates it holds written
  * right after it ("Depot 4752 crates." for Depot 47's 52 crates). The questioner reads one sheet of the
- * cluster, quotes it in its thinking and writes a question about that depot with its answer
- * (`<think>Depot 4752 crates.</think>{"question":"How many crates does Depot 47 hold?","answer":52}`);
+ * cluster, quotes it in its thinking and writes a question about that depot, its number in words, with its
+ * answer (`<think>Depot 4752 crates.</think>{"question":"How many crates does Depot forty-seven
+ * hold?","answer":52}`);
  * the responder answers it with the sheets in context, quoting the sheet it read ("Depot 4752 crates.
  * Therefore, the answer is 52."); the verifier, the same model, compares the responder's answer with the
  * reference digit by digit ("Explanation: 5 5 = 2 2 =. Decision: [[YES]]").
@@ -12,7 +13,12 @@
  * cannot answer and every question needs its cluster; and what the responder does is a copy keyed by a name
  * (find the sheet of the question's depot, copy its number), which a two-layer model learns by induction:
  * the count's first digit follows the depot's last digit, and every digit of a cluster's sheets differs from
- * the others, so "the token after the one I just wrote" finds it. v3 wrote "Depot 47 holds 52 crates.", three
+ * the others, so "the token after the one I just wrote" finds it. The question names the depot in words
+ * (`spokenName`) so that its digits stand once in the responder's prompt: with the digits in the question too
+ * (v4 to v6), the depot's last digit stood twice, followed by the count in its sheet and by " hold?" in the
+ * question, and no warm start of v6 learned that first copy reliably (its count's first digit came from
+ * either sheet, while the second, keyed by a digit that stands once, was right on 87 of 96; docs/learning.md).
+ * v3 wrote "Depot 47 holds 52 crates.", three
  * sheets: " holds " preceded every count, and its responder copied the name but a count at random (18 %
  * greedy after 6,500 warm-start steps; docs/learning.md). The responder's teacher slips (another sheet's number, or off by one:
  * `RESPONDER_SLIPS`), so its greedy answers are right and its samples often not; the verifier's teacher
@@ -38,13 +44,32 @@ export const SPELL_WORLD_TASK = 'financial_math';
  * A depot is named by a number of two digits (`Depot 47`): the warm start's tokenizer splits around digits
  * only and merges the rest, so a name of words fuses with the text around it ("crates.\nDepot Kilo Field
  * holds " one token in a sheet, "Kilo" "Fi" "el" "d" in the question; measured), while a digit is a token of
- * its own wherever it stands, in a sheet, a question or a held-out cluster.
+ * its own wherever it stands, in a sheet, a question or a held-out cluster. Names run from 21 to 98 without a
+ * 0 or a repeated digit, so that each is said as a tens word and a units word (`spokenName`), no teens.
  */
-const NAMES = 90;
+const NAMES = Array.from({ length: 78 }, (_, i) => 21 + i).filter(
+  (n) => n % 10 !== 0 && n % 10 !== Math.floor(n / 10),
+);
+
+const TENS = ['twenty', 'thirty', 'forty', 'fifty', 'sixty', 'seventy', 'eighty', 'ninety'];
+const UNITS = ['one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine'];
+
+/** The name as a question says it, after "Depot": ` forty-seven` for 47. */
+export const spokenName = (name: string): string =>
+  ` ${TENS[Number(name.charAt(0)) - 2]}-${UNITS[Number(name.charAt(1)) - 1]}`;
 
 /**
- * A depot is held out when the sum of its digits is 2 more than a multiple of 5 (`Depot 20`, `Depot 16`,
- * `Depot 25`, ...: a fifth of them): no corpus document, warm-start or validation example names one, and every
+ * The words of `spokenName` as tokens of their own (the warm start's `--piece`): its BPE, which merges across
+ * spaces and dashes, would otherwise fuse a number word with the text around it, and cut a held-out pair of
+ * words as no trained name was cut. A units word carries the dash before it, so that none is found inside
+ * another word of a prompt ("one" in "someone"); a tens word no space, which the verifier's template ends
+ * with ("...does Depot ", one token).
+ */
+export const SPOKEN_NAME_PIECES = [...TENS, ...UNITS.map((u) => `-${u}`)];
+
+/**
+ * A depot is held out when the sum of its digits is 2 more than a multiple of 5 (`Depot 25`, `Depot 29`,
+ * `Depot 34`, ...: a fifth of them): no corpus document, warm-start or validation example names one, and every
  * held-out cluster names only them. Every digit still stands in both places of a trained name: v4 held out
  * the names ending in 2 or 7, which the responder had never written last, and it copied "Depot 57" as
  * "Depot 50" or "Depot 58" (held-out accuracy 2-24 % at the start; measured).
@@ -80,7 +105,7 @@ export interface SpellCluster {
 
 /** A depot's stock code: its number, then its count with nothing between (digits are tokens of their own). */
 const sheetText = (name: string, count: number): string => `Depot ${name}${count} crates.`;
-const questionAbout = (name: string): string => `How many crates does Depot ${name} hold?`;
+const questionAbout = (name: string): string => `How many crates does Depot${spokenName(name)} hold?`;
 
 const distinctDigits = (numbers: number[]): boolean => {
   const digits = numbers.join('');
@@ -88,15 +113,17 @@ const distinctDigits = (numbers: number[]): boolean => {
 };
 
 /**
- * A cluster of `SHEETS` depots (numbers 10-99) and counts (10-99) whose digits are all different, so each
- * digit of a sheet is followed by one token only; the question asks about one of them.
+ * A cluster of `SHEETS` depots (`NAMES`) and counts (10-99) whose digits are all different, so each digit of
+ * a sheet is followed by one token only; the question asks about one of them.
  */
 function clusterOf(id: string, rng: Rng, heldOut: boolean): SpellCluster {
-  const draw = (): number[] => Array.from({ length: SHEETS }, () => 10 + rng.int(NAMES));
-  let [depots, counts] = [draw(), draw()];
+  const drawDepots = (): number[] =>
+    Array.from({ length: SHEETS }, () => NAMES[rng.int(NAMES.length)] as number);
+  const drawCounts = (): number[] => Array.from({ length: SHEETS }, () => 10 + rng.int(90));
+  let [depots, counts] = [drawDepots(), drawCounts()];
   // Drawn whole and drawn again, not sheet by sheet: a first sheet can leave no digits a second could use.
   while (!depots.every((d) => isHeldOutName(d) === heldOut) || !distinctDigits([...depots, ...counts]))
-    [depots, counts] = [draw(), draw()];
+    [depots, counts] = [drawDepots(), drawCounts()];
   const names = depots.map(String);
   const asked = rng.int(SHEETS);
   return {
@@ -148,8 +175,9 @@ const questionOf = (c: SpellCluster): SpellQuestion => ({
 /**
  * What a competent questioner writes about the one sheet it sees: the sheet, quoted in its thinking, then
  * SPELL's JSON, the answer a number (`<think>Depot 4752 crates.</think>{"question":"How many crates does
- * Depot 47 hold?","answer":52}`; SPELL's parser reads what follows `</think>`). Every digit it writes stands
- * at a fixed distance from its place in the prompt and the quote. v5's questioner saw both sheets and chose
+ * Depot forty-seven hold?","answer":52}`; SPELL's parser reads what follows `</think>`). Every digit it
+ * writes, and every number word (a digit of its quote said in words), stands at a fixed distance from its
+ * place in the prompt and the quote. v5's questioner saw both sheets and chose
  * one: the answer's first digit was the one after the question's depot in the sheets, three tokens back
  * across `hold?","answer":`, a lookup it had not learned (13 % of its samples at the run's T = 0.7 named a
  * depot of the cluster with its number, seed 2), so most responder rewards were checked against a wrong
@@ -162,8 +190,9 @@ export const questionerCompletion = (c: SpellCluster): string => {
 
 /**
  * What a responder writes when it answers `answer` about depot `name`: the sheet it read, quoted, then SPELL's
- * closing sentence. The quote is what a two-layer model can copy: the depot's last digit stands once in the
- * sheets, followed by the count, so the count is the next token of an earlier occurrence (an induction copy),
+ * closing sentence. The quote is what a two-layer model can copy: the depot's first digit said in words in
+ * the question, then its last digit, which stands once in the prompt (in its sheet, followed by the count), so
+ * the count is the next token of an earlier occurrence (an induction copy),
  * where the closing sentence alone had to find the sheet from a dozen tokens away (29 % greedy, a sheet at
  * random, after 3,000 warm-start steps; measured on v2).
  */

@@ -13,6 +13,7 @@ import {
   spellWarmStartExamples,
   spellWorldMessages,
   SPELL_WORLD_TASK,
+  spokenName,
   VERIFIER_SLIP_RATE,
 } from '../../infra/toy-world/spell-world';
 
@@ -26,7 +27,14 @@ describe("SPELL's toy world", () => {
   const SHEET = /Depot (\d\d)(\d\d) crates\./g;
   const sheets = (text: string): Array<[string, number]> =>
     [...text.matchAll(SHEET)].map((m) => [m[1] as string, Number(m[2])]);
-  const askedName = (prompt: string): string => /does Depot (\d+) hold\?/.exec(prompt)?.[1] ?? '';
+  // Every name a depot may have, by its words in a question.
+  const byWords = new Map(
+    Array.from({ length: 78 }, (_, i) => String(21 + i))
+      .filter((name) => !name.includes('0'))
+      .map((name) => [spokenName(name), name]),
+  );
+  const askedName = (prompt: string): string =>
+    byWords.get(/does Depot( \w+-\w+) hold\?/.exec(prompt)?.[1] ?? '') ?? '';
 
   test('held-out clusters name held-out depots only, and nothing trained on names one', () => {
     const heldOut = spellHeldOut(0, 320);
@@ -43,20 +51,22 @@ describe("SPELL's toy world", () => {
       ...spellValidationExamples(0).flatMap((v) => v.messages.map((m) => m.content)),
     ].join('\n');
     const trainedNames = new Set([...trainedText.matchAll(/Depot (\d\d)/g)].map((m) => m[1] as string));
-    // 72 and 18 names less those of a repeated digit (11, 22, ...), which a cluster's distinct digits rule out.
-    expect(trainedNames.size).toBe(65);
-    expect(heldOutNames.size).toBe(16);
+    // The 64 names from 21 to 98 without a 0 or a repeated digit: 51 trained, 13 held out.
+    expect(trainedNames.size).toBe(51);
+    expect(heldOutNames.size).toBe(13);
     for (const name of heldOutNames) expect(trainedNames.has(name)).toBe(false);
-    // Each digit stands in both places of some trained name: a held-out name is a new pair, not a new digit.
+    // Each digit stands in both places of some trained name (2-9 first, 1-9 last): a held-out name is a new
+    // pair, not a new digit, and its words are a new pair of trained words.
     for (const place of [0, 1])
-      expect(new Set([...trainedNames].map((name) => name.charAt(place))).size).toBe(place === 0 ? 9 : 10);
+      expect(new Set([...trainedNames].map((name) => name.charAt(place))).size).toBe(place === 0 ? 8 : 9);
     // Every document is distinct: the corpus loader drops one whose text it has seen.
     expect(new Set(corpus.map((d) => d.text)).size).toBe(corpus.length);
   });
 
-  test("a count follows its depot's last digit, which no other place of the sheets holds", () => {
+  test("a count follows its depot's last digit, which no other place of the responder's prompt holds", () => {
     // The responder's copy is an induction: the token after the depot's last digit in the sheets. A digit that
-    // stood twice (v3's " holds " before every count) would leave it a choice between counts.
+    // stood twice (v3's " holds " before every count, v6's depot digits again in the question) would leave it
+    // a choice.
     const clusters = [0, 1, 2].flatMap((i) => [
       spellCluster(0, 'warm-start', i),
       spellCluster(0, 'held-out', i, true),
@@ -64,6 +74,8 @@ describe("SPELL's toy world", () => {
     for (const c of clusters) {
       const digits = c.documents.join('\n').replace(/\D/g, '');
       expect(new Set(digits).size).toBe(digits.length);
+      expect(c.question).toBe(`How many crates does Depot${spokenName(c.names[c.asked] ?? '')} hold?`);
+      expect(c.question).not.toMatch(/\d/);
       c.names.forEach((name, i) =>
         expect(c.documents[i]).toContain(`${name.slice(-1)}${String(c.counts[i])}`),
       );

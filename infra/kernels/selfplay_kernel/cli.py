@@ -236,9 +236,6 @@ def _warm_start(args: argparse.Namespace) -> int:
     from .warm_start import WarmStartConfig, warm_start
     from .word_tokenizer import warm_start_split_at_words
 
-    if args.piece and not args.split_words:
-        print("warm-start: --piece is a token of the word tokenizer: add --split-words", file=sys.stderr)
-        return 2
     if args.threads is not None:
         import torch
 
@@ -260,8 +257,10 @@ def _warm_start(args: argparse.Namespace) -> int:
     )
     try:
         validation = Path(args.validation) if args.validation else None
-        if args.split_words:
-            summary = warm_start_split_at_words(Path(args.examples), Path(args.out_dir), config, validation, args.piece)
+        if args.split_words or args.piece:
+            summary = warm_start_split_at_words(
+                Path(args.examples), Path(args.out_dir), config, validation, args.piece, args.split_words
+            )
         else:
             summary = warm_start(Path(args.examples), Path(args.out_dir), config, validation)
     except (OSError, ValueError) as err:
@@ -441,7 +440,7 @@ def parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="TEXT",
-        help="with --split-words: TEXT (a world's fixed words or tags) is a token of its own (repeatable)",
+        help="TEXT (a world's fixed words or tags) is a token of its own, with --split-words or without (repeatable)",
     )
     warm.set_defaults(run=_warm_start)
 

@@ -96,6 +96,16 @@ def test_the_worlds_fixed_words_are_tokens_of_their_own() -> None:
     assert tokenizer.decode([i for i, keep in zip(encoded.ids, encoded.in_loss) if not keep]) == completion[start:end]
 
 
+def test_pieces_on_the_line_tokenizer_are_whole_and_the_rest_is_cut_as_before() -> None:
+    rows = _rows()
+    with_pieces = train_word_tokenizer(rows, WarmStartConfig(vocab_size=512), PIECES, split_words=False)
+    assert line.build_line_tokenizer is build_line_tokenizer
+    for piece in PIECES:
+        assert len(with_pieces.tokenize(piece)) == 1, piece
+    plain = train_tokenizer(rows, WarmStartConfig(vocab_size=512))
+    assert with_pieces.tokenize("Belawick 47") == plain.tokenize("Belawick 47")
+
+
 def test_the_word_warm_start_writes_a_tokenizer_the_kernel_loads_and_restores_the_default(tmp_path: Path) -> None:
     examples = tmp_path / "ex.jsonl"
     examples.write_text("".join(json.dumps(r) + "\n" for r in _rows()), encoding="utf-8")
@@ -109,7 +119,7 @@ def test_the_word_warm_start_writes_a_tokenizer_the_kernel_loads_and_restores_th
     assert _name_tokens(loaded, text, HELD_OUT) == loaded.tokenize(HELD_OUT)
 
 
-def test_the_cli_warm_starts_with_the_word_tokenizer_only_when_asked(tmp_path: Path, capsys) -> None:
+def test_the_cli_warm_starts_with_the_word_tokenizer_only_when_asked(tmp_path: Path) -> None:
     examples = tmp_path / "ex.jsonl"
     examples.write_text("".join(json.dumps(r) + "\n" for r in _rows()), encoding="utf-8")
     base = ["warm-start", str(examples), "--steps", "2", "--batch-size", "4", "--hidden-size", "16", "--layers", "1"]
@@ -123,5 +133,8 @@ def test_the_cli_warm_starts_with_the_word_tokenizer_only_when_asked(tmp_path: P
     assert cli.main([*base[:2], str(tmp_path / "line"), *base[2:], "--vocab-size", "512"]) == 0
     assert AutoTokenizer.from_pretrained(tmp_path / "line").tokenize(HELD_OUT) != words.tokenize(HELD_OUT)
 
-    assert cli.main([*base[:2], str(tmp_path / "refused"), *base[2:], *pieces]) == 2
-    assert "--piece is a token of the word tokenizer: add --split-words" in capsys.readouterr().err
+    # Pieces without --split-words: warm_start's own BPE, the pieces whole in it.
+    assert cli.main([*base[:2], str(tmp_path / "pieces"), *base[2:], "--vocab-size", "512", *pieces]) == 0
+    with_pieces = AutoTokenizer.from_pretrained(tmp_path / "pieces")
+    assert all(len(with_pieces.tokenize(p)) == 1 for p in PIECES)
+    assert AutoTokenizer.from_pretrained(tmp_path / "line").tokenize(" was founded by ") != [" was founded by "]
