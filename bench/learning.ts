@@ -3,6 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type {
+  Agreement,
   IterationPoint,
   LearningCurve,
   Measured,
@@ -258,8 +259,11 @@ const maeFigures = (p: IterationPoint<MaePoint>): string =>
   `solver right ${pct(p.solverAccuracy)} [${byRung(p.solverAccuracyByRung)}]`;
 
 const spellFigures = (p: IterationPoint<SpellPoint>): string =>
-  `valid questions ${pct(p.validTaskRate)}, verifier-rule agreement ${pct(p.verifierRuleAgreement)}, ` +
-  `responder pass rate ${pct(p.responderPassRate)}, groups: ${p.solvableQuestions} solvable, ` +
+  `valid questions ${pct(p.validTaskRate)}, verifier-rule agreement ${pct(p.verifierRuleAgreement)} ` +
+  `(right answers ${pct(p.verifierAgreementOnRight.rate)} of ${p.verifierAgreementOnRight.pairs}, ` +
+  `wrong ${pct(p.verifierAgreementOnWrong.rate)} of ${p.verifierAgreementOnWrong.pairs}), ` +
+  `responder pass rate ${pct(p.responderPassRate)}, questioner context ${p.questionerDocuments.toFixed(2)} ` +
+  `documents (${p.withHistoryItems} with history), groups: ${p.solvableQuestions} solvable, ` +
   `${p.responderGroups} responder, ${p.verifierGroups} verifier`;
 
 const sspFigures = (p: IterationPoint<SspPoint>): string =>
@@ -382,9 +386,26 @@ function sspSummary(points: ReadonlyArray<IterationPoint<SspPoint>>): string {
   );
 }
 
-/** The verifier's agreement with the rule check over the run: the first two iterations against the last two. */
+/**
+ * The verifier's agreement with the rule check over the run, the first five iterations against the last five:
+ * overall, and on right and wrong answers apart (pooled over the window's judgments), which the share of
+ * right answers does not move; and the questioner's mean context, which the history memory widens.
+ */
 function spellSummary(points: ReadonlyArray<IterationPoint<SpellPoint>>): string {
-  const mean = (ps: ReadonlyArray<IterationPoint<SpellPoint>>): number =>
-    ps.reduce((a, p) => a + p.verifierRuleAgreement, 0) / Math.max(1, ps.length);
-  return `verifier-rule agreement, iterations 1-2 → last two: ${pct(mean(points.slice(0, 2)))} → ${pct(mean(points.slice(-2)))}`;
+  const window = Math.max(1, Math.min(5, Math.floor(points.length / 2)));
+  const [first, last] = [points.slice(0, window), points.slice(-window)];
+  const mean = (ps: typeof points, of: (p: SpellPoint) => number): number =>
+    ps.reduce((a, p) => a + of(p), 0) / Math.max(1, ps.length);
+  const overall = (ps: typeof points): number => mean(ps, (p) => p.verifierRuleAgreement);
+  const pooled = (ps: typeof points, of: (p: SpellPoint) => Agreement): number => {
+    const pairs = ps.reduce((a, p) => a + of(p).pairs, 0);
+    return ps.reduce((a, p) => a + of(p).rate * of(p).pairs, 0) / Math.max(1, pairs);
+  };
+  const change = (of: (ps: typeof points) => number): string => `${pct(of(first))} → ${pct(of(last))}`;
+  return (
+    `verifier-rule agreement, the first ${window} iterations → the last ${window}: ${change(overall)}; ` +
+    `on right answers ${change((ps) => pooled(ps, (p) => p.verifierAgreementOnRight))}, ` +
+    `on wrong answers ${change((ps) => pooled(ps, (p) => p.verifierAgreementOnWrong))}; questioner context ` +
+    `${mean(first, (p) => p.questionerDocuments).toFixed(2)} → ${mean(last, (p) => p.questionerDocuments).toFixed(2)} documents`
+  );
 }

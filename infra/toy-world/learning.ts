@@ -213,6 +213,18 @@ export async function storedItems(store: ObjectStore, result: BenchmarkResult): 
 export const mean = (xs: readonly number[]): number =>
   xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0;
 
+/** How often a judge's verdicts agreed with the true ones (or a rule's), of how many. */
+export interface Agreement {
+  /** Share of the verdicts that agreed. */
+  rate: number;
+  pairs: number;
+}
+
+export const agreement = (verdicts: ReadonlyArray<{ agrees: boolean }>): Agreement => ({
+  rate: mean(verdicts.map((v) => Number(v.agrees))),
+  pairs: verdicts.length,
+});
+
 const accuracyOf: HeldOutScore = (_store, result) => ({
   accuracy: result.accuracy,
   standardError: result.standardError ?? 0,

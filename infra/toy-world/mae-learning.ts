@@ -13,20 +13,14 @@ import {
   type MaeJudged,
   type MaeSolved,
 } from '../../activities/recipes/mae/records';
-import { mean, stageRecords, type PointReader } from './learning';
+import { agreement, mean, stageRecords, type Agreement, type PointReader } from './learning';
 import { answerOf, isRightAnswer } from './mae-world';
 import { isHeldOutFact, rungOf, type Rung } from './world';
 
-/** Agreement of the Judge's verdicts (a score above 0.5 passes the answer) with the true ones. */
-export interface Agreement {
-  /** Share of the judged pairs whose verdict was the true one; a score that did not parse never agrees. */
-  rate: number;
-  pairs: number;
-}
-
 export interface MaePoint {
   /**
-   * The Judge's agreement on every (question, answer) pair it scored in the iteration: the Solver's answers
+   * The Judge's agreement (a score above 0.5 passes the answer; one that did not parse never agrees) on every
+   * (question, answer) pair it scored in the iteration: the Solver's answers
    * to the Proposer's new questions (reward-only) and its trained answers to questions of D.
    */
   judgeAgreement: Agreement;
@@ -109,11 +103,6 @@ function isHeldOutQuestion(question: string): boolean {
   const [a, b] = [Number(match[1]), Number(match[3])];
   return match[2] === '+' ? isHeldOutFact(a, b) : isHeldOutFact(a - b, b);
 }
-
-const agreement = (verdicts: ReadonlyArray<{ agrees: boolean }>): Agreement => ({
-  rate: mean(verdicts.map((v) => Number(v.agrees))),
-  pairs: verdicts.length,
-});
 
 function shares(rungs: readonly Rung[]): Partial<Record<Rung, number>> {
   const out: Partial<Record<Rung, number>> = {};

@@ -57,10 +57,10 @@ export const SPELL_ROLE_WEIGHTS = { questioner: 0.15, responder: 0.55, verifier:
 export const SPELL_ROLE_LEARNING_RATES = { questioner: 2.5, responder: 2 };
 
 /**
- * Two cosine cycles at most: 3,500 steps, then, when a target is missed, 2,500 at half the peak. One cycle
- * left v6's warm-start seed 2 with a responder at 2 % and a verifier at 22 % greedy, while seed 0 reached
- * 49 % and 99 % (v5: two seeds of three without the lookup); a loaded 2-core machine takes minutes per
- * thousand steps, so no more.
+ * Two cosine cycles at most: 3,500 steps, then, when a target is missed, 2,500 at half the peak. On v7 seed 0
+ * met every target in the first cycle and seeds 1 and 2 took both (responder 69 and 89 % greedy, each with
+ * the lookup; 137-248 s on one thread). One cycle left v6's seed 2 with a responder at 2 % greedy; a loaded
+ * 2-core machine takes minutes per thousand steps, so no more.
  */
 export const SPELL_WARM_START_MAX_CYCLES = 2;
 
