@@ -1,9 +1,7 @@
-import type { LearningCurve } from '../../infra/toy-world/learning';
-import type { SpellPoint } from '../../infra/toy-world/spell-learning';
 import { prepareSpellWorld, type SpellWorld } from '../../infra/toy-world/spell-prepare';
-import { runControl } from '../support/control-run';
+import { runControl, runEvaluatedAtEnd } from '../support/control-run';
 import { expectRolesTrained } from '../support/role-training';
-import { evaluatedAtEnd, runToyWorld, spellWorldRun, type Control } from '../support/toy-world-run';
+import { spellWorldRun, type Control } from '../support/toy-world-run';
 
 /**
  * SPELL learns over documents (infra/toy-world/spell-world.ts, docs/learning.md): the warm-started model
@@ -35,8 +33,6 @@ const MIN_GAIN_POINTS = 3;
 const MAX_CONTROL_GAIN_POINTS = 1;
 const MIN_VERIFIER_RULE_AGREEMENT = 0.7;
 
-const gain = (curve: LearningCurve<SpellPoint>): number => curve.gainPoints;
-
 describe("SPELL's toy world", () => {
   let world: SpellWorld;
   beforeAll(async () => {
@@ -46,12 +42,7 @@ describe("SPELL's toy world", () => {
   test(
     'SPELL raises held-out accuracy with every role trained and the model verifying itself',
     async () => {
-      const spell = await runToyWorld({
-        world: spellWorldRun(world),
-        name: 'spell-learn',
-        overrides: evaluatedAtEnd(ITERATIONS),
-      });
-      expect(spell.points).toHaveLength(ITERATIONS);
+      const spell = await runEvaluatedAtEnd(spellWorldRun(world), 'spell-learn', ITERATIONS);
       expectRolesTrained(spell.points, (p) =>
         p.verifierGroups > 0 ? ['questioner', 'responder', 'verifier'] : ['questioner', 'responder'],
       );
@@ -64,7 +55,7 @@ describe("SPELL's toy world", () => {
           agrees: true,
         });
       }
-      expect(gain(spell)).toBeGreaterThanOrEqual(MIN_GAIN_POINTS);
+      expect(spell.gainPoints).toBeGreaterThanOrEqual(MIN_GAIN_POINTS);
     },
     30 * 60_000,
   );
@@ -78,7 +69,7 @@ describe("SPELL's toy world", () => {
         control,
         CONTROL_ITERATIONS[control],
       );
-      expect(gain(curve)).toBeLessThanOrEqual(MAX_CONTROL_GAIN_POINTS);
+      expect(curve.gainPoints).toBeLessThanOrEqual(MAX_CONTROL_GAIN_POINTS);
     },
     20 * 60_000,
   );
