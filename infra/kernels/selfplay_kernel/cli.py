@@ -234,7 +234,7 @@ def _warm_start(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from .warm_start import WarmStartConfig, warm_start
-    from .word_tokenizer import warm_start_split_at_words
+    from .word_tokenizer import warm_start_with_pieces
 
     if args.threads is not None:
         import torch
@@ -258,7 +258,7 @@ def _warm_start(args: argparse.Namespace) -> int:
     try:
         validation = Path(args.validation) if args.validation else None
         if args.split_words or args.piece:
-            summary = warm_start_split_at_words(
+            summary = warm_start_with_pieces(
                 Path(args.examples), Path(args.out_dir), config, validation, args.piece, args.split_words
             )
         else:

@@ -66,7 +66,7 @@ def _tokenizer_with(pieces: Sequence[str], split_words: bool) -> Iterator[None]:
         line.build_line_tokenizer = _build_line_tokenizer
 
 
-def train_word_tokenizer(
+def train_tokenizer_with_pieces(
     rows: list[dict], config: line.WarmStartConfig, pieces: Sequence[str] = (), split_words: bool = True
 ):
     """`warm_start.train_tokenizer` with the merges kept inside words (unless not `split_words`) and `pieces` as
@@ -75,7 +75,7 @@ def train_word_tokenizer(
         return line.train_tokenizer(rows, config)
 
 
-def warm_start_split_at_words(
+def warm_start_with_pieces(
     examples_path: Path,
     out_dir: Path,
     config: line.WarmStartConfig,

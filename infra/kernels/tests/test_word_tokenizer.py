@@ -13,7 +13,7 @@ from selfplay_kernel import cli
 from selfplay_kernel import warm_start as line
 from selfplay_kernel.chat import encode_completion
 from selfplay_kernel.warm_start import WarmStartConfig, build_line_tokenizer, read_examples, train_tokenizer
-from selfplay_kernel.word_tokenizer import train_word_tokenizer, warm_start_split_at_words
+from selfplay_kernel.word_tokenizer import train_tokenizer_with_pieces, warm_start_with_pieces
 
 ONSETS = ["Al", "Bel", "Cor", "Dun", "Kel", "Lor", "Mar", "Ros"]
 MIDDLES = ["a", "u", "an", "or"]
@@ -60,7 +60,7 @@ def _name_tokens(tokenizer, text: str, name: str) -> list[str]:
 
 
 def test_a_name_is_cut_the_same_wherever_it_stands_seen_or_not() -> None:
-    tokenizer = train_word_tokenizer(_rows(), WarmStartConfig(vocab_size=512), PIECES)
+    tokenizer = train_tokenizer_with_pieces(_rows(), WarmStartConfig(vocab_size=512), PIECES)
     for name in (HELD_OUT, "Belawick", "Kelutor"):
         alone = tokenizer.tokenize(name)
         for text in (
@@ -86,7 +86,7 @@ def test_the_default_tokenizer_merges_across_words() -> None:
 
 
 def test_the_worlds_fixed_words_are_tokens_of_their_own() -> None:
-    tokenizer = train_word_tokenizer(_rows(), WarmStartConfig(vocab_size=512), PIECES)
+    tokenizer = train_tokenizer_with_pieces(_rows(), WarmStartConfig(vocab_size=512), PIECES)
     for piece in PIECES:
         assert len(tokenizer.tokenize(piece)) == 1, piece
     # The masked spans' edges are still tokens of their own, so the loss mask lands on token boundaries.
@@ -98,7 +98,7 @@ def test_the_worlds_fixed_words_are_tokens_of_their_own() -> None:
 
 def test_pieces_on_the_line_tokenizer_are_whole_and_the_rest_is_cut_as_before() -> None:
     rows = _rows()
-    with_pieces = train_word_tokenizer(rows, WarmStartConfig(vocab_size=512), PIECES, split_words=False)
+    with_pieces = train_tokenizer_with_pieces(rows, WarmStartConfig(vocab_size=512), PIECES, split_words=False)
     assert line.build_line_tokenizer is build_line_tokenizer
     for piece in PIECES:
         assert len(with_pieces.tokenize(piece)) == 1, piece
@@ -110,10 +110,10 @@ def test_the_word_warm_start_writes_a_tokenizer_the_kernel_loads_and_restores_th
     examples = tmp_path / "ex.jsonl"
     examples.write_text("".join(json.dumps(r) + "\n" for r in _rows()), encoding="utf-8")
     config = WarmStartConfig(steps=2, batch_size=4, hidden_size=16, layers=1, heads=2, vocab_size=512)
-    warm_start_split_at_words(examples, tmp_path / "model", config, pieces=PIECES)
+    warm_start_with_pieces(examples, tmp_path / "model", config, pieces=PIECES)
     assert line.build_line_tokenizer is build_line_tokenizer
     loaded = AutoTokenizer.from_pretrained(tmp_path / "model")
-    trained = train_word_tokenizer(read_examples(examples), config, PIECES)
+    trained = train_tokenizer_with_pieces(read_examples(examples), config, PIECES)
     text = f"<search> {HELD_OUT} </search>"
     assert loaded(text)["input_ids"] == trained(text)["input_ids"]
     assert _name_tokens(loaded, text, HELD_OUT) == loaded.tokenize(HELD_OUT)
